@@ -1,0 +1,5 @@
+import sys
+
+from cute_gemm.cli import main
+
+sys.exit(main())

@@ -1,0 +1,160 @@
+"""Compile-only inspection: what each phase's generated code contains, with no GPU.
+
+``census(ptx)`` counts the instructions that tell the ladder's story (static occurrences in the PTX);
+``inspect_phase`` compiles a registered phase for a named target and returns census + resources.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from cute_gemm import arch as _arch
+from cute_gemm.compile import compile_fake, ptxas_resources
+from cute_gemm.problem import Problem
+
+# name -> regex over the PTX text. Order is the order reports print.
+CENSUS = {
+    "tcgen05.mma cta_group::1": r"tcgen05\.mma\.cta_group::1\b",
+    "tcgen05.mma cta_group::2": r"tcgen05\.mma\.cta_group::2\b",
+    "tcgen05.commit": r"tcgen05\.commit\b",
+    "tcgen05.commit multicast": r"tcgen05\.commit\.[^;]*multicast::cluster",
+    "tcgen05.ld": r"tcgen05\.ld\b",
+    "tcgen05.alloc": r"tcgen05\.alloc\b",
+    "wgmma.mma_async": r"wgmma\.mma_async\b",
+    "cp.async.cg (16 B)": r"cp\.async\.cg\.shared\.global",
+    "bulk tensor load": r"cp\.async\.bulk\.tensor\.\dd\.shared::(?:cluster|cta)\.global",
+    "bulk tensor store": r"cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta",
+    "multicast::cluster": r"\.multicast::cluster",
+    "mbarrier wait": r"mbarrier\.(?:try_wait|test_wait)",
+    "mbarrier expect_tx": r"mbarrier\.(?:arrive\.)?expect_tx",
+    "mbarrier complete_tx": r"mbarrier::complete_tx",
+    "fence.proxy.async.shared::cta": r"fence\.proxy\.async\.shared::cta",
+    "setmaxnreg": r"setmaxnreg\.",
+    "stmatrix": r"stmatrix\.",
+    "st.global": r"\bst\.global\.",
+    "bar.sync": r"\b(?:bar|barrier)\.sync\b",
+    "cluster launch": r"\.(?:reqnctapercluster|explicitcluster)\b",
+}
+_CENSUS_RE = {k: re.compile(v) for k, v in CENSUS.items()}
+
+
+def census(ptx: str) -> dict[str, int]:
+    return {name: len(rx.findall(ptx)) for name, rx in _CENSUS_RE.items()}
+
+
+def instruction_descriptors(ptx: str) -> list[int]:
+    """32-bit constants in the PTX that look like tcgen05 f16 instruction descriptors (D=f32 bit set)."""
+    found = set()
+    for tok in re.findall(r"\b(?:0x[0-9a-fA-F]{8}|\d{8,10})\b", ptx):
+        v = int(tok, 0)
+        if v < 2**32 and (v >> 4) & 0x3 == 1 and ((v >> 17) & 0x3F) and ((v >> 24) & 0x1F):
+            found.add(v)
+    return sorted(found)
+
+
+def idesc_fields(v: int) -> dict:
+    """Decode the worklog's fields of an f16 instruction descriptor: N, M, B major."""
+    return {"n": ((v >> 17) & 0x3F) << 3, "m": ((v >> 24) & 0x1F) << 4, "b_mn_major": bool((v >> 16) & 1)}
+
+
+@dataclasses.dataclass
+class Inspection:
+    key: str
+    target: str
+    shape: str
+    compile_s: float
+    census: dict
+    registers: int | None
+    spill_bytes: int
+    stack_bytes: int
+    smem_bytes: int | None
+    threads: int | None
+    tmem_cols: int | None
+    cluster: int
+    config: dict
+    ptx: str | None = dataclasses.field(default=None, repr=False)
+    cubin: bytes | None = dataclasses.field(default=None, repr=False)
+
+    def as_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.pop("ptx")
+        d.pop("cubin")
+        return d
+
+
+def inspect_phase(entry, target: str | None = None, shape: Problem | None = None, config=None) -> Inspection:
+    """Compile ``entry`` for ``target`` (default: its family's first target) at ``shape`` (default 4096^3)."""
+    target = _arch.target(target or entry.arch)
+    if _arch.family(target) != entry.arch:
+        raise ValueError(f"{entry.key} is a {entry.arch} kernel; it cannot be compiled for {target}")
+    p = shape or Problem(4096, 4096, 4096)
+    kernel = entry.make(config)
+    why = kernel.can_implement(p.m, p.n, p.k)
+    if why:
+        raise ValueError(f"{entry.key} cannot do {p}: " + "; ".join(why))
+    comp = compile_fake(kernel, target, p.m, p.n, p.k)
+    res = ptxas_resources(comp.ptxas)
+    return Inspection(
+        key=entry.key,
+        target=target,
+        shape=str(p),
+        compile_s=round(comp.seconds, 2),
+        census=census(comp.ptx or ""),
+        registers=res["registers"],
+        spill_bytes=res["spill_stores"] + res["spill_loads"],
+        stack_bytes=res["stack_bytes"],
+        smem_bytes=getattr(kernel, "smem_bytes", None),
+        threads=getattr(kernel, "threads", None),
+        tmem_cols=getattr(kernel, "tmem_cols", None),
+        cluster=kernel.cfg.cluster_m,
+        config=dataclasses.asdict(kernel.cfg),
+        ptx=comp.ptx,
+        cubin=comp.cubin,
+    )
+
+
+def dump(ins: Inspection, entry, directory: str) -> list[str]:
+    """Write <arch>_phase<id>.ptx and .cubin (e.g. sm100_phase0.ptx) into ``directory``."""
+    os.makedirs(directory, exist_ok=True)
+    stem = entry.file_stem if ins.target == _arch.target(entry.arch) else f"{entry.file_stem}_{ins.target}"
+    out = []
+    if ins.ptx:
+        path = os.path.join(directory, stem + ".ptx")
+        with open(path, "w") as f:
+            f.write(ins.ptx)
+        out.append(path)
+    if ins.cubin:
+        path = os.path.join(directory, stem + ".cubin")
+        with open(path, "wb") as f:
+            f.write(ins.cubin)
+        out.append(path)
+    return out
+
+
+RESOURCE_ROWS = ("registers", "spill_bytes", "smem_bytes", "threads", "tmem_cols", "cluster", "compile_s")
+
+
+def side_by_side(inss: list[Inspection]) -> str:
+    """A table: one column per compiled phase, census and resources as rows; zeros shown as '.'."""
+    if not inss:
+        return "(nothing compiled)"
+    heads = [i.key for i in inss]
+    rows = []
+    for name in CENSUS:
+        vals = [i.census.get(name, 0) for i in inss]
+        if any(vals):
+            rows.append((name, [str(v) if v else "." for v in vals]))
+    rows.append(("", ["" for _ in inss]))
+    for r in RESOURCE_ROWS:
+        vals = [getattr(i, r) for i in inss]
+        if r == "tmem_cols" and all(v is None for v in vals):
+            continue
+        rows.append((r, ["-" if v is None else str(v) for v in vals]))
+    w0 = max(len(r[0]) for r in rows)
+    ws = [max(len(h), *(len(r[1][j]) for r in rows)) for j, h in enumerate(heads)]
+    lines = [" " * w0 + "  " + "  ".join(h.rjust(w) for h, w in zip(heads, ws))]
+    for name, vals in rows:
+        lines.append(name.ljust(w0) + "  " + "  ".join(v.rjust(w) for v, w in zip(vals, ws)))
+    return "\n".join(lines)

@@ -1,0 +1,109 @@
+"""The worklog's problem: C[M,N] (fp32) = A[M,K] (fp16, row-major) @ B[K,N] (fp16, row-major = N-major).
+
+Inputs, the poisoned output, host-side validation, and the three CuTe views every phase receives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+ATOL, RTOL = 0.01, 0.001  # the worklog's tolerance against cuBLASLt
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    m: int
+    n: int
+    k: int
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.n * self.k
+
+    @property
+    def bytes_per_set(self) -> int:
+        """Bytes of one input set plus its output (A, B fp16 and C fp32)."""
+        return 2 * (self.m * self.k + self.k * self.n) + 4 * self.m * self.n
+
+    def __str__(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Problem":
+        """'4096,4096,4096' or '4096x4096x4096' or a single '4096' (square)."""
+        parts = [p for p in text.replace("x", ",").replace("X", ",").split(",") if p.strip()]
+        try:
+            dims = [int(p) for p in parts]
+        except ValueError:
+            raise ValueError(f"shape {text!r}: expected M,N,K integers, e.g. 4096,4096,4096") from None
+        if len(dims) == 1:
+            dims *= 3
+        if len(dims) != 3 or min(dims) <= 0:
+            raise ValueError(f"shape {text!r}: expected three positive integers M,N,K")
+        return cls(*dims)
+
+
+HEADLINE = (Problem(4096, 4096, 4096), Problem(1024, 4096, 4096))
+
+
+def make_inputs(p: Problem, device="cuda", generator=None):
+    """Fresh random A [M,K] and B [K,N], fp16, row-major. Never zeros: zeros hide unwritten output."""
+    import torch
+
+    a = torch.randn(p.m, p.k, device=device, dtype=torch.float32, generator=generator).to(torch.float16)
+    b = torch.randn(p.k, p.n, device=device, dtype=torch.float32, generator=generator).to(torch.float16)
+    return a, b
+
+
+def poisoned_output(p: Problem, device="cuda"):
+    """C filled with NaN, so any element the kernel did not write shows up in the check."""
+    import torch
+
+    return torch.full((p.m, p.n), float("nan"), device=device, dtype=torch.float32)
+
+
+class InputError(ValueError):
+    """Bad input caught on the host, before anything compiles or launches."""
+
+
+def validate(a, b, c=None) -> Problem:
+    """Check dtypes, device, layouts and alignment of torch operands; return the problem they pose."""
+    import torch
+
+    def need(cond, msg):
+        if not cond:
+            raise InputError(msg)
+
+    for name, t in (("A", a), ("B", b)):
+        need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        need(t.dim() == 2, f"{name} must be 2-D, got shape {tuple(t.shape)}")
+        need(t.dtype == torch.float16, f"{name} must be torch.float16, got {t.dtype}")
+        need(t.is_cuda, f"{name} must be on a CUDA device, got {t.device}")
+    need(a.device == b.device, f"A and B are on different devices ({a.device}, {b.device})")
+    m, k = a.shape
+    k2, n = b.shape
+    need(k == k2, f"inner dimensions differ: A is {m}x{k}, B is {k2}x{n}")
+    need(a.stride() == (k, 1), f"A must be row-major contiguous [M,K] (stride ({k}, 1)), got stride {a.stride()}")
+    need(b.stride() == (n, 1), f"B must be row-major contiguous [K,N] (stride ({n}, 1)), got stride {b.stride()}")
+    # TMA and 16-byte cp.async need 16-byte aligned bases and rows
+    for name, t, row in (("A", a, k), ("B", b, n)):
+        need(t.data_ptr() % 16 == 0, f"{name}'s data pointer must be 16-byte aligned")
+        need(row % 8 == 0, f"{name}'s rows must be a multiple of 8 fp16 (16 bytes), got {row}")
+    if c is not None:
+        need(isinstance(c, torch.Tensor) and c.dtype == torch.float32, "C must be a torch.float32 tensor")
+        need(tuple(c.shape) == (m, n), f"C must be {m}x{n}, got {tuple(c.shape)}")
+        need(c.device == a.device, f"C is on {c.device}, A on {a.device}")
+        need(c.stride() == (n, 1), f"C must be row-major contiguous, got stride {c.stride()}")
+        need(c.data_ptr() % 16 == 0, "C's data pointer must be 16-byte aligned")
+    return Problem(m, n, k)
+
+
+def to_cute(a, b, c):
+    """The three views every phase takes: A (M,K) K-major, B as (N,K) N-major, C (M,N) row-major."""
+    from cutlass.cute.runtime import from_dlpack
+
+    return (
+        from_dlpack(a, assumed_align=16),
+        from_dlpack(b.t(), assumed_align=16),
+        from_dlpack(c, assumed_align=16),
+    )
