@@ -69,7 +69,7 @@ class Inspection:
     registers: int | None
     spill_bytes: int
     stack_bytes: int
-    smem_bytes: int | None
+    smem_bytes: int
     threads: int | None
     tmem_cols: int | None
     cluster: int
@@ -105,7 +105,8 @@ def inspect_phase(entry, target: str | None = None, shape: Problem | None = None
         registers=res["registers"],
         spill_bytes=res["spill_stores"] + res["spill_loads"],
         stack_bytes=res["stack_bytes"],
-        smem_bytes=getattr(kernel, "smem_bytes", None),
+        # dynamic smem the launch asks for plus any static smem ptxas reports
+        smem_bytes=(getattr(kernel, "smem_bytes", 0) or 0) + res["static_smem"],
         threads=getattr(kernel, "threads", None),
         tmem_cols=getattr(kernel, "tmem_cols", None),
         cluster=kernel.cfg.cluster_m,

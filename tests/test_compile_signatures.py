@@ -37,7 +37,7 @@ SIGNATURES = {
     ("sm90", "2a"): (["bulk tensor load", "mbarrier complete_tx", "wgmma.mma_async"], ["cp.async.cg (16 B)", "setmaxnreg"]),
     ("sm90", "2b"): (["bulk tensor load", "wgmma.mma_async", "setmaxnreg"], ["cp.async.cg (16 B)"]),
     ("sm90", "3"): (["bulk tensor load", "wgmma.mma_async", "setmaxnreg"], ["cp.async.cg (16 B)"]),
-    ("sm90", "4"): (["bulk tensor load", "wgmma.mma_async", "setmaxnreg", "multicast::cluster", "cluster launch"],
+    ("sm90", "4"): (["bulk tensor load", "wgmma.mma_async", "setmaxnreg", "multicast::cluster"],
                     ["cp.async.cg (16 B)"]),
     ("sm90", "5"): (["bulk tensor load", "wgmma.mma_async", "setmaxnreg", "multicast::cluster", "bulk tensor store",
                      "stmatrix", "fence.proxy.async.shared::cta"], ["cp.async.cg (16 B)"]),

@@ -1,0 +1,248 @@
+"""Plumbing the sm100 phases share and never change: the tcgen05 tiled MMA, the smem layouts the UMMA
+reads, the cp.async tiled copies that fill them (phases 0-1), TMEM allocation, and the worklog's
+TMEM -> registers -> global epilogue (phases 0-4).
+
+Names follow the worklog (BM/BN/BK, NSTAGES) and CuTe (tAgA/tAsA: a copy's view of global/smem A;
+tCrA/tCtAcc: the MMA's view of A/the accumulator; tDtC/tDgC: the epilogue copy's view of TMEM/global C).
+
+Worklog facts this module encodes (sections 2.2 and 2.5):
+
+- A is K-major with SW64: 64-B rows (BK=32 fp16), an 8-row band every 512 B (SBO), the second K16
+  MMA starts 32 B in.
+- B is N-major with SW128. Phases 0-1 (cp.async) pack the BN/64 64-wide N atoms of one 8-row K band
+  side by side: next N atom 1024 B away (LBO), next K band 2048 B (SBO), second K16 MMA 4096 B in.
+  Phase 2 on (TMA) packs one 64-wide slab for all of BK, then the next slab (LBO 4096, SBO 1024,
+  K16 2048): that is what ``cutlass.utils.blackwell_helpers.make_smem_layout_b`` builds.
+- The layouts below swizzle the offset inside a stage; the UMMA (and the DSL's swizzled smem
+  pointer) take the XOR key from absolute address bits (SW64: [8:7], SW128: [9:7]). The two agree
+  only when every stage base is 512-B (A) / 1024-B (B) aligned (worklog 4.1).
+- Epilogue: ``tcgen05.ld.32x32b``; warp w may only touch TMEM lanes 32*(w%4) .. +31, and lane = row
+  of the 128-row accumulator, so each thread owns one row of C and stores it with st.global.
+"""
+
+from __future__ import annotations
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils.blackwell_helpers as sm100_utils
+from cutlass.cute.nvgpu import OperandMajorMode, cpasync, tcgen05
+from cutlass.memory import TmemAllocator
+
+MMA_K = 16  # K of one tcgen05.mma.kind::f16
+COPY_BITS = 128  # one cp.async moves 16 B
+TMEM_LANES = 128  # TMEM is 128 lanes x 512 columns of 32-bit cells
+TMEM_ALLOC_BARRIER_ID = 1  # named barrier for "TMEM address is in smem" (0 is __syncthreads)
+
+
+# ------------------------------------------------------------------------------------------------
+# MMA and the smem layouts it reads
+# ------------------------------------------------------------------------------------------------
+def make_tiled_mma(bm: int, bn: int, ab_dtype=cutlass.Float16, acc_dtype=cutlass.Float32):
+    """One m{BM}n{BN}k16 tcgen05.mma (cta_group::1), A K-major, B N-major (the worklog's idesc bit 16)."""
+    op = tcgen05.MmaF16BF16Op(
+        ab_dtype,
+        acc_dtype,
+        (bm, bn, MMA_K),
+        tcgen05.CtaGroup.ONE,
+        tcgen05.OperandSource.SMEM,
+        OperandMajorMode.K,
+        OperandMajorMode.MN,
+    )
+    return cute.make_tiled_mma(op)
+
+
+def make_smem_layout_a(tiled_mma, mma_tiler, stages: int, dtype=cutlass.Float16):
+    """A (BM, BK) per stage, K-major; the helper picks SW64 for BK=32 fp16 (64-B rows, SBO 512 B)."""
+    return sm100_utils.make_smem_layout_a(tiled_mma, mma_tiler, dtype, stages)
+
+
+def make_smem_layout_b_cpasync(tiled_mma, mma_tiler, stages: int, dtype=cutlass.Float16):
+    """B (BN, BK) per stage, N-major SW128, packed the worklog's phase 0-1 way.
+
+    Same atom as ``make_smem_layout_b`` (64 N x 8 K, SW128) but tiled N first: the BN/64 atoms of an
+    8-row K band sit side by side (LBO = 1024 B), K bands follow (SBO = 2048 B), and the second K16
+    MMA starts 4096 B in. ``make_smem_layout_b`` tiles K first, which is the phase-2 TMA slab packing.
+    """
+    bn, bk = mma_tiler[1], mma_tiler[2]
+    kind = sm100_utils.get_smem_layout_atom_ab(OperandMajorMode.MN, dtype, (bn, bk))
+    atom = tcgen05.make_smem_layout_atom(kind, dtype)
+    # ((MMA_N, MMA_K_inst), 1, BK/16, STAGES); order (1,2,3) = N atoms first, then K bands
+    shape = cute.append(tiled_mma.partition_shape_B(cute.dice(mma_tiler, (None, 1, 1))), stages)
+    return tcgen05.tile_to_mma_shape(atom, shape, order=(1, 2, 3))
+
+
+def make_mma_and_smem_layouts(bm: int, bn: int, bk: int, stages: int):
+    """The tiled MMA and the staged smem layouts (A SW64 K-major, B SW128 N-major) of phases 0-1.
+
+    Returns (tiled_mma, a_smem_layout, b_smem_layout); the layouts are ComposedLayouts whose
+    ``inner`` swizzle the kernel puts on the smem pointer (it acts on byte addresses).
+    """
+    mma_tiler = (bm, bn, bk)
+    tiled_mma = make_tiled_mma(bm, bn)
+    a_smem_layout = make_smem_layout_a(tiled_mma, mma_tiler, stages)
+    b_smem_layout = make_smem_layout_b_cpasync(tiled_mma, mma_tiler, stages)
+    return tiled_mma, a_smem_layout, b_smem_layout
+
+
+def mma_to_copy_view(layout):
+    """The (MN, K, STAGES) view of an MMA-partitioned smem layout ((MN_i, K_i), MMA_MN, MMA_K, STAGES).
+
+    The copy addresses smem by tile coordinate; the MMA by (instruction, repeat) modes. Composing
+    the MMA layout with this re-indexing gives the copy exactly the offsets the descriptors read.
+    """
+    shape = layout.shape
+    a = cute.size(shape[0][0])  # MN per instruction
+    b = cute.size(shape[0][1])  # K per instruction (16)
+    c, d, s = shape[1], shape[2], shape[3]
+    # colex index into ((a, b), c, d, s) of (mn = i + a*p, k = j + b*q, stage)
+    view = cute.make_layout(((a, c), (b, d), s), stride=((1, a * b), (a, a * b * c), a * b * c * d))
+    return cute.composition(layout, view)
+
+
+# ------------------------------------------------------------------------------------------------
+# cp.async: all threads copy 16-B vectors into the UMMA layouts (phases 0-1)
+# ------------------------------------------------------------------------------------------------
+def _cpasync_atom(dtype):
+    # .cg: 16-B copies bypass L1, which the smem-only consumer never reads
+    op = cpasync.CopyG2SOp(cache_mode=cpasync.LoadCacheMode.GLOBAL)
+    return cute.make_copy_atom(op, dtype, num_bits_per_copy=COPY_BITS)
+
+
+def make_cpasync_copy_a(threads: int, bk: int, dtype=cutlass.Float16):
+    """A is K-contiguous: BK/8 threads cover one 64-B row, the rest stack along M.
+
+    BM=128, BK=32, 128 threads: (32 rows x 4 vectors) per pass, 4 passes = the worklog's 4 cp.async.
+    """
+    vec = COPY_BITS // dtype.width
+    thr_k = bk // vec
+    thr_layout = cute.make_layout((threads // thr_k, thr_k), stride=(thr_k, 1))
+    return cute.make_tiled_copy_tv(_cpasync_atom(dtype), thr_layout, cute.make_layout((1, vec)))
+
+
+def make_cpasync_copy_b(threads: int, bn: int, dtype=cutlass.Float16):
+    """B is N-contiguous ((N, K) view): BN/8 threads cover one 256-B K row, the rest stack along K.
+
+    BN=128, BK=32, 128 threads: (16 vectors x 8 K rows) per pass, 4 passes.
+    """
+    vec = COPY_BITS // dtype.width
+    thr_n = bn // vec
+    thr_layout = cute.make_layout((thr_n, threads // thr_n), stride=(1, thr_n))
+    return cute.make_tiled_copy_tv(_cpasync_atom(dtype), thr_layout, cute.make_layout((vec, 1)))
+
+
+def fence_cpasync_to_umma():
+    """Make this thread's landed cp.async writes (generic proxy) visible to tcgen05.mma (async proxy).
+
+    Every copying thread runs it after ``cp.async.wait_group`` and before the block barrier that
+    releases the MMA thread. The worklog's phases 0-1 lacked it ("correct by timing").
+    """
+    cute.arch.fence_proxy("async.shared", space="cta")
+
+
+# ------------------------------------------------------------------------------------------------
+# TMEM
+# ------------------------------------------------------------------------------------------------
+def tmem_cols_for(bn: int, acc_dtype=cutlass.Float32) -> int:
+    """TMEM columns an (128 x BN) fp32 accumulator takes, rounded to the allocator's power of two."""
+    cols = bn * acc_dtype.width // 32
+    alloc = 32
+    while alloc < cols:
+        alloc *= 2
+    return alloc
+
+
+def tmem_allocate(holding_buf_ptr, num_cols: int, threads: int):
+    """Warp 0 allocates ``num_cols`` TMEM columns (tcgen05.alloc) and gives up the permit at once
+    (tcgen05.relinquish_alloc_permit: this CTA allocates nothing else, so a co-resident CTA need
+    not wait for it); everyone waits on a named barrier and reads the base address from smem.
+
+    Returns (allocator, fp32 TMEM pointer). Free with ``tmem_free``.
+    """
+    allocator = TmemAllocator(
+        holding_buf_ptr,
+        barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=TMEM_ALLOC_BARRIER_ID, num_threads=threads),
+    )
+    allocator.allocate(num_cols)
+    allocator.relinquish_alloc_permit()
+    allocator.wait_for_alloc()
+    return allocator, allocator.retrieve_ptr(cutlass.Float32)
+
+
+def tmem_free(allocator, tmem_ptr, threads: int):
+    """Every warp has finished its tcgen05.ld (wait::ld) before warp 0 deallocates."""
+    pipeline.NamedBarrier(barrier_id=TMEM_ALLOC_BARRIER_ID, num_threads=threads).arrive_and_wait()
+    allocator.free(tmem_ptr)
+
+
+# ------------------------------------------------------------------------------------------------
+# Epilogue: TMEM -> registers (tcgen05.ld 32x32b) -> global (st.global fp32), phases 0-4
+# ------------------------------------------------------------------------------------------------
+def make_epilogue_tmem_copy(tAcc, num_warps: int, cols_per_load: int = 8):
+    """The tcgen05.ld 32x32b tiled copy of one warpgroup-wide chunk (128 lanes x ``cols_per_load``).
+
+    ``tAcc`` is the (BM=128, BN) TMEM accumulator. With ``cols_per_load`` = 8 one instruction hands
+    each thread 8 consecutive fp32 of its row (``.x8``, the worklog's choice).
+    """
+    _check_epilogue(tAcc, num_warps, cols_per_load)
+    cols = cute.size(tAcc, mode=[1]) // (num_warps // 4)
+    chunks = cute.zipped_divide(cute.local_tile(tAcc, (TMEM_LANES, cols), (0, 0)), (TMEM_LANES, cols_per_load))
+    atom = cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition(cols_per_load)), cutlass.Float32)
+    return tcgen05.make_tmem_copy(atom, chunks[None, 0])
+
+
+def partition_epilogue(tmem_copy, tAcc, gC, tidx, num_warps: int, cols_per_load: int = 8):
+    """Each thread's view of the accumulator (TMEM) and of C (global), chunk by chunk.
+
+    Warp w reads TMEM lanes 32*(w%4) .. +31 (the only lanes its quarter may touch) = rows of C, and
+    with 8 warps the column half w//4 (phase 3's BN=256 is drained by two warpgroups).
+
+    Returns (tDtC, tDgC), each (CPY, CPY_MN, (1, chunks)): chunk i covers ``cols_per_load`` columns.
+    ``tAcc`` and ``gC`` are (128, BN) tensors; any tensor of that shape works (the tests pass
+    coordinate tensors to read the mapping back).
+    """
+    warpgroups = num_warps // 4
+    cols = cute.size(gC, mode=[1]) // warpgroups
+    half = tidx // (TMEM_LANES)  # warpgroup = column slice this thread drains
+    tiler = (TMEM_LANES, cols_per_load)
+    acc_half = cute.zipped_divide(cute.local_tile(tAcc, (TMEM_LANES, cols), (0, half)), tiler)
+    gC_half = cute.zipped_divide(cute.local_tile(gC, (TMEM_LANES, cols), (0, half)), tiler)
+    thr_copy = tmem_copy.get_slice(tidx % TMEM_LANES)
+    return thr_copy.partition_S(acc_half), thr_copy.partition_D(gC_half)
+
+
+@cute.jit
+def epilogue_tmem_to_global(
+    tAcc: cute.Tensor,
+    gC: cute.Tensor,
+    tidx: cutlass.Int32,
+    num_warps: cutlass.Constexpr[int],
+    cols_per_load: cutlass.Constexpr[int] = 8,
+):
+    """Drain the (128, BN) fp32 accumulator in TMEM into the (128, BN) tile ``gC`` of C.
+
+    Per chunk: tcgen05.ld.32x32b.x{cols_per_load} (warp-collective), tcgen05.wait::ld, then each
+    thread stores its row segment with vectorized st.global (two v4 stores for x8). Rows differ per
+    thread, so the stores are scattered (one 32-B segment per row): the worklog's "crude" epilogue
+    that phase 5 replaces. The caller must have waited for the last MMA's commit.
+
+    ``num_warps``: 4 (BN=128, warp w -> lanes 32w) or 8 (warp w -> lanes (w%4)*32, column half w//4).
+    ``tidx`` is the thread's index in the CTA: the draining warps must be warps 0 .. num_warps-1.
+    """
+    tmem_copy = make_epilogue_tmem_copy(tAcc, num_warps, cols_per_load)
+    tDtC, tDgC = partition_epilogue(tmem_copy, tAcc, gC, tidx, num_warps, cols_per_load)
+    tDrC = cute.make_rmem_tensor(tDgC[None, None, 0].shape, cutlass.Float32)
+    for i in cutlass.range_constexpr(cute.size(tDtC, mode=[2])):
+        cute.copy(tmem_copy, tDtC[None, None, i], tDrC)
+        cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld before the registers are read
+        cute.autovec_copy(tDrC, tDgC[None, None, i])
+
+
+def _check_epilogue(tAcc, num_warps: int, cols_per_load: int):
+    if num_warps not in (4, 8):
+        raise ValueError(f"the epilogue drains with 4 or 8 warps, got {num_warps}")
+    if cute.size(tAcc, mode=[0]) != TMEM_LANES:
+        raise ValueError(f"the accumulator must have {TMEM_LANES} rows (lanes), got {cute.size(tAcc, mode=[0])}")
+    cols = cute.size(tAcc, mode=[1]) // (num_warps // 4)
+    if cols % cols_per_load:
+        raise ValueError(f"{cols} columns per warpgroup is not a multiple of {cols_per_load} per tcgen05.ld")

@@ -1,0 +1,191 @@
+"""Plumbing shared by the TMA phases of the sm100 ladder (2a, 2b, 3, 4, 5).
+
+What never changes between those phases lives here once, so that ``diff phaseN phaseN+1`` shows only
+the optimization:
+
+- host side: the tcgen05 tiled MMA for the worklog's operand majors (A K-major, B N-major), the staged
+  smem layouts, the A/B TMA atoms, and the expect_tx byte count of one stage;
+- device side: the shared-storage struct (full/empty/accumulator mbarriers, the TMEM address slot)
+  and the cluster-shape marker of the 2-CTA phases;
+- phase 5's epilogue mapping (warp -> TMEM lanes/columns -> staging tile -> TMA store boxes) as plain
+  functions that the kernel and ``tests/test_sm100_epilogue_coverage.py`` both evaluate.
+
+The TMEM -> registers -> st.global epilogue of phases 2a-4 is ``phases.sm100.common``'s (shared with
+phases 0-1).
+
+B's TMA slabs (worklog sections 2.2 and 2.4). B is N-major and the helpers pick SW128 for it. A SW128
+row is 128 B = 64 fp16, so one TMA box can cover at most 64 columns of N; the smem layout the helper
+builds tiles the 64x8 SW128 atom along K first (``order=(2, 1, 3)``), i.e. one 64-wide slab holds all
+BK rows (BK x 128 B = 4 KiB at BK=32) and the next slab follows. ``make_tiled_tma_atom_B`` turns that
+into a box of {64 (N), BK (K)} with SWIZZLE_128B, and one ``cute.copy`` of a stage issues BN/64
+``cp.async.bulk.tensor.2d`` instructions, one per slab, to consecutive 4 KiB smem slabs: exactly the
+worklog's ``B_LBO = 4096`` (next slab), ``B_SBO = 1024`` (next 8-row K band) packing. A is K-major
+SW64 (BK = 32 fp16 = 64 B per row) and moves as one {32 (K), 128 (M)} box per stage.
+"""
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils.blackwell_helpers as sm100_utils
+from cutlass._mlir import ir
+from cutlass.cute.nvgpu import OperandMajorMode, tcgen05
+
+from phases.sm100.common import MMA_K
+
+AB_DTYPE = cutlass.Float16
+ACC_DTYPE = cutlass.Float32
+SMEM_ALIGN = 1024  # SW128 keys its XOR off address bits [9:7]: stage bases must be 1024-B aligned
+SMEM_PER_SM = 228 * 1024  # sm100: 228 KiB of shared memory per SM ...
+SMEM_RESERVED_PER_CTA = 1024  # ... of which the system reserves 1 KiB per resident CTA
+
+
+# ------------------------------------------------------------------------------------------------
+# Phase 5's epilogue mapping: TMEM -> staging smem -> TMA store boxes
+#
+# Plain arithmetic on the warp index (a Python int in the tests, a DSL Int32 in the kernel), so the
+# kernel and tests/test_sm100_epilogue_coverage.py evaluate the same functions.
+# ------------------------------------------------------------------------------------------------
+
+EPI_CHUNK = 32  # accumulator columns per tcgen05.ld.32x32b.x32 = one staging tile's width
+EPI_BOX = (16, 32)  # TMA store box (rows, fp32 columns): the worklog's {32, 16} box; 32 x 4 B = SW128's 128 B
+WARP_ROWS = 32  # tcgen05.ld 32x32b: a warp reads 32 TMEM lanes = 32 accumulator rows, one per thread
+BOXES_PER_WARP = WARP_ROWS // EPI_BOX[0]  # 2 boxes cover a warp's 32 rows of one chunk
+
+
+def epi_t2r_thread(tidx):
+    """The thread index that slices the tcgen05.ld 32x32b copy (built for one warpgroup: thread t <->
+    TMEM lane t). Taken mod 128, so epilogue warp w reads lanes 32*(w%4)..+31: tcgen05.ld lets a warp
+    touch only the lane quarter of its rank mod 4, and epilogue warps beyond 4 split the columns
+    instead (``epi_col_part``)."""
+    return tidx % (4 * WARP_ROWS)
+
+
+def epi_col_part(warp):
+    """Column part (of ``num_epi_warps // 4``) that epilogue warp ``warp`` drains."""
+    return warp // 4
+
+
+def epi_part_cols(num_epi_warps: int, bn: int) -> int:
+    """Columns one epilogue warp drains: BN split over ``num_epi_warps // 4`` column parts."""
+    assert num_epi_warps % 4 == 0, "epilogue warps come in groups of 4 (one per TMEM lane quarter)"
+    width = bn // (num_epi_warps // 4)
+    assert width % EPI_CHUNK == 0, f"BN={bn} over {num_epi_warps // 4} parts is not a multiple of {EPI_CHUNK}"
+    return width
+
+
+def epi_chunks(num_epi_warps: int, bn: int) -> int:
+    """tcgen05.ld chunks (= staging tiles = box columns) per warp."""
+    return epi_part_cols(num_epi_warps, bn) // EPI_CHUNK
+
+
+def epi_staging_buffer(warp, chunk: int, epi_stages: int):
+    """Staging buffer of (warp, chunk): one (128, 32) tile per column part and stage.
+
+    The 4 warps of a column part share a buffer, each writing its own 32 rows (WARP_ROWS-aligned, so
+    never another warp's); chunk j reuses the buffer of chunk j - epi_stages.
+    """
+    return epi_col_part(warp) * epi_stages + chunk % epi_stages
+
+
+def epi_box_row(warp, half: int):
+    """Box row (in EPI_BOX[0]=16-row units) of a warp's ``half``-th box: the same index in the
+    staging tile and in the CTA's C tile, since both keep the accumulator's row order."""
+    return BOXES_PER_WARP * (warp % 4) + half
+
+
+def epi_box_col(warp, chunk: int, num_epi_warps: int, bn: int):
+    """Box column (in EPI_BOX[1]=32-column units) of the CTA's C tile that chunk ``chunk`` lands in."""
+    return epi_col_part(warp) * epi_chunks(num_epi_warps, bn) + chunk
+
+
+def epi_store_wait_depth(epi_stages: int) -> int:
+    """Bulk groups a warp may leave in flight before rewriting a staging buffer.
+
+    Each chunk commits one group; chunk j's buffer was last read by chunk j - epi_stages's group,
+    which is complete once at most epi_stages - 1 newer groups are pending.
+    """
+    return epi_stages - 1
+
+
+# ------------------------------------------------------------------------------------------------
+# Host side: tiled MMA, smem layouts, TMA atoms
+# ------------------------------------------------------------------------------------------------
+
+
+def make_tiled_mma(mma_m: int, bn: int, cta_group: tcgen05.CtaGroup) -> cute.TiledMma:
+    """tcgen05 ``m{mma_m}n{bn}k16`` f16 -> f32, A K-major, B N-major (the worklog's idesc bit 16)."""
+    op = tcgen05.MmaF16BF16Op(
+        AB_DTYPE,
+        ACC_DTYPE,
+        (mma_m, bn, MMA_K),
+        cta_group,
+        tcgen05.OperandSource.SMEM,
+        OperandMajorMode.K,
+        OperandMajorMode.MN,
+    )
+    return cute.make_tiled_mma(op)
+
+
+def make_ab_smem_layouts(tiled_mma: cute.TiledMma, mma_tiler_mnk, stages: int):
+    """Staged smem layouts of A (K-major, SW64 at BK=32) and B (N-major, SW128 slabs of 64 columns)."""
+    a_layout = sm100_utils.make_smem_layout_a(tiled_mma, mma_tiler_mnk, AB_DTYPE, stages)
+    b_layout = sm100_utils.make_smem_layout_b(tiled_mma, mma_tiler_mnk, AB_DTYPE, stages)
+    return a_layout, b_layout
+
+
+def make_ab_tma_atoms(op, mA, mB, a_smem_layout, b_smem_layout, mma_tiler_mnk, tiled_mma, cluster_vmnk=None):
+    """TMA load atoms (and TMA coordinate tensors) for one stage of A and of B."""
+    a_stage = cute.select(a_smem_layout, mode=[0, 1, 2])
+    b_stage = cute.select(b_smem_layout, mode=[0, 1, 2])
+    tma_atom_a, mA_tma = cute.nvgpu.make_tiled_tma_atom_A(op, mA, a_stage, mma_tiler_mnk, tiled_mma, cluster_vmnk)
+    tma_atom_b, mB_tma = cute.nvgpu.make_tiled_tma_atom_B(op, mB, b_stage, mma_tiler_mnk, tiled_mma, cluster_vmnk)
+    return tma_atom_a, mA_tma, tma_atom_b, mB_tma
+
+
+def stage_bytes(a_smem_layout, b_smem_layout) -> tuple[int, int]:
+    """Bytes of one stage of A and of B in this CTA's smem (what one CTA's TMA writes per stage)."""
+    a = cute.size_in_bytes(AB_DTYPE, cute.select(a_smem_layout, mode=[0, 1, 2]))
+    b = cute.size_in_bytes(AB_DTYPE, cute.select(b_smem_layout, mode=[0, 1, 2]))
+    return int(a), int(b)
+
+
+def make_shared_storage(stages: int, acc_stages: int = 1):
+    """The mbarriers and the TMEM address slot (the operand tiles follow it, 1024-B aligned)."""
+
+    @cute.struct
+    class SharedStorage:
+        # full[s] (TMA bytes landed, expect_tx) then empty[s] (the MMA that read slot s is done)
+        ab_mbar: cute.struct.MemRange[cutlass.Int64, 2 * stages]
+        # accumulator full (MMA -> epilogue) then empty (epilogue -> MMA)
+        acc_mbar: cute.struct.MemRange[cutlass.Int64, 2 * acc_stages]
+        # 2-CTA TMEM dealloc handshake (unused by the 1-CTA phases)
+        tmem_dealloc_mbar: cutlass.Int64
+        tmem_holding_buf: cutlass.Int32
+
+    return SharedStorage
+
+
+def smem_bytes_of(storage_cls, *tile_bytes: int) -> int:
+    """Dynamic smem the launch asks for: the barrier struct, then each operand region 1024-B aligned.
+
+    Mirrors ``SmemAllocator``: allocations are packed in order, each rounded up to its alignment.
+    """
+    offset = int(storage_cls.size_in_bytes())
+    for nbytes in tile_bytes:
+        offset = -(-offset // SMEM_ALIGN) * SMEM_ALIGN + int(nbytes)
+    return offset
+
+
+def require_cluster_dims(dims: tuple[int, int, int]) -> None:
+    """Put the cluster shape into the kernel being traced: PTX ``.explicitcluster .reqnctapercluster``.
+
+    The worklog's ``__cluster_dims__(2,1,1)``. The DSL launches clusters through cudaLaunchKernelEx's
+    cluster attribute only and leaves the PTX without a cluster directive; a cta_group::2 kernel is
+    meaningless without its peer CTA, so the shape also goes into the kernel (MLIR NVVM's
+    ``nvvm.cluster_dim`` kernel attribute), where ptxas and the driver see it. Call it from inside a
+    ``@cute.kernel`` body.
+    """
+    op = ir.InsertionPoint.current.block.owner
+    while op is not None and op.operation.name not in ("cuda.kernel", "gpu.func", "lir.func"):
+        op = op.operation.parent
+    assert op is not None, "require_cluster_dims must be called while tracing a @cute.kernel"
+    op.operation.attributes["nvvm.cluster_dim"] = ir.Attribute.parse("array<i32: {}, {}, {}>".format(*dims))

@@ -1,0 +1,104 @@
+"""Plumbing the sm90 phases share: the wgmma tiled MMA and its swizzled smem layouts, the cp.async
+copies that fill those layouts (phases 0-1), and the register epilogue (phases 0 to 4).
+
+Everything here is static structure built at trace time; none of it changes between phases 0 and 1,
+so the diff between the two phase files shows only the pipeline.
+
+The problem is the worklog's: A (M, K) fp16 K-major, B seen as (N, K) fp16 N-major ("MN-major" for
+wgmma), C (M, N) fp32 row-major.
+"""
+
+from __future__ import annotations
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils.hopper_helpers as sm90_utils
+from cutlass.cute.nvgpu import OperandMajorMode, cpasync
+from cutlass.utils import LayoutEnum
+
+WARPGROUP_THREADS = 128  # one warpgroup: the unit that issues a wgmma
+WGMMA_M = 64  # a wgmma instruction covers 64 rows; BM=128 is two of them along M
+COPY_BITS = 128  # one cp.async.cg moves 16 B = 8 fp16, the widest cp.async
+SMEM_ALIGN = 1024  # SW128 repeats every 8 rows x 128 B: the stage base must be 1024-B aligned
+
+
+def make_tiled_mma(bn: int) -> cute.TiledMma:
+    """One warpgroup's wgmma m64n{bn}k16 (fp16 x fp16 -> fp32, A and B read from smem descriptors).
+
+    A is K-major, B is MN-major (the worklog's row-major B). The tiled MMA covers 64 x bn per
+    instruction; partitioning a BM x bn tile with it repeats the instruction BM/64 times along M
+    (for BM=128: two wgmma per k16 step, 2 x 64 fp32 accumulator registers per thread).
+    """
+    return sm90_utils.make_trivial_tiled_mma(
+        cutlass.Float16,
+        cutlass.Float16,
+        OperandMajorMode.K,
+        OperandMajorMode.MN,
+        cutlass.Float32,
+        atom_layout_mnk=(1, 1, 1),
+        tiler_mn=(WGMMA_M, bn),
+    )
+
+
+def make_smem_layouts(bm: int, bn: int, bk: int, stages: int):
+    """The swizzled smem layouts wgmma reads, staged: sA (bm, bk, stages), sB (bn, bk, stages).
+
+    For BK=32 fp16 the K-major A atom is SW64 (a 64-B row of K), and for BN=128 the MN-major B atom is
+    SW128 (a 128-B row of N) -- the worklog's choices. Each is a ComposedLayout (swizzle o layout);
+    the swizzle goes on the smem pointer (``.inner``) and the layout (``.outer``) on the tensor, so
+    the XOR keys come from address bits and the stage base must be 1024-B aligned.
+    """
+    tile = (bm, bn, bk)
+    sA_layout = sm90_utils.make_smem_layout_a(LayoutEnum.ROW_MAJOR, tile, cutlass.Float16, stages)
+    sB_layout = sm90_utils.make_smem_layout_b(LayoutEnum.COL_MAJOR, tile, cutlass.Float16, stages)
+    return sA_layout, sB_layout
+
+
+def _g2s_atom() -> cute.CopyAtom:
+    # cp.async.cg: 16 B, bypasses L1 (the tile is used once per CTA), lands in smem via the generic proxy
+    return cute.make_copy_atom(
+        cpasync.CopyG2SOp(cache_mode=cpasync.LoadCacheMode.GLOBAL),
+        cutlass.Float16,
+        num_bits_per_copy=COPY_BITS,
+    )
+
+
+def make_g2s_copy_a(bk: int, threads: int = WARPGROUP_THREADS) -> cute.TiledCopy:
+    """cp.async tiled copy for a (BM, BK) tile of K-major A: each thread moves 8 contiguous K values.
+
+    BK/8 threads cover one row (4 for BK=32, a 64-B row), ``threads`` of them cover threads*8/BK rows
+    per pass (32 rows); the copy repeats along M to cover BM (4 passes for BM=128).
+    """
+    vec = COPY_BITS // cutlass.Float16.width
+    thr_k = bk // vec
+    thr_layout = cute.make_layout((threads // thr_k, thr_k), stride=(thr_k, 1))  # K fastest
+    return cute.make_tiled_copy_tv(_g2s_atom(), thr_layout, cute.make_layout((1, vec)))
+
+
+def make_g2s_copy_b(bn: int, threads: int = WARPGROUP_THREADS) -> cute.TiledCopy:
+    """cp.async tiled copy for a (BN, BK) tile of N-major B: each thread moves 8 contiguous N values.
+
+    BN/8 threads cover one K row of the tile (16 for BN=128, 256 B), ``threads`` of them cover
+    threads*8/BN K rows per pass (8); the copy repeats along K to cover BK (4 passes for BK=32).
+    """
+    vec = COPY_BITS // cutlass.Float16.width
+    thr_n = bn // vec
+    thr_layout = cute.make_layout((thr_n, threads // thr_n), stride=(1, thr_n))  # N fastest
+    return cute.make_tiled_copy_tv(_g2s_atom(), thr_layout, cute.make_layout((vec, 1)))
+
+
+def store_acc_to_gmem(tiled_mma: cute.TiledMma, tidx, acc: cute.Tensor, gC: cute.Tensor) -> None:
+    """Epilogue: write the fp32 accumulator registers straight to C with st.global.
+
+    - ``tiled_mma``: the tiled MMA that produced ``acc`` (e.g. ``make_tiled_mma(bn)``).
+    - ``tidx``: this thread's index inside that tiled MMA's threads (``thread_idx`` for one
+      warpgroup; for several consumer warpgroups, the index relative to the first consumer thread).
+    - ``acc``: the accumulator fragment, ``make_rmem_tensor(thr_mma.partition_shape_C(tile), Float32)``.
+    - ``gC``: this CTA's (BM, BN) tile of C (fp32, N contiguous), e.g. ``local_tile(mC, (BM, BN), ...)``.
+
+    wgmma leaves each thread pairs of adjacent columns, so the stores are 8-B ``st.global.v2.f32``:
+    scattered, but each warp's stores to one row cover full 32-B sectors. The caller must have waited
+    for every wgmma writing ``acc`` (``warpgroup.wait_group(0)``).
+    """
+    tCgC = tiled_mma.get_slice(tidx).partition_C(gC)
+    cute.autovec_copy(acc, tCgC)
