@@ -34,6 +34,7 @@ CENSUS = {
     "setmaxnreg": r"setmaxnreg\.",
     "stmatrix": r"stmatrix\.",
     "st.global": r"\bst\.global\.",
+    "st.shared": r"\bst\.shared\.",
     "bar.sync": r"\b(?:bar|barrier)\.sync\b",
     "cluster launch": r"\.(?:reqnctapercluster|explicitcluster)\b",
 }

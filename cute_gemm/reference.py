@@ -18,23 +18,21 @@ def blas_library(name: str):
         torch.backends.cuda.preferred_blas_library(prev)
 
 
-def mm_fp32_out(a, b, out=None):
+def mm_fp32_out(a, b):
     """fp16 x fp16 -> fp32 C, fp32 accumulate: the problem itself, done by the selected BLAS library."""
     import torch
 
-    if out is None:
-        return torch.mm(a, b, out_dtype=torch.float32)
-    return torch.mm(a, b, out_dtype=torch.float32, out=out)
+    return torch.mm(a, b, out_dtype=torch.float32)
 
 
-def cublas(a, b, out=None):
+def cublas(a, b):
     with blas_library("cublas"):
-        return mm_fp32_out(a, b, out)
+        return mm_fp32_out(a, b)
 
 
-def cublaslt(a, b, out=None):
+def cublaslt(a, b):
     with blas_library("cublaslt"):
-        return mm_fp32_out(a, b, out)
+        return mm_fp32_out(a, b)
 
 
 def float64(a, b):

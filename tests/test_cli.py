@@ -68,6 +68,6 @@ def test_run_without_gpu_says_why():
 
 def test_compare_without_gpu():
     out = cli("compare", "sm90:4", "sm90:5", "--shape", "1024,4096,4096").stdout
-    assert "config differences" in out and "bulk tensor store" in out and "stmatrix" in out
+    assert "config differences" in out and "bulk tensor store" in out and "st.shared" in out
     out = cli("compare", "sm90:3", "sm100:3").stdout
     assert "wgmma.mma_async" in out and "tcgen05.mma cta_group::1" in out

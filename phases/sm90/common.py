@@ -14,7 +14,7 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.utils.hopper_helpers as sm90_utils
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync
-from cutlass.utils import LayoutEnum
+from cutlass.tensor_utils import LayoutEnum
 
 WARPGROUP_THREADS = 128  # one warpgroup: the unit that issues a wgmma
 WGMMA_M = 64  # a wgmma instruction covers 64 rows; BM=128 is two of them along M
