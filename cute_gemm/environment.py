@@ -67,10 +67,20 @@ def gpu() -> dict | None:
     return info
 
 
+def _command() -> str:
+    """The command line as typed: `python3 -m cute_gemm ...` shows as such, not as a __main__.py path."""
+    argv = list(sys.argv)
+    if argv and argv[0].endswith(("cute_gemm/__main__.py", "cute_gemm\\__main__.py")):
+        argv[0:1] = ["python3", "-m", "cute_gemm"]
+    elif argv:
+        argv[0] = argv[0].rsplit("/", 1)[-1]
+    return " ".join(shlex.quote(a) for a in argv)
+
+
 def record() -> dict:
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(shlex.quote(a) for a in sys.argv),
+        "command": _command(),
         "host": platform.node(),
         "gpu": gpu(),
         "versions": versions(),

@@ -45,7 +45,8 @@ def ladder_figure(doc, path: str) -> str:
                 prev = v
             else:
                 txt = r["status"]
-            ax.text(bar.get_x() + bar.get_width() / 2, max(v, 5) + 8, txt, ha="center", va="bottom", fontsize=8)
+            ax.text(bar.get_x() + bar.get_width() / 2, max(v, 5) + 8, txt, ha="center", va="bottom", fontsize=8,
+                    zorder=4, bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
         refs = [("cuBLAS", libs["cublas"]["tflops"], "#dd8452", "--"),
                 ("cuBLASLt", libs["cublaslt"]["tflops"], "#55a868", "-."),]
         if peak:

@@ -10,7 +10,7 @@ import pytest
 from cute_gemm import bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-COMMITTED = sorted(glob.glob(os.path.join(ROOT, "bench", "results", "*.json")))
+COMMITTED = sorted(glob.glob(os.path.join(ROOT, "bench", "results", "*_bench.json")))
 
 
 def _doc():
