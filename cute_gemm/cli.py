@@ -18,7 +18,7 @@ cute-gemm: a GEMM worklog's phases (naive tensor-core loop -> beating cuBLAS) as
 Problem: C[M,N] fp32 = A[M,K] fp16 row-major @ B[K,N] fp16 row-major (N-major), fp32 accumulate.
 Two ladders share this tool: sm100 (Blackwell tcgen05, compile-verified here) and sm90 (Hopper wgmma,
 run and measured on an H200). Phase ids: 0, 1, 2a (TMA), 2b (TMA + warp specialization; '2' = 2b),
-3, 4, 5.
+3, 4, 5, and 6 (beyond the worklog: persistent, overlapped epilogue; sm90 only so far).
 
 A newcomer's three commands:
   cute-gemm list                     what each phase adds, per arch
@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Check one phase (fresh random inputs, NaN-poisoned C, vs cuBLASLt with "
                                    "atol=0.01 rtol=0.001 and vs float64) and, if it passes, time it beside "
                                    "cuBLAS and cuBLASLt (CUDA events, 5 warm-ups, median of 10).")
-    p.add_argument("--phase", required=True, help="0, 1, 2a, 2b (2), 3, 4, 5")
+    p.add_argument("--phase", required=True, help="0, 1, 2a, 2b (2), 3, 4, 5, 6")
     p.add_argument("--arch", help="must match the GPU (default: the GPU's)")
     p.add_argument("--shape", action="append", help="M,N,K; repeat for several (default: 4096^3 and 1024,4096,4096)")
     p.add_argument("--cold-l2", action="store_true", help="rotate input sets larger than L2 (default: L2-resident, as the worklog)")

@@ -73,6 +73,7 @@ class Inspection:
     smem_bytes: int
     threads: int | None
     tmem_cols: int | None
+    grid_ctas: int | None  # CTAs launched, where the kernel records it (persistent kernels: <= SMs)
     cluster: int
     config: dict
     ptx: str | None = dataclasses.field(default=None, repr=False)
@@ -110,6 +111,7 @@ def inspect_phase(entry, target: str | None = None, shape: Problem | None = None
         smem_bytes=(getattr(kernel, "smem_bytes", 0) or 0) + res["static_smem"],
         threads=getattr(kernel, "threads", None),
         tmem_cols=getattr(kernel, "tmem_cols", None),
+        grid_ctas=getattr(kernel, "grid_ctas", None),
         cluster=kernel.cfg.cluster_m,
         config=dataclasses.asdict(kernel.cfg),
         ptx=comp.ptx,
@@ -135,7 +137,7 @@ def dump(ins: Inspection, entry, directory: str) -> list[str]:
     return out
 
 
-RESOURCE_ROWS = ("registers", "spill_bytes", "smem_bytes", "threads", "tmem_cols", "cluster", "compile_s")
+RESOURCE_ROWS = ("registers", "spill_bytes", "smem_bytes", "threads", "tmem_cols", "grid_ctas", "cluster", "compile_s")
 
 
 def side_by_side(inss: list[Inspection]) -> str:
@@ -151,7 +153,7 @@ def side_by_side(inss: list[Inspection]) -> str:
     rows.append(("", ["" for _ in inss]))
     for r in RESOURCE_ROWS:
         vals = [getattr(i, r) for i in inss]
-        if r == "tmem_cols" and all(v is None for v in vals):
+        if r in ("tmem_cols", "grid_ctas") and all(v is None for v in vals):
             continue
         rows.append((r, ["-" if v is None else str(v) for v in vals]))
     w0 = max(len(r[0]) for r in rows)

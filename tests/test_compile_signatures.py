@@ -45,6 +45,8 @@ SIGNATURES = {
     ("sm90", "5"): (["bulk tensor load", "wgmma.mma_async", "setmaxnreg", "multicast::cluster", "bulk tensor store",
                      "st.shared", "fence.proxy.async.shared::cta"], ["cp.async.cg (16 B)", "st.global"]),
 }
+SIGNATURES[("sm90", "6")] = SIGNATURES[("sm90", "5")]  # everything of 5; the persistence is checked below
+
 
 
 def _cases():
@@ -93,3 +95,15 @@ def test_sm100_wide_tile_uses_n256():
     descs = [idesc_fields(v) for v in instruction_descriptors(ins3.ptx)]
     if descs:  # when the descriptor is a PTX constant, it must encode N=256 and MN-major B
         assert any(d["n"] == 256 and d["b_mn_major"] for d in descs), descs
+
+
+def test_sm90_phase6_is_persistent():
+    """Phase 6 launches at most one CTA per SM and loops over tiles; phase 5 launches one CTA per tile."""
+    p = SHAPES[0]
+    ins5, ins6 = _inspect("sm90:5", "sm_90a", p), _inspect("sm90:6", "sm_90a", p)
+    tiles = (p.m // 128) * (p.n // 256)
+    assert ins5.grid_ctas == tiles
+    sm_count = ins6.config["sm_count"]
+    assert ins6.grid_ctas <= sm_count < tiles
+    assert ins6.grid_ctas % ins6.cluster == 0
+    assert ins6.config["epi_stages"] >= 2, "the TMA store of tile i must drain while tile i+1 runs"

@@ -120,11 +120,12 @@ class Sm90Phase5(GemmPhase):
         self.threads = common.WARPGROUP * (1 + self.consumer_warpgroups)  # producer + consumers
         tiles_m = cute.size(mC, mode=[0]) // cfg.bm
         tiles_n = cute.size(mC, mode=[1]) // cfg.bn
+        self.grid_ctas = tiles_m * tiles_n  # one CTA per tile
 
         self.kernel(
             tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, tiled_mma, sA_layout, sB_layout, sC_layout
         ).launch(
-            grid=[tiles_m * tiles_n, 1, 1],
+            grid=[self.grid_ctas, 1, 1],
             block=[self.threads, 1, 1],
             cluster=[cfg.cluster_m, 1, 1],  # consecutive block ids pair up
             smem=self.smem_bytes,
