@@ -244,8 +244,10 @@ def cmd_compare(args) -> int:
     ca, cb = dataclasses.asdict(ea.default_config()), dataclasses.asdict(eb.default_config())
     print("config differences:")
     diff = [(k, ca.get(k), cb.get(k)) for k in dict.fromkeys([*ca, *cb]) if ca.get(k) != cb.get(k)]
-    for k, va, vb in diff or [("(none)", "", "")]:
+    for k, va, vb in diff:
         print(f"  {k:<16} {str(va):>10} -> {vb}")
+    if not diff:
+        print("  (same tile, stages and cluster: the difference is in the code, below)")
     ins = []
     for e in (ea, eb):
         try:
