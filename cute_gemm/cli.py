@@ -10,6 +10,7 @@ import sys
 
 from cute_gemm import arch as _arch
 from cute_gemm import registry
+from cute_gemm.bench import SWEEP
 from cute_gemm.problem import HEADLINE, Problem
 
 DESCRIPTION = """\
@@ -48,12 +49,6 @@ def _no_gpu_reason() -> str:
         return "no CUDA GPU is visible to torch"
     major, minor = torch.cuda.get_device_capability(0)
     return f"{torch.cuda.get_device_name(0)} (compute capability {major}.{minor}) runs neither ladder"
-
-
-def _shapes(text: str | None, default=HEADLINE) -> list[Problem]:
-    if not text:
-        return list(default)
-    return [Problem.parse(s) for s in text.split(";") if s.strip()] if ";" in text else [Problem.parse(text)]
 
 
 def _parse_shape_list(values: list[str] | None, default=HEADLINE) -> list[Problem]:
@@ -202,7 +197,7 @@ def cmd_bench(args) -> int:
     entries = bench.entries_for(fam, args.phases)
     shapes = _parse_shape_list(args.shapes)
     if args.sweep:
-        shapes += [p for p in bench.SWEEP if p not in shapes]
+        shapes += [p for p in SWEEP if p not in shapes]
     doc = bench.run_bench(entries, shapes, cold_l2=args.cold_l2, progress=not args.quiet)
     print(bench.table(doc))
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
@@ -326,7 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", help=arch_help)
     p.add_argument("--phases", help="e.g. 0-3,5 (default: all registered for the arch)")
     p.add_argument("--shapes", nargs="+", metavar="M,N,K", help="default: 4096,4096,4096 1024,4096,4096")
-    p.add_argument("--sweep", action="store_true", help=f"add square sizes {', '.join(str(s.m) for s in __import__('cute_gemm.bench', fromlist=['SWEEP']).SWEEP)}")
+    p.add_argument("--sweep", action="store_true", help=f"add square sizes {', '.join(str(s.m) for s in SWEEP)}")
     p.add_argument("--cold-l2", action="store_true", help="rotate input sets larger than L2")
     p.add_argument("--out", default="bench/results/latest.json", help="JSON path; plots go beside it (default %(default)s)")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG plots")

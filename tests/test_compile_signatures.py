@@ -107,3 +107,19 @@ def test_sm90_phase6_is_persistent():
     assert ins6.grid_ctas <= sm_count < tiles
     assert ins6.grid_ctas % ins6.cluster == 0
     assert ins6.config["epi_stages"] >= 2, "the TMA store of tile i must drain while tile i+1 runs"
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("fam,target", [("sm100", "sm_100a"), ("sm100", "sm_103a"), ("sm90", "sm_90a")])
+def test_phase1_nstages_configurable(fam, target, stages):
+    """Phase 1's ring depth is a config knob: each NSTAGES compiles, with one cp.async group per stage in
+    flight and smem growing by one stage (16 KiB of A+B) per step."""
+    import dataclasses
+
+    e = registry.get(fam, "1")
+    cfg = dataclasses.replace(e.default_config(), stages=stages)
+    ins = inspect_phase(e, target, SHAPES[0], config=cfg)
+    assert ins.config["stages"] == stages
+    assert ins.census["cp.async.cg (16 B)"] > 0 and ins.spill_bytes == 0
+    stage_bytes = (cfg.bm + cfg.bn) * cfg.bk * 2
+    assert stages * stage_bytes <= ins.smem_bytes < (stages + 1) * stage_bytes
