@@ -30,7 +30,7 @@ def test_every_command_has_help(cmd):
 def test_list_shows_both_ladders():
     out = cli("list").stdout
     assert "sm90" in out and "sm100" in out and "adds:" in out
-    assert out.count("adds:") == 15  # 7 phases on sm100, 8 on sm90 (with phase 6)
+    assert out.count("adds:") == 16  # 8 phases on each ladder (0, 1, 2a, 2b, 3, 4, 5, 6)
 
 
 def test_inspect_sm100_phase0_census(tmp_path):

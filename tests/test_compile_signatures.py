@@ -46,6 +46,7 @@ SIGNATURES = {
                      "st.shared", "fence.proxy.async.shared::cta"], ["cp.async.cg (16 B)", "st.global"]),
 }
 SIGNATURES[("sm90", "6")] = SIGNATURES[("sm90", "5")]  # everything of 5; the persistence is checked below
+SIGNATURES[("sm100", "6")] = SIGNATURES[("sm100", "5")]  # everything of 5; persistence: test_sm100_phase6.py
 
 
 

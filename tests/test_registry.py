@@ -38,9 +38,8 @@ def test_arch_names():
 
 @pytest.mark.parametrize("fam", ["sm90", "sm100"])
 def test_each_ladder_is_complete(fam):
-    """Phases 0-5 on both arches; phase 6 (beyond the worklog) exists for sm90 only so far."""
-    extra = ["6"] if fam == "sm90" else []
-    assert [e.phase for e in registry.all_entries(fam)] == LADDER + extra
+    """Phases 0-5 (the worklog's) and 6 (beyond it) on both arches."""
+    assert [e.phase for e in registry.all_entries(fam)] == LADDER + ["6"]
 
 
 @pytest.mark.parametrize("entry", registry.all_entries(), ids=lambda e: e.key)
@@ -69,7 +68,11 @@ def test_seed_configs():
     assert registry.get("sm90", "3").default_config().bn == 256
 
 
-def test_unknown_lookup_says_what_exists():
-    with pytest.raises(LookupError, match="no sm100 kernel for phase 6"):
+def test_unknown_lookup_says_what_exists(monkeypatch):
+    full = registry._entries()
+    monkeypatch.setattr(registry, "_entries", lambda: {k: v for k, v in full.items() if k != ("sm100", "6")})
+    with pytest.raises(LookupError, match=r"no sm100 kernel for phase 6 \(registered sm100 phases: 0, 1, 2a, 2b, 3, 4, 5\)"):
         registry.get("sm100", "6")
+    with pytest.raises(ValueError, match="unknown phase"):
+        registry.get("sm100", "2c")
     assert registry.resolve("sm100:2", "sm90").key == "sm100:2b"

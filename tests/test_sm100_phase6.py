@@ -1,0 +1,171 @@
+"""sm100 phase 6 (persistent pairs, double-buffered TMEM accumulator, grouped raster), CPU only.
+
+- it compiles for sm_100a and sm_103a with everything phase 5's PTX shows (cta_group::2 MMA, multicast
+  commits, bulk tensor loads and stores, cluster launch), no spills, smem <= 227 KiB;
+- it is persistent: grid_ctas <= sm_count < pair tiles at 4096^3, and the tile loop's stride (the
+  cluster count) is in the PTX of its three role loops;
+- TMEM holds 2 accumulator stages of 256 columns each (all 512), as the DSL's own fragment says;
+- the grouped raster visits every pair tile exactly once over clusters x rounds;
+- the epilogue still stores every C element of a tile exactly once (phase 5's coverage check on this
+  config), and the staging buffers are never rewritten while a previous tile's store may read them.
+"""
+
+import dataclasses
+import re
+from functools import lru_cache
+
+import pytest
+
+cutlass = pytest.importorskip("cutlass")
+import cutlass.cute as cute  # noqa: E402
+from cutlass.cute.nvgpu import tcgen05  # noqa: E402
+
+from cute_gemm import registry  # noqa: E402
+from cute_gemm.inspection import inspect_phase  # noqa: E402
+from cute_gemm.problem import Problem  # noqa: E402
+from phases.sm100 import common  # noqa: E402
+from phases.sm100 import common_tma as ct  # noqa: E402
+from phases.sm100.phase6_persistent import Sm100Phase6, grouped_pair_tile, persistent_clusters  # noqa: E402
+
+# phase 5's coverage check (tests/ is on sys.path under pytest: it is not a package)
+from test_sm100_epilogue_coverage import check_epilogue, dsl_maps  # noqa: E402
+
+TARGETS = ("sm_100a", "sm_103a")
+BIG, SKINNY, SMALL = Problem(4096, 4096, 4096), Problem(1024, 4096, 4096), Problem(512, 256, 768)
+SMEM_LIMIT = 227 * 1024
+CFG = Sm100Phase6.Config()
+
+# phase 5's signature (tests/test_compile_signatures.py) plus nothing it lacks
+PRESENT = ["bulk tensor load", "mbarrier complete_tx", "tcgen05.mma cta_group::2", "tcgen05.commit multicast",
+           "multicast::cluster", "cluster launch", "bulk tensor store", "fence.proxy.async.shared::cta", "tcgen05.ld"]
+ABSENT = ["cp.async.cg (16 B)", "tcgen05.mma cta_group::1", "wgmma.mma_async"]
+
+
+@lru_cache(maxsize=None)
+def _inspect(target, shape):
+    return inspect_phase(registry.get("sm100", "6"), target, shape)
+
+
+@pytest.mark.parametrize("shape", [BIG, SKINNY, SMALL], ids=str)
+@pytest.mark.parametrize("target", TARGETS)
+def test_signature_and_resources(target, shape):
+    ins = _inspect(target, shape)
+    for name in PRESENT:
+        assert ins.census[name] > 0, f"sm100:6 for {target}: expected {name} in the PTX"
+    for name in ABSENT:
+        assert ins.census[name] == 0, f"sm100:6 for {target}: {name} must not appear"
+    assert ins.spill_bytes == 0 and ins.stack_bytes == 0, f"spills/stack {ins.spill_bytes}/{ins.stack_bytes}"
+    assert ins.registers is not None and ins.registers <= 255
+    assert 0 < ins.smem_bytes <= SMEM_LIMIT, f"smem {ins.smem_bytes}"
+    assert ins.threads == 32 * (CFG.epi_warps + 2)
+    assert ins.cluster == 2
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_persistent_grid(target):
+    """At 4096^3 there are more pair tiles than SMs: the grid stops at sm_count, and each role loops over
+    tiles with a stride of the cluster count (TMA warp, MMA warp and epilogue warps: three loops)."""
+    ins = _inspect(target, BIG)
+    pair_tiles = (BIG.m // 256) * (BIG.n // 256)
+    sm_count = ins.config["sm_count"]
+    assert ins.grid_ctas <= sm_count < pair_tiles
+    assert ins.grid_ctas == min(pair_tiles, sm_count // 2) * 2 and ins.grid_ctas % ins.cluster == 0
+    clusters = ins.grid_ctas // ins.cluster
+    steps = re.findall(rf"add\.s32\s+%r\d+, %r\d+, {clusters};", ins.ptx)
+    assert len(steps) >= 3, f"no tile loops stepping by {clusters} clusters in the PTX"
+    # the small problems launch one cluster per pair tile, no more
+    assert _inspect(target, SKINNY).grid_ctas == (SKINNY.m // 256) * (SKINNY.n // 256) * 2
+    assert _inspect(target, SMALL).grid_ctas == 4
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_two_accumulator_stages(target):
+    ins = _inspect(target, BIG)
+    assert ins.config["acc_stages"] >= 2, "the epilogue of tile i must overlap the MMAs of tile i+1"
+    assert ins.tmem_cols == ins.config["acc_stages"] * common.tmem_cols_for(ins.config["bn"]) == 512
+
+
+def _acc_fragment_probe(cfg, rec):
+    tiled_mma = ct.make_tiled_mma(cfg.bm * cfg.cluster_m, cfg.bn, tcgen05.CtaGroup.TWO)
+    shape = tiled_mma.partition_shape_C((cfg.bm * cfg.cluster_m, cfg.bn))
+    staged = tiled_mma.make_fragment_C(cute.append(shape, cfg.acc_stages))
+    rec["stage_stride"] = staged.layout.stride[-1]
+    rec["cols"] = cutlass.memory.get_num_tmem_alloc_cols(staged)
+
+
+def test_accumulator_stage_is_256_columns():
+    """The kernel's staged accumulator fragment: stage s starts 256 TMEM columns after stage s-1 (the
+    CTA's 128 rows x BN=256 fp32 of the pair's tile), and the DSL sizes both stages at 512 columns."""
+    rec = {}
+
+    @cute.jit
+    def probe():
+        _acc_fragment_probe(CFG, rec)
+
+    cute.compile(probe, options="--gpu-arch sm_100a")
+    assert rec["stage_stride"] == CFG.bn == 256
+    assert rec["cols"] == 512
+
+
+@pytest.mark.parametrize("m,n", [(4096, 4096), (1024, 4096), (512, 256), (3072, 1280), (8192, 2048)])
+def test_grouped_raster_covers_every_tile_once(m, n):
+    pair_tiles_m, tiles_n = m // 256, n // 256
+    pair_tiles, clusters = persistent_clusters(m, n, CFG)
+    seen = {}
+    for cluster in range(clusters):
+        for tile in range(cluster, pair_tiles, clusters):  # the kernel's persistent loop
+            coord = grouped_pair_tile(tile, pair_tiles_m, tiles_n, CFG.group_m)
+            assert 0 <= coord[0] < pair_tiles_m and 0 <= coord[1] < tiles_n, coord
+            seen[coord] = seen.get(coord, 0) + 1
+    assert len(seen) == pair_tiles and set(seen.values()) == {1}
+
+
+def test_first_round_footprint():
+    """The docstring's raster numbers at 4096^3: the 74 clusters of one round cover 8 pair rows x 10 N
+    tiles (phase 5's M-first order would be 16 x 5)."""
+    _, clusters = persistent_clusters(4096, 4096, CFG)
+    first = {grouped_pair_tile(t, 16, 16, CFG.group_m) for t in range(clusters)}
+    assert clusters == 74
+    assert len({mp for mp, _ in first}) == 8 and len({nt for _, nt in first}) == 10
+
+
+def test_epilogue_stores_every_c_element_once():
+    """One tile's epilogue mapping is phase 5's (the same ``epi_*`` functions): check it on this config."""
+    errors = check_epilogue(CFG, dsl_maps(CFG))
+    assert errors == [], "\n".join(errors[:10])
+
+
+def staging_hazards(cfg, tiles: int, wait_every_chunk: bool = True) -> list[str]:
+    """Follow one warp's staging buffers over ``tiles`` consecutive tiles: before each chunk's st.shared
+    the kernel waits until at most ``epi_store_wait_depth`` bulk groups are pending (phase 6: at every
+    chunk; phase 5: only from chunk ``epi_stages`` on, which is enough for a single tile)."""
+    errors = []
+    chunks, stages = ct.epi_chunks(cfg.epi_warps, cfg.bn), cfg.epi_stages
+    depth = ct.epi_store_wait_depth(stages)
+    for w in range(cfg.epi_warps):
+        in_flight: list[int] = []  # buffers whose bulk group may still be reading
+        for t in range(tiles):
+            for j in range(chunks):
+                if wait_every_chunk or j >= stages:
+                    in_flight = in_flight[len(in_flight) - depth :] if depth else []
+                buf = ct.epi_staging_buffer(w, j, stages)
+                if buf in in_flight:
+                    errors.append(f"warp {w} tile {t} chunk {j} rewrites buffer {buf} while a store may read it")
+                in_flight.append(buf)
+    return errors
+
+
+def test_staging_buffers_safe_across_tiles():
+    assert ct.epi_chunks(CFG.epi_warps, CFG.bn) % CFG.epi_stages == 0, "chunk j must use the same buffer every tile"
+    assert staging_hazards(CFG, tiles=4) == []
+    # phase 5's wait rule (none for the first epi_stages chunks) is safe for one tile but not across tiles
+    assert staging_hazards(CFG, tiles=1, wait_every_chunk=False) == []
+    assert staging_hazards(CFG, tiles=2, wait_every_chunk=False), "the cross-tile hazard was not detected"
+
+
+def test_can_implement():
+    k = Sm100Phase6()
+    assert k.can_implement(4096, 4096, 4096) == [] and k.can_implement(512, 256, 768) == []
+    assert k.can_implement(128, 256, 256), "M must be a multiple of the pair's 256 rows"
+    assert k.can_implement(256, 128, 256), "N must be a multiple of BN=256"
+    assert dataclasses.replace(CFG, sm_count=160).sm_count == 160  # the worklog's B300
