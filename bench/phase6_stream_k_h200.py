@@ -1,6 +1,6 @@
-"""H200 check + timing of sm90 phase 6 with and without its ``stream_k`` option (helper script, not a test).
+"""H200 check + timing of sm90 phase 6 with and without its ``stream_k`` option (not a test: the same-run A/B behind the README's 3072^3 numbers).
 
-Run from the repository root:  source .devcarry/setup.sh && timeout 150 python3 scratch/p6_streamk_gpu.py
+Run from the repository root:  source .devcarry/setup.sh && timeout 150 python3 bench/phase6_stream_k_h200.py
 One line per result, flushed as it comes, so a hang (killed by the timeout) still leaves what ran before it.
 Order: stream_k off checks (the known-good kernel), stream_k on checks (small shapes first), then timings.
 """
