@@ -144,7 +144,8 @@ class Sm90Phase6(GemmPhase):
     phase = "6"
     Config = Sm90Phase6Config
     summary = "phase 5 persistent: one CTA per SM loops over tiles, producer runs ahead, async TMA-store epilogue"
-    adds = "persistent grouped-raster tile loop; loads of tile i+1 and stores of tile i overlap tile i's epilogue"
+    adds = ("persistent grouped-raster tile loop; loads of tile i+1 and stores of tile i overlap tile i's epilogue; "
+            "the partial last round split along K inside each cluster pair")
     worklog = ""
 
     consumer_warpgroups = 2  # warpgroup w owns rows 64w..64w+63
