@@ -10,9 +10,7 @@ __version__ = "0.1.0"
 
 
 def gemm(a, b, phase="5", out=None, config=None, arch=None):
+    """C = A @ B with one phase's kernel; see :func:`cute_gemm.api.gemm` for the arguments."""
     from cute_gemm.api import gemm as _gemm
 
     return _gemm(a, b, phase=phase, out=out, config=config, arch=arch)
-
-
-gemm.__doc__ = """C = A @ B with one phase's kernel (see cute_gemm.api.gemm)."""
