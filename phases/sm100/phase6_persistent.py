@@ -82,6 +82,7 @@ from cutlass.memory import SmemAllocator, TmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases.base import GemmPhase, TileConfig
+from phases.raster import grouped_tile_coord as grouped_pair_tile  # tiles_m = pair rows
 from phases.sm100 import common
 from phases.sm100 import common_tma as ct
 
@@ -101,25 +102,6 @@ class Sm100Phase6Config(TileConfig):
     acc_stages: int = 2  # TMEM accumulators: the MMA fills one while the epilogue drains the other (2 x 256 columns)
     group_m: int = 8  # raster band height in pair tiles (8 x 256 = 2048 rows of C)
     sm_count: int = 148  # SMs the persistent grid fills (B200; B300: 160); not queried, see the module docstring
-
-
-def grouped_pair_tile(linear, pair_tiles_m: int, tiles_n: int, group_m: int):
-    """(pair row, N tile) of the ``linear``-th pair tile: bands of ``group_m`` pair rows, N walked inside a band.
-
-    Consecutive clusters (resident together) take the pair rows of one band against a few N tiles,
-    instead of one pair row against every N tile. ``linear`` is a DSL Int32 in the kernel and a
-    Python int in the tests; the extents are Python ints (static shapes).
-    """
-    group_m = min(group_m, pair_tiles_m)
-    per_band = group_m * tiles_n
-    band = linear // per_band
-    in_band = linear % per_band
-    first_m = band * group_m
-    if pair_tiles_m % group_m == 0:
-        rows = group_m  # every band is full: a static divisor
-    else:
-        rows = cutlass.min(pair_tiles_m - first_m, group_m)  # the last band is short
-    return first_m + in_band % rows, in_band // rows
 
 
 def persistent_clusters(m: int, n: int, cfg) -> tuple[int, int]:

@@ -21,6 +21,7 @@ import cutlass.utils.hopper_helpers as sm90_utils
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync
 
 from phases.base import TileConfig
+from phases.raster import grouped_tile_coord  # noqa: F401  (the phases call it as common.grouped_tile_coord)
 from phases.sm90.common import SMEM_ALIGN, WGMMA_M, make_smem_layouts, store_acc_to_gmem  # noqa: F401
 
 WARPGROUP = 128  # threads per warpgroup: the unit that issues one wgmma
@@ -81,22 +82,3 @@ def make_shared_storage(stages: int, sA_layout, sB_layout):
         sB: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, cute.cosize(sB_layout)], SMEM_ALIGN]
 
     return SharedStorage
-
-
-def grouped_tile_coord(linear, tiles_m: int, tiles_n: int, group_m: int):
-    """(m, n) tile of the ``linear``-th CTA (or cluster): bands of ``group_m`` M-tiles, N walked inside a band.
-
-    CTAs resident together then share a band of A rows and a window of B columns instead of streaming all
-    of A against a few B columns (plain row order), which keeps more of both in the 50 MB L2.
-    tiles_m, tiles_n are Python ints (shapes are static, one compile per shape).
-    """
-    group_m = min(group_m, tiles_m)
-    per_band = group_m * tiles_n
-    band = linear // per_band
-    in_band = linear % per_band
-    first_m = band * group_m
-    if tiles_m % group_m == 0:
-        rows = group_m  # every band is full: static divisor
-    else:
-        rows = cutlass.min(tiles_m - first_m, group_m)  # the last band is short
-    return first_m + in_band % rows, in_band // rows
