@@ -1,23 +1,56 @@
-"""Calling a phase on torch tensors: ``cute_gemm.gemm(a, b, phase=3)``.
+"""Calling a phase on torch tensors: ``cute_gemm.gemm(a, b, phase="5")``.
 
-The arch (sm90 / sm100) comes from the tensors' device; everything that could fail is checked on the
-host before anything compiles or launches. Compiled kernels are cached per (target, phase, config, shape).
+A [M,K] fp16 row-major, B [K,N] fp16 row-major, C [M,N] fp32. The arch (sm90 / sm100) comes from the
+tensors' device. One compiled kernel per (device, phase, config) serves every shape ("a plan"): the
+first call for a plan compiles it (or loads it from the disk cache of an earlier process,
+``cute_gemm.cache``), every later call only looks the plan up, checks what the compiled entry cannot
+(the shape rule of the phase, devices) and calls it. The compiled entry itself checks dtypes, ranks,
+matching extents, strides and alignment before it launches; if it refuses an argument, the call is
+validated again in Python to say exactly what is wrong (``InputError``). So bad input gets a clear
+error before anything launches, and good input pays no Python validation at all.
+
+Empty problems launch nothing: M == 0 or N == 0 gives an empty C, K == 0 a C of zeros.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
 
 from cute_gemm import arch as _arch
-from cute_gemm import registry
-from cute_gemm.compile import compile_kernel
-from cute_gemm.problem import InputError, Problem, poisoned_output, to_cute, validate
+from cute_gemm import cache, registry
+from cute_gemm.problem import InputError, Problem, validate
 
-_CACHE: dict = {}
+_PLANS: dict = {}  # (phase, config, arch, device index) -> Plan
+_LOCK = threading.Lock()  # compiles and plan creation; the fast path takes no lock
 
 
 class UnsupportedError(RuntimeError):
     """The phase cannot run here: wrong GPU architecture, or a shape it cannot do."""
+
+
+@dataclasses.dataclass
+class Plan:
+    """One compiled kernel for one device, and the cheap shape test of its phase."""
+
+    entry: registry.PhaseEntry
+    kernel: object  # the phase instance
+    target: str  # "sm_90a"
+    device: int  # CUDA device index
+    fn: object  # fn(a, b, c): the compiled TVM-FFI function
+    seconds: float  # compile (or disk-load) time of the first call
+    source: str  # "compiled" or "disk"
+    divisibility: tuple[int, int, int]
+
+    def fits(self, m: int, n: int, k: int) -> bool:
+        """True when the phase takes (m, n, k) as is (no empty dimension, divisibility, 32-bit limits)."""
+        dm, dn, dk = self.divisibility
+        return (
+            m > 0 and n > 0 and k > 0
+            and not (m % dm or n % dn or k % dk)
+            and m * k < 2**31 and k * n < 2**31 and m * n < 2**31
+        )
 
 
 def device_target(device) -> str:
@@ -35,72 +68,133 @@ def device_target(device) -> str:
     return tgt
 
 
-def prepare(entry: registry.PhaseEntry, p: Problem, target: str, config=None):
-    """The phase instance for this problem, after checking the arch and the shape (no compile yet)."""
+def _entry_for(phase, target: str, arch: str | None) -> registry.PhaseEntry:
     fam = _arch.family(target)
-    if entry.arch != fam:
+    if arch is not None and _arch.family(arch) != fam:
         raise UnsupportedError(
-            f"{entry.key} is a {entry.arch} kernel and this GPU is {target}; "
+            f"asked for {_arch.family(arch)} kernels but this GPU is {target}: "
             f"run the {fam} phases instead (cute-gemm list --arch {fam})"
         )
+    return registry.get(fam, phase)
+
+
+def compile_plan(entry: registry.PhaseEntry, target: str, device: int, config=None) -> Plan:
+    """Compile (or load from the disk cache) the phase's kernel for ``target``."""
+    from cute_gemm.compile import compile_kernel
+
     kernel = entry.make(config)
-    why = kernel.can_implement(p.m, p.n, p.k)
-    if why:
-        raise UnsupportedError(f"{entry.key} cannot do {p}: " + "; ".join(why))
-    return kernel
+    name = cache.entry_name(entry.key, target, kernel.cfg)
+    t0 = time.perf_counter()
+    fn = cache.load(name) if cache.enabled() else None
+    source = "disk"
+    if fn is None:
+        fn = compile_kernel(kernel, target).fn
+        source = "compiled"
+        if cache.enabled():
+            cache.store(name, fn)
+    return Plan(entry, kernel, target, device, fn, time.perf_counter() - t0, source, kernel.divisibility())
 
 
-def compiled_for(entry: registry.PhaseEntry, p: Problem, target: str, a, b, c, stream, config=None):
-    """The compiled kernel for (target, phase, config, shape), compiling on first use."""
-    kernel = prepare(entry, p, target, config)
-    key = (target, entry.key, dataclasses.astuple(kernel.cfg), p)
-    hit = _CACHE.get(key)
-    if hit is None:
-        hit = compile_kernel(kernel, target, *to_cute(a, b, c), stream)
-        _CACHE[key] = hit
-    return hit
+def plan_for(a, phase="5", config=None, arch: str | None = None) -> Plan:
+    """The plan for ``phase`` on ``a``'s device, compiled on first use (thread-safe)."""
+    dev = a.get_device()
+    key = (phase, config, arch, dev)
+    plan = _PLANS.get(key)
+    if plan is None:
+        with _LOCK:
+            plan = _PLANS.get(key)
+            if plan is None:
+                target = device_target(a.device)
+                plan = compile_plan(_entry_for(phase, target, arch), target, dev, config)
+                _PLANS[key] = plan
+    return plan
 
 
-def current_stream():
-    """The torch stream as the CUstream the DSL launches on, so CUDA events time the right stream."""
+def _checked(a, b, out, phase, config, arch) -> tuple[Plan, Problem]:
+    """Everything checked in Python with clear messages: the slow path, and the plan it needs."""
+    p = validate(a, b, out)
+    plan = plan_for(a, phase, config, arch)
+    if min(p.m, p.n, p.k) > 0:
+        why = plan.kernel.can_implement(p.m, p.n, p.k)
+        if why:
+            raise UnsupportedError(f"{plan.entry.key} cannot do {p}: " + "; ".join(why))
+    return plan, p
+
+
+def _gemm_checked(a, b, phase, out, config, arch):
     import torch
-    from cuda.bindings.driver import CUstream
 
-    return CUstream(torch.cuda.current_stream().cuda_stream)
+    plan, p = _checked(a, b, out, phase, config, arch)
+    c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=torch.float32)
+    if p.k == 0:
+        return c.zero_()
+    if p.m and p.n:
+        with torch.cuda.device(a.device):
+            plan.fn(a, b, c)
+    return c
+
+
+def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None):
+    """C = A @ B with one phase's kernel: A [M,K] fp16, B [K,N] fp16 (both row-major), C [M,N] fp32.
+
+    ``phase``: a phase id of the device's ladder (``cute-gemm list``; '2' means 2b). ``out``: an fp32
+    [M,N] row-major tensor to write (else a new one). ``config``: a phase config (the phase's frozen
+    dataclass) other than the default. ``arch``: 'sm90'/'sm100' to insist on a ladder (default: the
+    device's). Raises ``InputError`` (dtype, device, layout, alignment) or ``UnsupportedError`` (a
+    shape the phase cannot do, another ladder's phase) before anything launches.
+
+    Runs on the current torch stream; under ``torch.compile`` it goes through the custom op
+    ``torch.ops.cute_gemm.gemm`` (``cute_gemm.ops``). Compile or warm a phase before capturing it in a
+    CUDA graph: the first call of a plan compiles.
+    """
+    if _compiling():  # torch.compile: the custom op, whose fake implementation gives the output's shape
+        from cute_gemm import ops
+
+        return ops.call(a, b, phase, out)
+    try:
+        plan = _PLANS[(phase, config, arch, a.get_device())]
+        m, k = a.shape
+        n = b.shape[1]
+    except Exception:  # no plan yet, or not a pair of 2-D tensors: the checked path says which
+        return _gemm_checked(a, b, phase, out, config, arch)
+    if not plan.fits(m, n, k) or b.get_device() != plan.device:
+        return _gemm_checked(a, b, phase, out, config, arch)
+    if out is None:
+        import torch
+
+        out = torch.empty((m, n), device=a.device, dtype=torch.float32)
+    elif out.get_device() != plan.device:
+        return _gemm_checked(a, b, phase, out, config, arch)
+    try:
+        plan.fn(a, b, out)
+    except Exception as exc:  # the compiled entry refused an argument before launching: say what
+        _checked(a, b, out, phase, config, arch)
+        raise InputError(f"{plan.entry.key}: {exc}") from exc
+    return out
+
+
+def _compiling() -> bool:
+    import torch
+
+    return torch.compiler.is_compiling()
 
 
 def launcher(entry: registry.PhaseEntry, a, b, c, config=None):
-    """A zero-argument function that launches the phase on (a, b) -> c on the current stream."""
-    p = validate(a, b, c)
-    target = device_target(a.device)
-    stream = current_stream()
-    comp = compiled_for(entry, p, target, a, b, c, stream, config)
-    args = (*to_cute(a, b, c), stream)
-    fn = comp.fn
+    """A zero-argument function that launches ``entry`` on (a, b) -> c on the current stream.
+
+    Everything is checked once, here; each call of the result is one call of the compiled kernel.
+    """
+    if entry.arch != _arch.family(device_target(a.device)):
+        raise UnsupportedError(f"{entry.key} is a {entry.arch} kernel and this GPU is {device_target(a.device)}")
+    plan, p = _checked(a, b, c, entry.phase, config, entry.arch)
+    if min(p.m, p.n, p.k) == 0:
+        raise UnsupportedError(f"{entry.key}: nothing to launch for the empty problem {p}")
+    fn = plan.fn
 
     def launch():
-        fn(*args)
+        fn(a, b, c)
 
     return launch
 
 
-def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None):
-    """C = A @ B with one phase's kernel. A [M,K] fp16 row-major, B [K,N] fp16 row-major, C fp32.
-
-    ``phase``: '0', '1', '2a', '2b' (or '2'), '3', '4', '5'. ``out``: an fp32 [M,N] tensor to write
-    (a fresh one, NaN-poisoned, otherwise). ``arch`` forces 'sm90'/'sm100' (default: the device's).
-    """
-    import torch
-
-    p = validate(a, b, out)
-    target = device_target(a.device)
-    if arch is not None and _arch.family(arch) != _arch.family(target):
-        raise UnsupportedError(f"asked for {arch} kernels but {a.device} is {target}")
-    entry = registry.get(_arch.family(target), phase)
-    c = out if out is not None else poisoned_output(p, a.device)
-    with torch.cuda.device(a.device):
-        launcher(entry, a, b, c, config)()
-    return c
-
-
-__all__ = ["gemm", "launcher", "device_target", "UnsupportedError", "InputError"]
+__all__ = ["gemm", "launcher", "plan_for", "device_target", "UnsupportedError", "InputError"]

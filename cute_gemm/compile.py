@@ -1,7 +1,15 @@
-"""Compiling a phase: for a GPU launch (real tensors) or for inspection only (fake tensors, any arch, no GPU).
+"""Compiling a phase: once per (target, phase, config), for every M, N, K it accepts, with or without a GPU.
 
-Both go through ``cute.compile`` with an explicit ``--gpu-arch``: without it the DSL silently assumes
-sm_100a, and a Hopper kernel then fails to compile.
+What gets compiled is ``TorchFace(kernel)``: it takes the operands as torch lays them out (A [M,K],
+B [K,N], C [M,N], all row-major) and hands the phase its contract's views (B seen as (N, K)). The
+extents are symbolic (``cute.sym_int32``), so one compiled function serves every shape; the divisibility
+the phase declares is part of the compiled signature, and the generated entry checks it on every call.
+Compiled with ``--enable-tvm-ffi``: the function takes torch tensors directly and launches on the
+caller's current torch stream (also inside CUDA-graph capture); its entry checks dtype, rank, shapes,
+strides, device type and 16-byte alignment before launching.
+
+Always with an explicit ``--gpu-arch``: without it the DSL silently assumes sm_100a, and a Hopper
+kernel then fails to compile.
 """
 
 from __future__ import annotations
@@ -10,12 +18,24 @@ import dataclasses
 import os
 import re
 import tempfile
-import threading
 import time
+
+import cutlass.cute as cute
 
 from cute_gemm import arch as _arch
 
-_LOCK = threading.Lock()
+
+class TorchFace:
+    """The compiled entry: (A [M,K], B [K,N], C [M,N]) row-major -> ``kernel(A, B as (N,K), C, stream)``."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        # B [K, N] with stride (N, 1), seen as (N, K) with stride (1, N): the same bytes, modes swapped
+        mB_nk = cute.make_tensor(mB.iterator, cute.select(mB.layout, mode=[1, 0]))
+        self.kernel(mA, mB_nk, mC, stream)
 
 
 @dataclasses.dataclass
@@ -24,8 +44,8 @@ class Compiled:
 
     key: str  # "sm90:3"
     target: str  # "sm_90a"
-    fn: object  # the callable the DSL returns
-    kernel: object  # the phase instance (holds smem_bytes / tmem_cols after tracing)
+    fn: object  # the callable: fn(a, b, c) on torch tensors
+    kernel: object  # the phase instance (its attributes are filled while tracing)
     seconds: float
     ptx: str | None = None
     cubin: bytes | None = None
@@ -33,7 +53,7 @@ class Compiled:
 
 
 def _options(target: str, dump_dir: str | None, remarks: str | None) -> str:
-    opts = [f"--gpu-arch {target}"]
+    opts = [f"--gpu-arch {target}", "--enable-tvm-ffi"]
     if dump_dir:
         opts += ["--keep-ptx", "--keep-cubin", f"--dump-dir {dump_dir}"]
     if remarks:
@@ -41,33 +61,40 @@ def _options(target: str, dump_dir: str | None, remarks: str | None) -> str:
     return " ".join(opts)
 
 
-def fake_operands(m: int, n: int, k: int):
-    """Fake (M,K) A K-major, (N,K) B N-major, (M,N) C row-major and a fake stream: no GPU needed."""
+def fake_operands(kernel):
+    """Symbolic-extent stand-ins for A [M,K], B [K,N], C [M,N] and the stream: no GPU, no shapes.
+
+    M, N, K are one symbol each, shared by every tensor that has that extent (and by the row strides,
+    so the generated entry checks that each tensor is contiguous), with the phase's divisibility.
+    """
     import cutlass
-    from cutlass.cute.runtime import make_fake_stream, make_fake_tensor
+    from cutlass.cute.runtime import make_fake_tensor
+    from cutlass.runtime import make_fake_stream
 
+    dm, dn, dk = kernel.divisibility()
+    m = cute.sym_int32(divisibility=dm, symbol="M")
+    n = cute.sym_int32(divisibility=dn, symbol="N")
+    k = cute.sym_int32(divisibility=dk, symbol="K")
     a = make_fake_tensor(cutlass.Float16, (m, k), stride=(k, 1), assumed_align=16)
-    b = make_fake_tensor(cutlass.Float16, (n, k), stride=(1, n), assumed_align=16)
+    b = make_fake_tensor(cutlass.Float16, (k, n), stride=(n, 1), assumed_align=16)
     c = make_fake_tensor(cutlass.Float32, (m, n), stride=(n, 1), assumed_align=16)
-    return a, b, c, make_fake_stream()
+    return a, b, c, make_fake_stream(use_tvm_ffi_env_stream=True)
 
 
-def compile_kernel(kernel, target: str, a, b, c, stream, *, keep: bool = False) -> Compiled:
-    """Compile ``kernel`` (a phase instance) for ``target`` on the given (real or fake) operands.
+def compile_kernel(kernel, target: str, *, keep: bool = False) -> Compiled:
+    """Compile ``kernel`` (a phase instance) for ``target``; no GPU needed.
 
     With ``keep``, the PTX, cubin and ptxas remarks (registers, spills) are kept on the result.
     """
-    import cutlass.cute as cute
-
     target = _arch.target(target)
     key = f"{kernel.arch}:{kernel.phase}"
-    with _LOCK, tempfile.TemporaryDirectory(prefix="cute-gemm-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cute-gemm-") as tmp:
         dump = os.path.join(tmp, "dump") if keep else None
         remarks = os.path.join(tmp, "remarks.yaml") if keep else None
         if dump:
             os.makedirs(dump)  # the DSL writes into it but does not create it
         t0 = time.perf_counter()
-        fn = cute.compile(kernel, a, b, c, stream, options=_options(target, dump, remarks))
+        fn = cute.compile(TorchFace(kernel), *fake_operands(kernel), options=_options(target, dump, remarks))
         out = Compiled(key=key, target=target, fn=fn, kernel=kernel, seconds=time.perf_counter() - t0)
         if keep:
             out.ptx = fn.__ptx__ if isinstance(fn.__ptx__, str) else None
@@ -76,11 +103,6 @@ def compile_kernel(kernel, target: str, a, b, c, stream, *, keep: bool = False) 
                 with open(remarks) as f:
                     out.ptxas = f.read()
     return out
-
-
-def compile_fake(kernel, target: str, m: int, n: int, k: int, *, keep: bool = True) -> Compiled:
-    """Compile for inspection: fake tensors of the given shape, nothing launched, no GPU needed."""
-    return compile_kernel(kernel, target, *fake_operands(m, n, k), keep=keep)
 
 
 _REGS = re.compile(r"Used (\d+) registers")

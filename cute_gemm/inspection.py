@@ -11,7 +11,7 @@ import os
 import re
 
 from cute_gemm import arch as _arch
-from cute_gemm.compile import compile_fake, ptxas_resources
+from cute_gemm.compile import compile_kernel, ptxas_resources
 from cute_gemm.problem import Problem
 
 # name -> regex over the PTX text. Order is the order reports print.
@@ -72,8 +72,8 @@ class Inspection:
     stack_bytes: int
     smem_bytes: int
     threads: int | None
-    tmem_cols: int | None
-    grid_ctas: int | None  # CTAs launched, where the kernel records it (persistent kernels: <= SMs)
+    tmem_cols: int | None  # sm100 only
+    grid_ctas: int  # CTAs launched at ``shape`` (persistent kernels: <= SMs)
     cluster: int
     config: dict
     ptx: str | None = dataclasses.field(default=None, repr=False)
@@ -87,7 +87,11 @@ class Inspection:
 
 
 def inspect_phase(entry, target: str | None = None, shape: Problem | None = None, config=None) -> Inspection:
-    """Compile ``entry`` for ``target`` (default: its family's first target) at ``shape`` (default 4096^3)."""
+    """Compile ``entry`` for ``target`` (default: its family's first target) and report what it contains.
+
+    The compile is the one that runs (symbolic M, N, K: it serves every shape the phase takes); ``shape``
+    (default 4096^3) only picks the launch grid reported and must be a shape the phase takes.
+    """
     target = _arch.target(target or entry.arch)
     if _arch.family(target) != entry.arch:
         raise ValueError(f"{entry.key} is a {entry.arch} kernel; it cannot be compiled for {target}")
@@ -96,8 +100,10 @@ def inspect_phase(entry, target: str | None = None, shape: Problem | None = None
     why = kernel.can_implement(p.m, p.n, p.k)
     if why:
         raise ValueError(f"{entry.key} cannot do {p}: " + "; ".join(why))
-    comp = compile_fake(kernel, target, p.m, p.n, p.k)
+    comp = compile_kernel(kernel, target, keep=True)
     res = ptxas_resources(comp.ptxas)
+    attrs = kernel.attributes()
+    gx, gy, gz = kernel.grid(p.m, p.n, p.k)
     return Inspection(
         key=entry.key,
         target=target,
@@ -108,11 +114,11 @@ def inspect_phase(entry, target: str | None = None, shape: Problem | None = None
         spill_bytes=res["spill_stores"] + res["spill_loads"],
         stack_bytes=res["stack_bytes"],
         # dynamic smem the launch asks for plus any static smem ptxas reports
-        smem_bytes=(getattr(kernel, "smem_bytes", 0) or 0) + res["static_smem"],
-        threads=getattr(kernel, "threads", None),
-        tmem_cols=getattr(kernel, "tmem_cols", None),
-        grid_ctas=getattr(kernel, "grid_ctas", None),
-        cluster=kernel.cfg.cluster_m,
+        smem_bytes=attrs["smem_bytes"] + res["static_smem"],
+        threads=attrs["threads"],
+        tmem_cols=attrs["tmem_cols"],
+        grid_ctas=gx * gy * gz,
+        cluster=attrs["cluster"][0] * attrs["cluster"][1] * attrs["cluster"][2],
         config=dataclasses.asdict(kernel.cfg),
         ptx=comp.ptx,
         cubin=comp.cubin,

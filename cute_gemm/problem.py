@@ -96,14 +96,3 @@ def validate(a, b, c=None) -> Problem:
         need(c.stride() == (n, 1), f"C must be row-major contiguous, got stride {c.stride()}")
         need(c.data_ptr() % 16 == 0, "C's data pointer must be 16-byte aligned")
     return Problem(m, n, k)
-
-
-def to_cute(a, b, c):
-    """The three views every phase takes: A (M,K) K-major, B as (N,K) N-major, C (M,N) row-major."""
-    from cutlass.cute.runtime import from_dlpack
-
-    return (
-        from_dlpack(a, assumed_align=16),
-        from_dlpack(b.t(), assumed_align=16),
-        from_dlpack(c, assumed_align=16),
-    )

@@ -6,15 +6,13 @@ import dataclasses
 from functools import lru_cache
 
 from cute_gemm.arch import family
-
-PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6")
-_ALIASES = {"2": "2b"}
+from phases.base import PHASE_ALIASES, PHASE_IDS
 
 
 def parse_phase(pid: str | int) -> str:
     """'2' -> '2b', 3 -> '3'; raises ValueError on an unknown id."""
     key = str(pid).strip().lower()
-    key = _ALIASES.get(key, key)
+    key = PHASE_ALIASES.get(key, key)
     if key not in PHASE_IDS:
         raise ValueError(f"unknown phase {pid!r}: phase ids are {', '.join(PHASE_IDS)} ('2' means 2b)")
     return key
@@ -70,7 +68,7 @@ def _entries() -> dict[tuple[str, str], PhaseEntry]:
     import phases
 
     table = {}
-    for cls in phases.ALL:
+    for cls in phases.all_phases():
         e = PhaseEntry(
             arch=cls.arch,
             phase=cls.phase,

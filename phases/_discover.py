@@ -5,9 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from phases.base import GemmPhase
-
-_ORDER = ["0", "1", "2a", "2b", "3", "4", "5", "6"]
+from phases.base import PHASE_IDS, GemmPhase
 
 
 def collect(package_name: str, package_path) -> list[type[GemmPhase]]:
@@ -20,5 +18,5 @@ def collect(package_name: str, package_path) -> list[type[GemmPhase]]:
             if isinstance(obj, type) and issubclass(obj, GemmPhase) and obj.__module__ == mod.__name__:
                 if getattr(obj, "phase", None) is not None and not getattr(obj, "abstract", False):
                     found.append(obj)
-    found.sort(key=lambda cls: _ORDER.index(cls.phase))
+    found.sort(key=lambda cls: PHASE_IDS.index(cls.phase))
     return found

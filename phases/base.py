@@ -1,12 +1,19 @@
-"""The contract every phase kernel follows (sm90 and sm100 alike).
+"""The contract every phase kernel follows (sm90 and sm100 alike), and the one list of phase ids.
 
-A phase is a class with static configuration only (a frozen dataclass, the worklog's defaults) and a
+A phase is a class with static configuration (a frozen dataclass, the worklog's defaults) and a
 ``@cute.jit __call__(mA, mB, mC, stream)`` that builds its atoms and launches. The tensors it receives
-are always the same three views of the worklog's problem:
+are always the same three views of the problem, with **symbolic** extents: one compile serves every
+M, N, K the phase accepts (``divisibility`` says what the compiled code may assume about them).
 
 - ``mA``: (M, K) fp16, K contiguous (A row-major, "K-major"), stride (K, 1)
 - ``mB``: (N, K) fp16, N contiguous (B row-major [K, N] seen as (N, K), "N-major" / MN-major), stride (1, N)
 - ``mC``: (M, N) fp32, N contiguous (C row-major), stride (N, 1)
+
+What the harness reads from a kernel is declared here (``threads``, ``smem_bytes``, ``cluster``,
+``tmem_cols``) and filled in one step, ``_setup_attributes``, which ``__call__`` runs first (as
+CUTLASS's kernels do: smem sizes come from DSL layouts, so the step runs while tracing). The launch grid
+of a problem is ``grid(m, n, k)``: the same arithmetic serves the launch (DSL integers) and the
+host-side checks (Python integers).
 
 Nothing here imports ``cute_gemm``: the harness knows a phase only through these attributes.
 """
@@ -15,6 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 from typing import ClassVar
+
+# Every phase id, in ladder order. The one list: the registry, the CLI and the docs read it from here.
+# 2a = TMA loads, 2b = TMA + warp specialization; a bare "2" means 2b.
+PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6", "7", "8")
+PHASE_ALIASES = {"2": "2b"}
+
+ROW_ALIGN = 8  # N and K must be multiples of 8: 16-byte fp16 rows of A and B (TMA, 16-B cp.async)
+MAX_ELEMENTS = 2**31  # extents and element offsets are 32-bit in the compiled code
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,37 +43,101 @@ class TileConfig:
     cluster_m: int = 1  # CTAs per cluster along M
 
     def tile_m(self) -> int:
-        """Rows of C one cluster covers (the divisibility unit for M)."""
+        """Rows of C one cluster covers."""
         return self.bm * self.cluster_m
 
 
 class GemmPhase:
     """Base class of every phase kernel.
 
-    Subclasses set the class attributes and implement ``__call__`` as a ``@cute.jit`` method.
+    Subclasses set the class attributes, implement ``_setup_attributes`` and ``grid``, and implement
+    ``__call__`` as a ``@cute.jit`` method that calls ``self._setup_attributes()`` first.
     ``can_implement`` returns the list of reasons a problem cannot run (empty = it can).
     """
 
     arch: ClassVar[str]  # "sm90" or "sm100"
-    phase: ClassVar[str]  # "0", "1", "2a", "2b", "3", "4", "5", "6"
+    phase: ClassVar[str]  # one of PHASE_IDS
     Config: ClassVar[type] = TileConfig
     summary: ClassVar[str] = ""  # one line: what this kernel is
     adds: ClassVar[str] = ""  # one line: what it adds over the previous phase
     worklog: ClassVar[str] = ""  # the worklog's number for this phase (B300), or "" if none
+    # True: any M, N, K (N, K multiples of 8) -- partial tiles through TMA bounds (zero-filled loads,
+    # clipped stores) and predicated register stores. False: tile multiples only (the cp.async phases).
+    ragged: ClassVar[bool] = True
+
+    # --- what the harness reads: declared here, filled by _setup_attributes (config only, no shapes) ---
+    ATTRIBUTES: ClassVar[tuple[str, ...]] = ("threads", "smem_bytes", "cluster", "tmem_cols")
+    threads: int | None = None  # threads per CTA (the PTX's .reqntid)
+    smem_bytes: int | None = None  # dynamic shared memory per CTA that the launch asks for
+    cluster: tuple[int, int, int] | None = None  # CTAs per cluster (the PTX's .reqnctapercluster if > 1)
+    tmem_cols: int | None = None  # TMEM columns per CTA (sm100; None on sm90)
 
     def __init__(self, config: TileConfig | None = None):
         self.cfg = config if config is not None else self.Config()
+
+    # ---- filled while tracing ----
+    def _setup_attributes(self) -> None:
+        """Derive ``threads``, ``smem_bytes``, ``cluster`` (and ``tmem_cols``) from the config."""
+        raise NotImplementedError
+
+    def attributes(self) -> dict:
+        """What ``_setup_attributes`` filled in (after a compile); a phase that forgot one fails here."""
+        out = {name: getattr(self, name) for name in self.ATTRIBUTES}
+        missing = [k for k, v in out.items() if v is None and not (k == "tmem_cols" and self.arch == "sm90")]
+        if missing:
+            raise RuntimeError(f"{self.arch}:{self.phase} did not set {', '.join(missing)} in _setup_attributes")
+        return out
+
+    # ---- the problem side ----
+    @staticmethod
+    def problem_mnk(mA, mC):
+        """(M, N, K) of the contract's tensors: symbolic (DSL integers) in a compile for every shape."""
+        return mA.shape[0], mC.shape[1], mA.shape[1]
+
+    def grid(self, m, n, k) -> tuple:
+        """CTAs launched for an (m, n, k) problem as (x, y, z); Python or DSL integers alike."""
+        raise NotImplementedError
+
+    def divisibility(self) -> tuple[int, int, int]:
+        """What the compiled code may assume about (M, N, K): each is a multiple of this."""
+        c = self.cfg
+        if self.ragged:
+            return 1, ROW_ALIGN, ROW_ALIGN
+        return c.tile_m(), _lcm(c.bn, ROW_ALIGN), _lcm(c.bk, ROW_ALIGN)
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         """Reasons this kernel cannot compute an (m, n, k) problem; [] if it can."""
         c = self.cfg
         why = []
-        if m % c.tile_m():
-            why.append(f"M={m} is not a multiple of {c.tile_m()} (BM={c.bm} x cluster {c.cluster_m})")
-        if n % c.bn:
-            why.append(f"N={n} is not a multiple of BN={c.bn}")
-        if k % c.bk:
-            why.append(f"K={k} is not a multiple of BK={c.bk}")
-        if k < c.bk * max(1, c.stages - 1):
-            why.append(f"K={k} is shorter than the pipeline prologue ({c.stages - 1} stages of BK={c.bk})")
+        if min(m, n, k) < 1:
+            why.append(f"M, N, K must be >= 1, got {m}x{n}x{k} (cute_gemm.gemm handles empty problems itself)")
+            return why
+        for name, v in (("N", n), ("K", k)):
+            if v % ROW_ALIGN:
+                why.append(f"{name}={v} is not a multiple of {ROW_ALIGN}: rows of A, B and C must be 16-byte "
+                           f"multiples (8 fp16) for TMA and 16-byte copies")
+        for name, v in (("M*K", m * k), ("K*N", k * n), ("M*N", m * n)):
+            if v >= MAX_ELEMENTS:
+                why.append(f"{name}={v} elements: operands must hold fewer than 2^31 elements (32-bit offsets)")
+        if not self.ragged:
+            where = "use phase 2a or later for shapes that are not tile multiples"
+            if m % c.tile_m():
+                why.append(f"M={m} is not a multiple of {c.tile_m()} (BM={c.bm} x cluster {c.cluster_m}); {where}")
+            if n % c.bn:
+                why.append(f"N={n} is not a multiple of BN={c.bn}; {where}")
+            if k % c.bk:
+                why.append(f"K={k} is not a multiple of BK={c.bk}; {where}")
         return why
+
+    def shape_rule(self) -> str:
+        """What shapes this phase takes, in words (``cute-gemm list``)."""
+        dm, dn, dk = self.divisibility()
+        if self.ragged:
+            return f"any M; N, K multiples of {ROW_ALIGN}"
+        return f"M % {dm}, N % {dn}, K % {dk} == 0"
+
+
+def _lcm(a: int, b: int) -> int:
+    from math import gcd
+
+    return a * b // gcd(a, b)

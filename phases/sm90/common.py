@@ -17,17 +17,19 @@ from cutlass.cute.nvgpu import OperandMajorMode, cpasync
 from cutlass.tensor_utils import LayoutEnum
 
 WARPGROUP_THREADS = 128  # one warpgroup: the unit that issues a wgmma
+WARPS_PER_WARPGROUP = 4
 WGMMA_M = 64  # a wgmma instruction covers 64 rows; BM=128 is two of them along M
 COPY_BITS = 128  # one cp.async.cg moves 16 B = 8 fp16, the widest cp.async
 SMEM_ALIGN = 1024  # SW128 repeats every 8 rows x 128 B: the stage base must be 1024-B aligned
 
 
-def make_tiled_mma(bn: int) -> cute.TiledMma:
-    """One warpgroup's wgmma m64n{bn}k16 (fp16 x fp16 -> fp32, A and B read from smem descriptors).
+def make_tiled_mma(bn: int, consumer_warpgroups: int = 1) -> cute.TiledMma:
+    """wgmma ``m64n{bn}k16`` (fp16 x fp16 -> fp32, A and B read from smem descriptors) for 1 or 2 warpgroups.
 
-    A is K-major, B is MN-major (the worklog's row-major B). The tiled MMA covers 64 x bn per
-    instruction; partitioning a BM x bn tile with it repeats the instruction BM/64 times along M
-    (for BM=128: two wgmma per k16 step, 2 x 64 fp32 accumulator registers per thread).
+    A is K-major, B is MN-major (the worklog's row-major B: the transpose bit of the instruction). The
+    atom covers 64 rows. With one warpgroup and BM=128 the warpgroup issues it twice per k16 step (rows
+    0-63 and 64-127, 2 x 64 fp32 accumulator registers per thread); with two consumer warpgroups,
+    warpgroup w owns rows 64w..64w+63.
     """
     return sm90_utils.make_trivial_tiled_mma(
         cutlass.Float16,
@@ -35,7 +37,7 @@ def make_tiled_mma(bn: int) -> cute.TiledMma:
         OperandMajorMode.K,
         OperandMajorMode.MN,
         cutlass.Float32,
-        atom_layout_mnk=(1, 1, 1),
+        atom_layout_mnk=(consumer_warpgroups, 1, 1),
         tiler_mn=(WGMMA_M, bn),
     )
 
@@ -87,18 +89,41 @@ def make_g2s_copy_b(bn: int, threads: int = WARPGROUP_THREADS) -> cute.TiledCopy
     return cute.make_tiled_copy_tv(_g2s_atom(), thr_layout, cute.make_layout((vec, 1)))
 
 
-def store_acc_to_gmem(tiled_mma: cute.TiledMma, tidx, acc: cute.Tensor, gC: cute.Tensor) -> None:
+@cute.jit
+def store_acc_to_gmem(
+    tiled_mma: cute.TiledMma,
+    tidx,
+    acc: cute.Tensor,
+    mC: cute.Tensor,
+    tile_mn: cutlass.Constexpr,
+    m_tile,
+    n_tile,
+):
     """Epilogue: write the fp32 accumulator registers straight to C with st.global.
 
     - ``tiled_mma``: the tiled MMA that produced ``acc`` (e.g. ``make_tiled_mma(bn)``).
     - ``tidx``: this thread's index inside that tiled MMA's threads (``thread_idx`` for one
       warpgroup; for several consumer warpgroups, the index relative to the first consumer thread).
     - ``acc``: the accumulator fragment, ``make_rmem_tensor(thr_mma.partition_shape_C(tile), Float32)``.
-    - ``gC``: this CTA's (BM, BN) tile of C (fp32, N contiguous), e.g. ``local_tile(mC, (BM, BN), ...)``.
+    - ``mC``: all of C (fp32, N contiguous, symbolic extents); ``tile_mn`` = (BM, BN); this CTA's tile
+      is (``m_tile``, ``n_tile``).
 
     wgmma leaves each thread pairs of adjacent columns, so the stores are 8-B ``st.global.v2.f32``:
-    scattered, but each warp's stores to one row cover full 32-B sectors. The caller must have waited
-    for every wgmma writing ``acc`` (``warpgroup.wait_group(0)``).
+    scattered, but each warp's stores to one row cover full 32-B sectors. A tile that sticks out of C
+    (M or N not a multiple of the tile) stores element by element, each predicated on its coordinate
+    (an identity tensor partitioned like C); whole tiles, all of them for tile-multiple shapes, keep
+    the unpredicated vector stores. The caller must have waited for every wgmma writing ``acc``
+    (``warpgroup.wait_group(0)``).
     """
-    tCgC = tiled_mma.get_slice(tidx).partition_C(gC)
-    cute.autovec_copy(acc, tCgC)
+    thr_mma = tiled_mma.get_slice(tidx)
+    tCgC = thr_mma.partition_C(cute.local_tile(mC, tile_mn, (m_tile, n_tile)))
+    m_end = (m_tile + 1) * tile_mn[0]
+    n_end = (n_tile + 1) * tile_mn[1]
+    if m_end <= mC.shape[0] and n_end <= mC.shape[1]:
+        cute.autovec_copy(acc, tCgC)
+    else:
+        cC = cute.local_tile(cute.make_identity_tensor(mC.shape), tile_mn, (m_tile, n_tile))
+        tCcC = thr_mma.partition_C(cC)  # (m, n) of each accumulator element
+        for i in cutlass.range_constexpr(cute.size(acc)):
+            if cute.elem_less(tCcC[i], mC.shape):
+                tCgC[i] = acc[i]

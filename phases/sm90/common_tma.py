@@ -1,31 +1,27 @@
-"""Plumbing shared by the sm90 TMA phases (2a, 2b, 3, 4, 5); none of it changes between them.
+"""Plumbing shared by the sm90 TMA phases (2a and later); none of it changes between them.
 
 - ``TmaConfig``: the tile/stage fields of those phases (BK=64, the grouped raster's band height).
-- the wgmma tiled MMA for one or two consumer warpgroups (``m64nBNk16``, A K-major and B N-major
-  read from smem, fp32 accumulators).
 - the TMA load atoms for A and B, and the shared-storage struct: full/empty mbarriers + the stage ring.
-- the grouped raster: which (m, n) tile a CTA (or a cluster) computes.
-Re-exported from ``phases.sm90.common`` (phases 0-1's plumbing, unchanged): the staged smem layouts
-wgmma reads (``make_smem_layouts``; with BK=64 A gets SW128: a 64-element fp16 K-row is exactly one
-128-B swizzle span; N-major B is SW128 as before) and the register epilogue ``store_acc_to_gmem``
-(accumulators -> ``st.global.v2.f32``; phases 2a-4, phase 5 replaces it).
+- ``cluster_tile_coord``: which (m, n) tile a CTA of a cluster computes in the grouped raster.
+- the pieces the persistent phases (6 and later) run once per tile, as ``@cute.jit`` helpers so each
+  is written once: the producer's k-tile loads, the consumers' wgmma mainloop, and the store of one
+  C slab through a staging buffer and a TMA store.
 
-Nothing here is a kernel; the phases' ``kernel`` bodies read top to bottom on their own.
+The phases take the rest from ``phases.sm90.common`` (the wgmma tiled MMA, the staged smem layouts --
+with BK=64 A gets SW128: a 64-element fp16 K-row is exactly one 128-B swizzle span; N-major B is
+SW128 as before -- and the register epilogue of phases 2a-4) and ``phases.raster`` (the grouped tile
+order). Nothing here is a kernel; the phases' ``kernel`` bodies read top to bottom on their own.
 """
 
 import dataclasses
 
 import cutlass
 import cutlass.cute as cute
-import cutlass.utils.hopper_helpers as sm90_utils
-from cutlass.cute.nvgpu import OperandMajorMode, cpasync
+from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from phases.base import TileConfig
-from phases.raster import grouped_tile_coord  # noqa: F401  (the phases call it as common.grouped_tile_coord)
-from phases.sm90.common import SMEM_ALIGN, WGMMA_M, make_smem_layouts, store_acc_to_gmem  # noqa: F401
-
-WARPGROUP = 128  # threads per warpgroup: the unit that issues one wgmma
-WARPS_PER_WARPGROUP = 4
+from phases.raster import ceil_div, grouped_tile_coord
+from phases.sm90.common import SMEM_ALIGN
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,23 +37,6 @@ class TmaConfig(TileConfig):
     def stage_bytes(self) -> int:
         """Bytes one A+B stage holds (what the full barrier's expect_tx arms, summed over the cluster)."""
         return (self.bm + self.bn) * self.bk * 2
-
-
-def make_tiled_mma(bn: int, consumer_warpgroups: int) -> cute.TiledMma:
-    """``m64n{bn}k16`` wgmma, fp16 A (K-major) and B (N-major) from smem, fp32 accumulators.
-
-    The atom covers 64 rows. With one consumer warpgroup and BM=128 the warpgroup issues it twice per
-    k16 (rows 0-63 and 64-127); with two, warpgroup w owns rows 64w..64w+63.
-    """
-    return sm90_utils.make_trivial_tiled_mma(
-        cutlass.Float16,
-        cutlass.Float16,
-        OperandMajorMode.K,  # A (M,K) stride (K,1)
-        OperandMajorMode.MN,  # B (N,K) stride (1,N): the transpose bit of the wgmma instruction
-        cutlass.Float32,
-        (consumer_warpgroups, 1, 1),
-        tiler_mn=(WGMMA_M, bn),
-    )
 
 
 def make_tma_load(gmem: cute.Tensor, smem_layout_staged, tile_mk, num_multicast: int = 1):
@@ -82,3 +61,87 @@ def make_shared_storage(stages: int, sA_layout, sB_layout):
         sB: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, cute.cosize(sB_layout)], SMEM_ALIGN]
 
     return SharedStorage
+
+
+def cluster_tile_coord(linear_cluster, tiles_m, tiles_n, cfg: TmaConfig, cta_rank):
+    """(m, n) tile of CTA ``cta_rank`` of the ``linear_cluster``-th cluster in the grouped raster.
+
+    The raster walks cluster tiles (``cluster_m`` M-tiles stacked); the CTAs of a cluster take adjacent
+    M tiles of the same N tile, i.e. the same B k-tiles, which is what lets them share B by multicast.
+    """
+    m_pair, n_tile = grouped_tile_coord(
+        linear_cluster, ceil_div(tiles_m, cfg.cluster_m), tiles_n, cfg.group_m // cfg.cluster_m
+    )
+    return m_pair * cfg.cluster_m + cta_rank, n_tile
+
+
+@cute.jit
+def load_k_tiles(
+    ab_pipeline, prod_state, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB, m_tile, n_tile, k_first, k_count,
+    b_mcast_mask,
+):
+    """Producer: k-tiles [k_first, k_first + k_count) of tile (m_tile, n_tile) into the ring.
+
+    ``tAgA`` / ``tBgB`` are the TMA partitions of every tile, (box, tiles, k_tiles). Each stage: wait
+    until empty[s] (its last readers are done), arm full[s] with the stage's bytes, issue A's box and
+    this CTA's slice of B's box (multicast to ``b_mcast_mask``). Returns the advanced ring state.
+    """
+    for kt in cutlass.range(k_count, unroll=1):
+        ab_pipeline.producer_acquire(prod_state)  # empty wait + arrive.expect_tx on full[s]
+        full = ab_pipeline.producer_get_barrier(prod_state)
+        cute.copy(tma_atom_a, tAgA[(None, m_tile, k_first + kt)], tAsA[(None, prod_state.index)], tma_bar_ptr=full)
+        cute.copy(
+            tma_atom_b, tBgB[(None, n_tile, k_first + kt)], tBsB[(None, prod_state.index)],
+            tma_bar_ptr=full, mcast_mask=b_mcast_mask,
+        )
+        prod_state.advance()
+    return prod_state
+
+
+@cute.jit
+def mma_k_tiles(ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count):
+    """Consumers: ``k_count`` stages of the ring into ``acc``, one wgmma batch in flight.
+
+    Each stage: wait full[s], issue its BK/16 wgmma, keep that batch in flight (``wait_group 1``) and
+    release the previous stage, whose batch is now done. At the end every wgmma has completed and every
+    stage read is released, so the producer may refill them while the epilogue runs. Returns the two
+    advanced ring states.
+    """
+    num_k_blocks = cute.size(tCrA, mode=[2])  # BK / 16
+    for kt in cutlass.range(k_count, unroll=1):
+        ab_pipeline.consumer_wait(read_state)  # full[s]: the stage's TMA bytes have landed
+        warpgroup.fence()
+        for kb in cutlass.range_constexpr(num_k_blocks):
+            kc = (None, None, kb, read_state.index)
+            cute.gemm(tiled_mma, acc, tCrA[kc], tCrB[kc], acc)
+        warpgroup.commit_group()
+        warpgroup.wait_group(1)
+        if kt > 0:
+            ab_pipeline.consumer_release(release_state)
+            release_state.advance()
+        read_state.advance()
+    warpgroup.wait_group(0)
+    ab_pipeline.consumer_release(release_state)  # the last stage: the producer may reuse it right away
+    release_state.advance()
+    return read_state, release_state
+
+
+@cute.jit
+def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, store_thread,
+               epi_stages: cutlass.Constexpr):
+    """One C slab: registers -> its smem staging buffer -> an asynchronous TMA store.
+
+    Every consumer thread writes its values of the slab (``src`` -> ``tCsC_slab``, st.shared) and makes
+    them visible to the TMA's async proxy; the store thread first lets at most ``epi_stages - 2`` of its
+    earlier stores still be reading smem, so the buffer the *next* slab overwrites is free once all
+    threads pass the named barrier; then it issues this slab's store as its own bulk group. Nobody waits
+    for a store to reach global memory (the caller waits, read-side, before smem may be released).
+    """
+    cute.autovec_copy(src, tCsC_slab)
+    cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)
+    if store_thread:
+        cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)
+    epi_barrier.arrive_and_wait()  # the slab is in smem, and the next slab's buffer is free
+    if store_thread:
+        cute.copy(tma_atom_c, bSG_sC_buf, bSG_gC_box)
+        cute.arch.cp_async_bulk_commit_group()

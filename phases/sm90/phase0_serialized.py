@@ -18,7 +18,8 @@ Unlike the worklog's phases 0-1, the cp.async writes (generic proxy) are ordered
 reads (async proxy) with ``fence.proxy.async.shared::cta``: correct by guarantee, not by timing.
 
 Constraints:
-- M % BM == 0, N % BN == 0, K % BK == 0 (no predication); A, B, C 16-B aligned rows.
+- M % BM == 0, N % BN == 0, K % BK == 0 (no predication; phase 2a on takes any shape); one compile
+  serves all such shapes (symbolic M, N, K); A, B, C 16-B aligned rows.
 - Exactly 2 stages; BM a multiple of 64 (wgmma M); BK a multiple of 16 (wgmma K) and BK/8 dividing
   128 copy threads; BN in {64, 128, 256} (SW128 B atoms); BM x BN <= 128 x 128 (accumulator registers).
 """
@@ -52,6 +53,7 @@ class Sm90Phase0(GemmPhase):
     summary = "cp.async 2-stage double buffer, one warpgroup, wgmma waited (wait_group 0) every k-block"
     adds = "baseline: cp.async 16 B into swizzled smem, wgmma m64n128k16 x2, register epilogue"
     worklog = "713 TFLOP/s at 4096^3, 460 at M=1024 (B300, tcgen05)"
+    ragged = False  # whole 16-B cp.async vectors and whole-tile stores: tile multiples only
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         why = super().can_implement(m, n, k)
@@ -69,20 +71,25 @@ class Sm90Phase0(GemmPhase):
             why.append(f"BK={c.bk}: needs a multiple of 16 whose 16-B vectors per row divide 128 threads")
         return why
 
+    def _setup_attributes(self):
+        self.threads = common.WARPGROUP_THREADS
+        self.smem_bytes = 0  # both stages are static smem (32 KB at the defaults)
+        self.cluster = (1, 1, 1)
+
+    def grid(self, m, n, k):
+        return (m // self.cfg.bm, n // self.cfg.bn, 1)  # one CTA per tile (tile multiples only)
+
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
         c = self.cfg
         tiled_mma = common.make_tiled_mma(c.bn)
         sA_layout, sB_layout = common.make_smem_layouts(c.bm, c.bn, c.bk, 2)
         g2s_A = common.make_g2s_copy_a(c.bk)
         g2s_B = common.make_g2s_copy_b(c.bn)
 
-        self.threads = common.WARPGROUP_THREADS
-        self.smem_bytes = 0  # both stages are static smem (32 KB at the defaults)
-
-        grid = (cute.size(mC, mode=[0]) // c.bm, cute.size(mC, mode=[1]) // c.bn, 1)
         self.kernel(mA, mB, mC, tiled_mma, g2s_A, g2s_B, sA_layout, sB_layout).launch(
-            grid=grid, block=[self.threads, 1, 1], stream=stream
+            grid=self.grid(*self.problem_mnk(mA, mC)), block=[self.threads, 1, 1], stream=stream
         )
 
     @cute.kernel

@@ -25,12 +25,12 @@ previous wgmma, so the copies overlap less than phase 0's); NS=3 553-557 / 478-4
 ``wait_group 1`` costs ~1% (558 / 482 without it at NS=3: within noise).
 
 Constraints:
-- M % BM == 0, N % BN == 0, K % BK == 0 (no predication), K >= (NSTAGES-1) * BK; 16-B aligned rows.
+- M % BM == 0, N % BN == 0, K % BK == 0 (no predication; phase 2a on takes any shape); one compile
+  serves all such shapes (symbolic M, N, K); 16-B aligned rows.
 - NSTAGES >= 2; BM a multiple of 64 (wgmma M); BK a multiple of 16 (wgmma K) and BK/8 dividing
   128 copy threads; BN in {64, 128, 256} (SW128 B atoms); BM x BN <= 128 x 128 (accumulator registers).
 """
 
-from __future__ import annotations
 
 import dataclasses
 
@@ -59,6 +59,7 @@ class Sm90Phase1(GemmPhase):
     summary = "cp.async NSTAGES ring in dynamic smem, one warpgroup, one wgmma batch in flight (wait_group 1)"
     adds = "loads NSTAGES-1 tiles ahead; the wgmma wait moves to just before its slot is refilled"
     worklog = "824 TFLOP/s at 4096^3 (NS=2 809, NS=3 801), ~478 at M=1024 (B300, tcgen05)"
+    ragged = False  # whole 16-B cp.async vectors and whole-tile stores: tile multiples only
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         why = super().can_implement(m, n, k)
@@ -76,13 +77,10 @@ class Sm90Phase1(GemmPhase):
             why.append(f"BK={c.bk}: needs a multiple of 16 whose 16-B vectors per row divide 128 threads")
         return why
 
-    @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def _setup_attributes(self):
         c = self.cfg
-        tiled_mma = common.make_tiled_mma(c.bn)
         sA_layout, sB_layout = common.make_smem_layouts(c.bm, c.bn, c.bk, c.stages)
-        g2s_A = common.make_g2s_copy_a(c.bk)
-        g2s_B = common.make_g2s_copy_b(c.bn)
+        self.sA_layout, self.sB_layout = sA_layout, sB_layout
 
         # Dynamic smem: both rings 1024-B aligned, so every slot of each is too (16 KB-multiple strides).
         @cute.struct
@@ -97,10 +95,21 @@ class Sm90Phase1(GemmPhase):
         self.shared_storage = SharedStorage
         self.threads = common.WARPGROUP_THREADS
         self.smem_bytes = SharedStorage.size_in_bytes()
+        self.cluster = (1, 1, 1)
 
-        grid = (cute.size(mC, mode=[0]) // c.bm, cute.size(mC, mode=[1]) // c.bn, 1)
-        self.kernel(mA, mB, mC, tiled_mma, g2s_A, g2s_B, sA_layout, sB_layout).launch(
-            grid=grid, block=[self.threads, 1, 1], stream=stream
+    def grid(self, m, n, k):
+        return (m // self.cfg.bm, n // self.cfg.bn, 1)  # one CTA per tile (tile multiples only)
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
+        c = self.cfg
+        tiled_mma = common.make_tiled_mma(c.bn)
+        g2s_A = common.make_g2s_copy_a(c.bk)
+        g2s_B = common.make_g2s_copy_b(c.bn)
+        self.kernel(mA, mB, mC, tiled_mma, g2s_A, g2s_B, self.sA_layout, self.sB_layout).launch(
+            grid=self.grid(*self.problem_mnk(mA, mC)), block=[self.threads, 1, 1], smem=self.smem_bytes,
+            stream=stream,
         )
 
     @cute.kernel
@@ -148,11 +157,12 @@ class Sm90Phase1(GemmPhase):
 
         k_tiles = cute.size(gA, mode=[2])
 
-        # Prologue: tiles 0..NSTAGES-2 into slots 0..NSTAGES-2, one cp.async group per tile
-        # (can_implement guarantees K >= (NSTAGES-1) * BK).
+        # Prologue: tiles 0..NSTAGES-2 into slots 0..NSTAGES-2, one cp.async group per tile (an empty
+        # group past the last tile, so group j stays tile j for any K).
         for t in cutlass.range_constexpr(NSTAGES - 1):
-            cute.copy(g2s_A, tAgA[None, None, None, t], tAsA[None, None, None, t])
-            cute.copy(g2s_B, tBgB[None, None, None, t], tBsB[None, None, None, t])
+            if t < k_tiles:
+                cute.copy(g2s_A, tAgA[None, None, None, t], tAsA[None, None, None, t])
+                cute.copy(g2s_B, tBgB[None, None, None, t], tBsB[None, None, None, t])
             cute.arch.cp_async_commit_group()
 
         for k_tile in cutlass.range(k_tiles, unroll=1):

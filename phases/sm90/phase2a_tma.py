@@ -23,8 +23,12 @@ of 228 KiB; 154 registers x 128 threads) and one CTA's pipeline fill and epilogu
 mainloop. H200, TFLOP/s at 4096^3 / 1024x4096x4096 (medians of 20, two runs): NS=3 610-623 /
 545-562, NS=4 (one CTA per SM) 554 / 437-440, NS=6 595-608 / 524-526.
 
+Any shape: the tile counts are runtime values (one compile serves every M, N, K); a box that sticks
+out of A or B is zero-filled by the TMA (a partial last k-tile adds zeros), and the epilogue stores a
+partial tile of C element by element, predicated on the coordinates (whole tiles keep vector stores).
+
 Constraints:
-- M % 128 == 0, N % 128 == 0, K % 64 == 0 (TMA boxes are never partial: no predication).
+- N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1.
 - A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
 """
 
@@ -37,11 +41,13 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from phases.base import GemmPhase
-from phases.sm90 import common_tma as common
+from phases.raster import ceil_div, grouped_tile_coord
+from phases.sm90 import common
+from phases.sm90 import common_tma as ct
 
 
 @dataclasses.dataclass(frozen=True)
-class Sm90Phase2aConfig(common.TmaConfig):
+class Sm90Phase2aConfig(ct.TmaConfig):
     bm: int = 128
     bn: int = 128
     bk: int = 64
@@ -60,22 +66,27 @@ class Sm90Phase2a(GemmPhase):
 
     consumer_warpgroups = 1
 
+    def _setup_attributes(self):
+        cfg = self.cfg
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
+        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout)
+        self.smem_bytes = self.shared_storage.size_in_bytes()
+        self.threads = common.WARPGROUP_THREADS * self.consumer_warpgroups
+        self.cluster = (1, 1, 1)
+
+    def grid(self, m, n, k):
+        return (ceil_div(m, self.cfg.bm) * ceil_div(n, self.cfg.bn), 1, 1)  # one CTA per tile, 1-D for the raster
+
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
         cfg = self.cfg
         tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups)
-        sA_layout, sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
-        tma_atom_a, tma_a = common.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
-        tma_atom_b, tma_b = common.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk))
+        tma_atom_a, tma_a = ct.make_tma_load(mA, self.sA_layout, (cfg.bm, cfg.bk))
+        tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk))
 
-        self.shared_storage = common.make_shared_storage(cfg.stages, sA_layout, sB_layout)
-        self.smem_bytes = self.shared_storage.size_in_bytes()
-        self.threads = common.WARPGROUP * self.consumer_warpgroups
-        tiles_m = cute.size(mC, mode=[0]) // cfg.bm
-        tiles_n = cute.size(mC, mode=[1]) // cfg.bn
-
-        self.kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, mC, tiled_mma, sA_layout, sB_layout).launch(
-            grid=[tiles_m * tiles_n, 1, 1],
+        self.kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, mC, tiled_mma, self.sA_layout, self.sB_layout).launch(
+            grid=self.grid(*self.problem_mnk(mA, mC)),
             block=[self.threads, 1, 1],
             smem=self.smem_bytes,
             stream=stream,
@@ -102,9 +113,8 @@ class Sm90Phase2a(GemmPhase):
             cpasync.prefetch_descriptor(tma_atom_a)
             cpasync.prefetch_descriptor(tma_atom_b)
 
-        tiles_m = cute.size(mC, mode=[0]) // BM
-        tiles_n = cute.size(mC, mode=[1]) // BN
-        m_tile, n_tile = common.grouped_tile_coord(bidx, tiles_m, tiles_n, cfg.group_m)
+        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
+        m_tile, n_tile = grouped_tile_coord(bidx, tiles_m, tiles_n, cfg.group_m)
 
         # ---- smem: barriers + A/B rings ----
         smem = cutlass.memory.SmemAllocator()
@@ -128,7 +138,6 @@ class Sm90Phase2a(GemmPhase):
         # ---- this CTA's tiles and their TMA / MMA partitions ----
         gA = cute.local_tile(mA, (BM, BK), (m_tile, None))  # (BM, BK, k_tiles)
         gB = cute.local_tile(mB, (BN, BK), (n_tile, None))  # (BN, BK, k_tiles)
-        gC = cute.local_tile(mC, (BM, BN), (m_tile, n_tile))  # (BM, BN)
         # one CTA, no multicast: the TMA partition is the whole box
         tAsA, tAgA = cpasync.tma_partition(
             tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
@@ -141,7 +150,7 @@ class Sm90Phase2a(GemmPhase):
         thr_mma = tiled_mma.get_slice(tidx)
         tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
         tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
-        acc = cute.make_rmem_tensor(thr_mma.partition_C(gC).shape, cutlass.Float32)
+        acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((BM, BN)), cutlass.Float32)
         acc.fill(0.0)
         tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
         num_k_blocks = cute.size(tCrA, mode=[2])  # BK / 16
@@ -186,4 +195,4 @@ class Sm90Phase2a(GemmPhase):
         ab_pipeline.consumer_release(release_state)
 
         # ---- epilogue: registers -> st.global fp32 ----
-        common.store_acc_to_gmem(tiled_mma, tidx, acc, gC)
+        common.store_acc_to_gmem(tiled_mma, tidx, acc, mC, (BM, BN), m_tile, n_tile)

@@ -34,11 +34,13 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from phases.base import GemmPhase
-from phases.sm90 import common_tma as common
+from phases.raster import ceil_div, grouped_tile_coord
+from phases.sm90 import common
+from phases.sm90 import common_tma as ct
 
 
 @dataclasses.dataclass(frozen=True)
-class Sm90Phase3Config(common.TmaConfig):
+class Sm90Phase3Config(ct.TmaConfig):
     bm: int = 128
     bn: int = 256
     bk: int = 64
@@ -62,22 +64,29 @@ class Sm90Phase3(GemmPhase):
     producer_regs = 40
     consumer_regs = 232
 
+    def _setup_attributes(self):
+        cfg = self.cfg
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
+        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout)
+        self.smem_bytes = self.shared_storage.size_in_bytes()
+        self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
+        self.cluster = (cfg.cluster_m, 1, 1)
+
+    def grid(self, m, n, k):
+        # one CTA per tile, 1-D for the raster
+        return (ceil_div(m, self.cfg.tile_m()) * self.cfg.cluster_m * ceil_div(n, self.cfg.bn), 1, 1)
+
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
         cfg = self.cfg
+        sA_layout, sB_layout = self.sA_layout, self.sB_layout
         tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups)
-        sA_layout, sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
-        tma_atom_a, tma_a = common.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
-        tma_atom_b, tma_b = common.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk))
-
-        self.shared_storage = common.make_shared_storage(cfg.stages, sA_layout, sB_layout)
-        self.smem_bytes = self.shared_storage.size_in_bytes()
-        self.threads = common.WARPGROUP * (1 + self.consumer_warpgroups)  # producer + consumers
-        tiles_m = cute.size(mC, mode=[0]) // cfg.bm
-        tiles_n = cute.size(mC, mode=[1]) // cfg.bn
+        tma_atom_a, tma_a = ct.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
+        tma_atom_b, tma_b = ct.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk))
 
         self.kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, mC, tiled_mma, sA_layout, sB_layout).launch(
-            grid=[tiles_m * tiles_n, 1, 1],
+            grid=self.grid(*self.problem_mnk(mA, mC)),
             block=[self.threads, 1, 1],
             smem=self.smem_bytes,
             # .minnctapersm: fixes the entry register count (168) that setmaxnreg moves registers from
@@ -107,9 +116,8 @@ class Sm90Phase3(GemmPhase):
             cpasync.prefetch_descriptor(tma_atom_a)
             cpasync.prefetch_descriptor(tma_atom_b)
 
-        tiles_m = cute.size(mC, mode=[0]) // BM
-        tiles_n = cute.size(mC, mode=[1]) // BN
-        m_tile, n_tile = common.grouped_tile_coord(bidx, tiles_m, tiles_n, cfg.group_m)
+        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
+        m_tile, n_tile = grouped_tile_coord(bidx, tiles_m, tiles_n, cfg.group_m)
 
         # ---- smem: barriers + A/B rings ----
         smem = cutlass.memory.SmemAllocator()
@@ -133,7 +141,6 @@ class Sm90Phase3(GemmPhase):
         # ---- this CTA's tiles and their TMA / MMA partitions ----
         gA = cute.local_tile(mA, (BM, BK), (m_tile, None))  # (BM, BK, k_tiles)
         gB = cute.local_tile(mB, (BN, BK), (n_tile, None))  # (BN, BK, k_tiles)
-        gC = cute.local_tile(mC, (BM, BN), (m_tile, n_tile))  # (BM, BN)
         # one CTA, no multicast: the TMA partition is the whole box
         tAsA, tAgA = cpasync.tma_partition(
             tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
@@ -143,7 +150,7 @@ class Sm90Phase3(GemmPhase):
         )
         k_tiles = cute.size(gA, mode=[2])
 
-        warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP)
+        warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
 
         # ---- producer warpgroup: one thread of warp 0 streams A/B k-tiles into the ring ----
         if warp_group_idx == 0:
@@ -160,11 +167,11 @@ class Sm90Phase3(GemmPhase):
         # ---- consumer warpgroups: wgmma mainloop, then the epilogue ----
         if warp_group_idx > 0:
             cute.arch.setmaxregister_increase(self.consumer_regs)
-            mma_tidx = tidx - common.WARPGROUP
+            mma_tidx = tidx - common.WARPGROUP_THREADS
             thr_mma = tiled_mma.get_slice(mma_tidx)
             tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
             tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
-            acc = cute.make_rmem_tensor(thr_mma.partition_C(gC).shape, cutlass.Float32)
+            acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((BM, BN)), cutlass.Float32)
             acc.fill(0.0)
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
             num_k_blocks = cute.size(tCrA, mode=[2])  # BK / 16
@@ -189,4 +196,4 @@ class Sm90Phase3(GemmPhase):
             ab_pipeline.consumer_release(release_state)
 
             # ---- epilogue: registers -> st.global fp32 ----
-            common.store_acc_to_gmem(tiled_mma, mma_tidx, acc, gC)
+            common.store_acc_to_gmem(tiled_mma, mma_tidx, acc, mC, (BM, BN), m_tile, n_tile)

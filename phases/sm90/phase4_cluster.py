@@ -38,11 +38,13 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from phases.base import GemmPhase
-from phases.sm90 import common_tma as common
+from phases.raster import ceil_div
+from phases.sm90 import common
+from phases.sm90 import common_tma as ct
 
 
 @dataclasses.dataclass(frozen=True)
-class Sm90Phase4Config(common.TmaConfig):
+class Sm90Phase4Config(ct.TmaConfig):
     bm: int = 128
     bn: int = 256
     bk: int = 64
@@ -67,29 +69,30 @@ class Sm90Phase4(GemmPhase):
     producer_regs = 40
     consumer_regs = 232
 
-    def can_implement(self, m: int, n: int, k: int) -> list[str]:
-        why = super().can_implement(m, n, k)  # includes M % (BM x cluster_m)
-        if why and m % (self.cfg.bm * self.cfg.cluster_m):
-            why.append("phase 4 pairs CTAs along M; phase 3 needs only M % 128 == 0")
-        return why
+    def _setup_attributes(self):
+        cfg = self.cfg
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
+        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout)
+        self.smem_bytes = self.shared_storage.size_in_bytes()
+        self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
+        self.cluster = (cfg.cluster_m, 1, 1)
+
+    def grid(self, m, n, k):
+        # one CTA per tile, 1-D for the raster; clusters of cluster_m CTAs cover cluster_m tiles along M
+        return (ceil_div(m, self.cfg.tile_m()) * self.cfg.cluster_m * ceil_div(n, self.cfg.bn), 1, 1)
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
         cfg = self.cfg
+        sA_layout, sB_layout = self.sA_layout, self.sB_layout
         tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups)
-        sA_layout, sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
-        tma_atom_a, tma_a = common.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
+        tma_atom_a, tma_a = ct.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
         # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
-        tma_atom_b, tma_b = common.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
-
-        self.shared_storage = common.make_shared_storage(cfg.stages, sA_layout, sB_layout)
-        self.smem_bytes = self.shared_storage.size_in_bytes()
-        self.threads = common.WARPGROUP * (1 + self.consumer_warpgroups)  # producer + consumers
-        tiles_m = cute.size(mC, mode=[0]) // cfg.bm
-        tiles_n = cute.size(mC, mode=[1]) // cfg.bn
+        tma_atom_b, tma_b = ct.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
 
         self.kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, mC, tiled_mma, sA_layout, sB_layout).launch(
-            grid=[tiles_m * tiles_n, 1, 1],
+            grid=self.grid(*self.problem_mnk(mA, mC)),
             block=[self.threads, 1, 1],
             cluster=[cfg.cluster_m, 1, 1],  # consecutive block ids pair up
             smem=self.smem_bytes,
@@ -120,14 +123,10 @@ class Sm90Phase4(GemmPhase):
             cpasync.prefetch_descriptor(tma_atom_a)
             cpasync.prefetch_descriptor(tma_atom_b)
 
-        tiles_m = cute.size(mC, mode=[0]) // BM
-        tiles_n = cute.size(mC, mode=[1]) // BN
+        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
         # raster over clusters; the pair's CTAs take adjacent M tiles of the same N tile (same B)
         cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-        m_pair, n_tile = common.grouped_tile_coord(
-            bidx // cfg.cluster_m, tiles_m // cfg.cluster_m, tiles_n, cfg.group_m // cfg.cluster_m
-        )
-        m_tile = m_pair * cfg.cluster_m + cta_rank
+        m_tile, n_tile = ct.cluster_tile_coord(bidx // cfg.cluster_m, tiles_m, tiles_n, cfg, cta_rank)
 
         # ---- smem: barriers + A/B rings ----
         smem = cutlass.memory.SmemAllocator()
@@ -157,7 +156,6 @@ class Sm90Phase4(GemmPhase):
         # ---- this CTA's tiles and their TMA / MMA partitions ----
         gA = cute.local_tile(mA, (BM, BK), (m_tile, None))  # (BM, BK, k_tiles)
         gB = cute.local_tile(mB, (BN, BK), (n_tile, None))  # (BN, BK, k_tiles)
-        gC = cute.local_tile(mC, (BM, BN), (m_tile, n_tile))  # (BM, BN)
         # A is this CTA's alone: the TMA partition is the whole box
         tAsA, tAgA = cpasync.tma_partition(
             tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
@@ -168,7 +166,7 @@ class Sm90Phase4(GemmPhase):
         )
         k_tiles = cute.size(gA, mode=[2])
 
-        warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP)
+        warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
 
         # ---- producer warpgroup: one thread of warp 0 streams A/B k-tiles into the ring ----
         if warp_group_idx == 0:
@@ -190,11 +188,11 @@ class Sm90Phase4(GemmPhase):
         # ---- consumer warpgroups: wgmma mainloop, then the epilogue ----
         if warp_group_idx > 0:
             cute.arch.setmaxregister_increase(self.consumer_regs)
-            mma_tidx = tidx - common.WARPGROUP
+            mma_tidx = tidx - common.WARPGROUP_THREADS
             thr_mma = tiled_mma.get_slice(mma_tidx)
             tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
             tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
-            acc = cute.make_rmem_tensor(thr_mma.partition_C(gC).shape, cutlass.Float32)
+            acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((BM, BN)), cutlass.Float32)
             acc.fill(0.0)
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
             num_k_blocks = cute.size(tCrA, mode=[2])  # BK / 16
@@ -219,4 +217,4 @@ class Sm90Phase4(GemmPhase):
             ab_pipeline.consumer_release(release_state)
 
             # ---- epilogue: registers -> st.global fp32 ----
-            common.store_acc_to_gmem(tiled_mma, mma_tidx, acc, gC)
+            common.store_acc_to_gmem(tiled_mma, mma_tidx, acc, mC, (BM, BN), m_tile, n_tile)

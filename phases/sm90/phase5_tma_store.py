@@ -62,11 +62,13 @@ from cutlass.cute.nvgpu import cpasync, warpgroup
 from cutlass.tensor_utils import LayoutEnum
 
 from phases.base import GemmPhase
-from phases.sm90 import common_tma as common
+from phases.raster import ceil_div
+from phases.sm90 import common
+from phases.sm90 import common_tma as ct
 
 
 @dataclasses.dataclass(frozen=True)
-class Sm90Phase5Config(common.TmaConfig):
+class Sm90Phase5Config(ct.TmaConfig):
     bm: int = 128
     bn: int = 256
     bk: int = 64
@@ -92,20 +94,27 @@ class Sm90Phase5(GemmPhase):
     producer_regs = 40
     consumer_regs = 232
 
-    def can_implement(self, m: int, n: int, k: int) -> list[str]:
-        why = super().can_implement(m, n, k)  # includes M % (BM x cluster_m)
-        if why and m % (self.cfg.bm * self.cfg.cluster_m):
-            why.append("phase 5 pairs CTAs along M; phase 3 needs only M % 128 == 0")
-        return why
+    def _setup_attributes(self):
+        cfg = self.cfg
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
+        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout)
+        self.smem_bytes = self.shared_storage.size_in_bytes()
+        self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
+        self.cluster = (cfg.cluster_m, 1, 1)
+
+    def grid(self, m, n, k):
+        # one CTA per tile, 1-D for the raster; clusters of cluster_m CTAs cover cluster_m tiles along M
+        return (ceil_div(m, self.cfg.tile_m()) * self.cfg.cluster_m * ceil_div(n, self.cfg.bn), 1, 1)
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
         cfg = self.cfg
+        sA_layout, sB_layout = self.sA_layout, self.sB_layout
         tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups)
-        sA_layout, sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
-        tma_atom_a, tma_a = common.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
+        tma_atom_a, tma_a = ct.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
         # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
-        tma_atom_b, tma_b = common.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
+        tma_atom_b, tma_b = ct.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
         # C staging: BN/32 slabs of (BM, 32) fp32, each SW128-swizzled, stored by one TMA box each
         sC_layout = sm90_utils.make_smem_layout_epi(
             cutlass.Float32, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.bn // self.epi_n
@@ -115,17 +124,10 @@ class Sm90Phase5(GemmPhase):
             cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(sC_layout, (None, None, 0)), (cfg.bm, self.epi_n)
         )
 
-        self.shared_storage = common.make_shared_storage(cfg.stages, sA_layout, sB_layout)
-        self.smem_bytes = self.shared_storage.size_in_bytes()
-        self.threads = common.WARPGROUP * (1 + self.consumer_warpgroups)  # producer + consumers
-        tiles_m = cute.size(mC, mode=[0]) // cfg.bm
-        tiles_n = cute.size(mC, mode=[1]) // cfg.bn
-        self.grid_ctas = tiles_m * tiles_n  # one CTA per tile
-
         self.kernel(
             tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, tiled_mma, sA_layout, sB_layout, sC_layout
         ).launch(
-            grid=[self.grid_ctas, 1, 1],
+            grid=self.grid(*self.problem_mnk(mA, mC)),
             block=[self.threads, 1, 1],
             cluster=[cfg.cluster_m, 1, 1],  # consecutive block ids pair up
             smem=self.smem_bytes,
@@ -159,14 +161,10 @@ class Sm90Phase5(GemmPhase):
             cpasync.prefetch_descriptor(tma_atom_b)
             cpasync.prefetch_descriptor(tma_atom_c)
 
-        tiles_m = cute.size(mC, mode=[0]) // BM
-        tiles_n = cute.size(mC, mode=[1]) // BN
+        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
         # raster over clusters; the pair's CTAs take adjacent M tiles of the same N tile (same B)
         cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-        m_pair, n_tile = common.grouped_tile_coord(
-            bidx // cfg.cluster_m, tiles_m // cfg.cluster_m, tiles_n, cfg.group_m // cfg.cluster_m
-        )
-        m_tile = m_pair * cfg.cluster_m + cta_rank
+        m_tile, n_tile = ct.cluster_tile_coord(bidx // cfg.cluster_m, tiles_m, tiles_n, cfg, cta_rank)
 
         # ---- smem: barriers + A/B rings ----
         smem = cutlass.memory.SmemAllocator()
@@ -196,7 +194,7 @@ class Sm90Phase5(GemmPhase):
         # ---- this CTA's tiles and their TMA / MMA partitions ----
         gA = cute.local_tile(mA, (BM, BK), (m_tile, None))  # (BM, BK, k_tiles)
         gB = cute.local_tile(mB, (BN, BK), (n_tile, None))  # (BN, BK, k_tiles)
-        gC = cute.local_tile(mC, (BM, BN), (m_tile, n_tile))  # (BM, BN)
+        gC = cute.local_tile(mC, (BM, BN), (m_tile, n_tile))  # (BM, BN): TMA coordinates, clipped at C's edges
         # A is this CTA's alone: the TMA partition is the whole box
         tAsA, tAgA = cpasync.tma_partition(
             tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
@@ -207,7 +205,7 @@ class Sm90Phase5(GemmPhase):
         )
         k_tiles = cute.size(gA, mode=[2])
 
-        warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP)
+        warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
 
         # ---- producer warpgroup: one thread of warp 0 streams A/B k-tiles into the ring ----
         if warp_group_idx == 0:
@@ -229,11 +227,11 @@ class Sm90Phase5(GemmPhase):
         # ---- consumer warpgroups: wgmma mainloop, then the epilogue ----
         if warp_group_idx > 0:
             cute.arch.setmaxregister_increase(self.consumer_regs)
-            mma_tidx = tidx - common.WARPGROUP
+            mma_tidx = tidx - common.WARPGROUP_THREADS
             thr_mma = tiled_mma.get_slice(mma_tidx)
             tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
             tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
-            acc = cute.make_rmem_tensor(thr_mma.partition_C(gC).shape, cutlass.Float32)
+            acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((BM, BN)), cutlass.Float32)
             acc.fill(0.0)
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
             num_k_blocks = cute.size(tCrA, mode=[2])  # BK / 16
@@ -259,7 +257,7 @@ class Sm90Phase5(GemmPhase):
 
             # ---- epilogue: registers -> smem (SW128 slabs over the B ring) -> TMA store ----
             epi_barrier = pipeline.NamedBarrier(
-                barrier_id=1, num_threads=self.consumer_warpgroups * common.WARPGROUP
+                barrier_id=1, num_threads=self.consumer_warpgroups * common.WARPGROUP_THREADS
             )
             epi_barrier.arrive_and_wait()  # both warpgroups' last wgmma (the last readers of sB) are done
             sC = cute.make_tensor(

@@ -1,0 +1,434 @@
+"""sm90 phase 7: stream-K, the partial last round split along K inside each cluster pair (beyond the worklog).
+
+Compared to phase 6 (a persistent static round robin of cluster tiles over 66 clusters), the tiles of
+the partial last round are split along K: the busiest cluster sets the time, and at 3072^3, 144 cluster
+tiles = 2 rounds of 66 + 12, so the third round runs 12 tiles on 12 of 66 clusters (3 tile times where
+144 / 66 = 2.2 would do). Here the R = tiles % 66 leftover cluster tiles become 2R units, one per
+cluster (when 2R <= 66 and the k-tiles split evenly; ``phases.raster.stream_k_schedule``): unit u is
+CTA tile u % 2 of leftover cluster tile u // 2, and the two CTAs of cluster u compute its k-tiles
+[0, K/2) and [K/2, K) (each loads the whole B box itself, multicast to itself only: nothing is shared).
+The pair then exchanges halves: each CTA ``st.async``'s the half of its fp32 partial tile that the peer
+finalizes (64 KiB, 16 B per thread and store) into the peer's A/B ring, free by then, counted on the
+peer's mbarrier; each adds the half it receives to its own registers and stores its 4 slabs with phase
+6's TMA-store epilogue. The data-parallel rounds before are phase 6's loop, unchanged.
+
+- Why inside a pair: the contract gives the kernel no memory besides A, B, C, so partial sums of
+  different clusters would have nowhere to go and no flag to wait on (C holds one value per element and
+  starts with arbitrary content). Inside a cluster the peer's smem is the workspace and its mbarriers
+  the flags, and a cluster's CTAs are co-scheduled by the hardware: no wait depends on another
+  cluster, whatever the occupancy. Every element is p_lo + p_hi, a sum of two fp32 terms, which
+  commutes: the same bits on every run (deterministic).
+- Rounds: 3072^3 3 -> 2.5 tile times + the exchange; shapes with no full round (e.g. 2048x1024x512:
+  32 tiles) split every tile and run twice the clusters on half the k-tiles. 4096^3 is unchanged: its
+  last round holds 58 tiles, 116 halves do not fit on 66 clusters (a perfect split would gain at most
+  4 / 3.88 - 1 = 3%). 1024x4096x4096 (64 tiles) fills one round: unchanged, as phase 6.
+- The schedule is runtime arithmetic on the tile counts (one compile serves every shape): the split
+  happens or not per call, and without it the kernel runs exactly phase 6's loop.
+- Cost: smem unchanged (the two exchange mbarriers sit in the bytes before the 1024-B aligned A ring).
+Measured numbers: ``bench/results/`` and the README.
+
+Constraints:
+- N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1.
+- A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
+- (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile.
+- The split needs cluster_m == 2 (the pair is the workspace) and an even number of k-tiles (both CTAs
+  of a pair run rings of equal length: the empty barriers count both CTAs' releases); otherwise every
+  tile is data-parallel.
+"""
+
+import dataclasses
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils.hopper_helpers as sm90_utils
+from cutlass._mlir.dialects import nvvm
+from cutlass.cute.nvgpu import cpasync, warpgroup
+from cutlass.tensor_utils import LayoutEnum
+
+from phases.base import GemmPhase
+from phases.raster import ceil_div, stream_k_schedule
+from phases.sm90 import common
+from phases.sm90 import common_tma as ct
+
+SMEM_OPT_IN_MAX = 232_448  # 227 KiB: the most dynamic smem one CTA may ask for on sm90
+
+
+@dataclasses.dataclass(frozen=True)
+class Sm90Phase7Config(ct.TmaConfig):
+    bm: int = 128
+    bn: int = 256
+    bk: int = 64
+    stages: int = 4  # 4 x 48 KiB = 192 KiB: one CTA per SM
+    cluster_m: int = 2  # CTAs per cluster along M: they share (multicast) the B tile
+    epi_stages: int = 2  # C staging buffers of one 128x32 fp32 slab (16 KiB) each
+    sm_count: int = 132  # SMs the persistent grid fills (H200); not queried, see the module docstring
+
+
+def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout):
+    """Phase 6's smem struct + two mbarriers for the stream-K exchange (free, full); they fit in the
+    bytes before the 1024-B aligned A ring, so the struct's size does not change."""
+
+    @cute.struct
+    class SharedStorage:
+        full_empty: cute.struct.MemRange[cutlass.Int64, 2 * stages]
+        xchg: cute.struct.MemRange[cutlass.Int64, 2]  # [0] free: the peer's ring may take my half; [1] full
+        sA: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, cute.cosize(sA_layout)], common.SMEM_ALIGN]
+        sB: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, cute.cosize(sB_layout)], common.SMEM_ALIGN]
+        sC: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, cute.cosize(sC_layout)], common.SMEM_ALIGN]
+
+    return SharedStorage
+
+
+class Sm90Phase7(GemmPhase):
+    """Phase 6 + stream-K: the partial last round's tiles split along K inside each cluster pair."""
+
+    arch = "sm90"
+    phase = "7"
+    Config = Sm90Phase7Config
+    summary = "phase 6 + stream-K: the partial last round split along K inside each pair, halves exchanged via DSMEM"
+    adds = "stream-K: the partial last round's tiles split along K in the pair, partial sums exchanged through DSMEM"
+    worklog = ""
+
+    consumer_warpgroups = 2  # warpgroup w owns rows 64w..64w+63
+    epi_n = 32  # columns per TMA-store slab: 32 fp32 = 128 B, the SW128 box width
+    # One CTA per SM (224 KiB of smem): 384 threads start at 65,536 / 384 -> 168 registers each; the
+    # producer drops to 40 and the consumers take 232: 128 x 40 + 256 x 232 = 64,512 of 65,536.
+    ctas_per_sm = 1
+    producer_regs = 40
+    consumer_regs = 232
+
+    def _setup_attributes(self):
+        cfg = self.cfg
+        assert (cfg.bn // self.epi_n) % cfg.epi_stages == 0, "slab j must map to the static buffer j % epi_stages"
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
+        # C staging: epi_stages buffers of one (BM, 32) fp32 slab each, SW128-swizzled, one TMA box each
+        self.sC_layout = sm90_utils.make_smem_layout_epi(
+            cutlass.Float32, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.epi_stages
+        )
+        self.shared_storage = make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout)
+        self.smem_bytes = self.shared_storage.size_in_bytes()
+        assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem: fewer stages or epi_stages"
+        self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
+        self.cluster = (cfg.cluster_m, 1, 1)
+
+    def schedule(self, m, n, k):
+        """(data-parallel cluster tiles, split cluster tiles, clusters launched) for an (m, n, k) problem.
+
+        ``phases.raster.stream_k_schedule`` with a split in two: unit u (= cluster u) is CTA tile u % 2
+        of cluster tile dp + u // 2, each CTA of the cluster computes half of its k-tiles.
+        """
+        cfg = self.cfg
+        tiles = ceil_div(m, cfg.tile_m()) * ceil_div(n, cfg.bn)
+        split = 2 if cfg.cluster_m == 2 else 1 << 30  # no pair, no workspace: a split never fits
+        return stream_k_schedule(tiles, cfg.sm_count // cfg.cluster_m, ceil_div(k, cfg.bk), split)
+
+    def grid(self, m, n, k):
+        return (self.schedule(m, n, k)[2] * self.cfg.cluster_m, 1, 1)
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
+        cfg = self.cfg
+        tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups)
+        tma_atom_a, tma_a = ct.make_tma_load(mA, self.sA_layout, (cfg.bm, cfg.bk))
+        # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
+        tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
+        tma_atom_c, tma_c = cpasync.make_tiled_tma_atom(
+            cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(self.sC_layout, (None, None, 0)), (cfg.bm, self.epi_n)
+        )
+        self.kernel(
+            tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, tiled_mma,
+            self.sA_layout, self.sB_layout, self.sC_layout,
+        ).launch(
+            grid=self.grid(*self.problem_mnk(mA, mC)),
+            block=[self.threads, 1, 1],
+            cluster=[cfg.cluster_m, 1, 1],  # consecutive block ids pair up
+            smem=self.smem_bytes,
+            # .minnctapersm: fixes the entry register count (168) that setmaxnreg moves registers from
+            min_blocks_per_mp=self.ctas_per_sm,
+            preferred_smem_carveout=100,  # all 228 KiB of the SM as smem
+            stream=stream,
+        )
+
+    @cute.kernel
+    def kernel(
+        self,
+        tma_atom_a: cute.CopyAtom,
+        mA: cute.Tensor,
+        tma_atom_b: cute.CopyAtom,
+        mB: cute.Tensor,
+        tma_atom_c: cute.CopyAtom,
+        mC: cute.Tensor,
+        tiled_mma: cute.TiledMma,
+        sA_layout: cute.ComposedLayout,
+        sB_layout: cute.ComposedLayout,
+        sC_layout: cute.ComposedLayout,
+    ):
+        cfg = self.cfg
+        BM, BN, BK, NSTAGES = cfg.bm, cfg.bn, cfg.bk, cfg.stages
+        EPI_STAGES, SLABS = cfg.epi_stages, BN // self.epi_n
+        tidx, _, _ = cute.arch.thread_idx()
+        warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        bidx, _, _ = cute.arch.block_idx()
+        if warp_idx == 0:
+            cpasync.prefetch_descriptor(tma_atom_a)
+            cpasync.prefetch_descriptor(tma_atom_b)
+            cpasync.prefetch_descriptor(tma_atom_c)
+
+        # the persistent schedule: cluster c takes cluster tiles c, c + clusters, c + 2 clusters, ...
+        # (both CTAs of a pair walk the same list: their multicasts and empty arrivals stay matched)
+        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
+        dp_tiles, sk_tiles, clusters = self.schedule(mC.shape[0], mC.shape[1], mA.shape[1])
+        cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+        cluster_id = bidx // cfg.cluster_m
+        sk_units = sk_tiles * cfg.cluster_m  # stream-K units: one per cluster 0 .. sk_units-1, after its tiles
+
+        # ---- smem: barriers + A/B rings + C staging buffers ----
+        smem = cutlass.memory.SmemAllocator()
+        storage = smem.allocate(self.shared_storage)
+        sA = storage.sA.get_tensor(sA_layout.outer, swizzle=sA_layout.inner)  # (BM, BK, NSTAGES)
+        sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)  # (BN, BK, NSTAGES)
+        sC = storage.sC.get_tensor(sC_layout.outer, swizzle=sC_layout.inner)  # (BM, 32, EPI_STAGES)
+        # the stream-K exchange's mbarriers, initialised before the pipeline's fence.mbarrier_init and
+        # cluster sync below, which publish them to the peer CTA too (it arrives on them remotely).
+        # free: one arrival per phase from the peer's store thread (phase 0: its ring may be
+        # overwritten with my half; phase 1: it has received my half). full: my own arrive.expect_tx
+        # plus the bytes of the peer's st.async stores.
+        xchg_free = storage.xchg.data_ptr()
+        xchg_full = xchg_free + 1
+        if warp_idx == 0:
+            with cute.arch.elect_one():
+                cute.arch.mbarrier_init(xchg_free, 1)
+                cute.arch.mbarrier_init(xchg_full, 1)
+
+        # full: 1 arrival (the producer's arrive.expect_tx) + the stage's TMA bytes (own A, both B halves).
+        # empty: one arrival per consumer warp of *both* CTAs (the peer multicasts into this slot too).
+        # Created without defer_sync: barrier init, then a cluster-wide arrive/wait before any use.
+        cta_layout_vmnk = cute.make_layout((1, cfg.cluster_m, 1, 1))
+        ab_pipeline = pipeline.PipelineTmaAsync.create(
+            barrier_storage=storage.full_empty.data_ptr(),
+            num_stages=NSTAGES,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(
+                pipeline.Agent.Thread, cfg.cluster_m * self.consumer_warpgroups * common.WARPS_PER_WARPGROUP
+            ),
+            tx_count=cfg.stage_bytes(),
+            cta_layout_vmnk=cta_layout_vmnk,
+        )
+        # B's multicast mask: every CTA of the cluster along M (mode 1 of V,M,N,L) -> 0b11
+        b_mcast_mask = cpasync.create_tma_multicast_mask(
+            cta_layout_vmnk, cta_layout_vmnk.get_flat_coord(cta_rank), mcast_mode=1
+        )
+
+        # ---- every tile's TMA / MMA partitions (the loop below only picks the tile coordinates) ----
+        gA = cute.local_tile(mA, (BM, BK), (None, None))  # (BM, BK, tiles_m, k_tiles)
+        gB = cute.local_tile(mB, (BN, BK), (None, None))  # (BN, BK, tiles_n, k_tiles)
+        gC = cute.local_tile(mC, (BM, BN), (None, None))  # (BM, BN, tiles_m, tiles_n)
+        # A is this CTA's alone: the TMA partition is the whole box
+        tAsA, tAgA = cpasync.tma_partition(
+            tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
+        )
+        # B: rank r of the pair loads slice r of the box (and writes it into both CTAs)
+        tBsB, tBgB = cpasync.tma_partition(
+            tma_atom_b, cta_rank, cute.make_layout(cfg.cluster_m), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
+        )
+        # the stream-K unit's B loads: rank r's slice of the box, to this CTA only (mode 0 of V,M,N,L
+        # has one CTA: the mask is this CTA's bit)
+        tBsB_0, tBgB_0 = cpasync.tma_partition(
+            tma_atom_b, 0, cute.make_layout(cfg.cluster_m), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
+        )
+        tBsB_1, tBgB_1 = cpasync.tma_partition(
+            tma_atom_b, 1, cute.make_layout(cfg.cluster_m), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
+        )
+        self_mask = cpasync.create_tma_multicast_mask(
+            cta_layout_vmnk, cta_layout_vmnk.get_flat_coord(cta_rank), mcast_mode=0
+        )
+        k_tiles = cute.size(gA, mode=[3])
+        k_split = k_tiles // cfg.cluster_m  # k-tiles per CTA in a stream-K unit
+
+        warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
+
+        # ---- producer warpgroup: one thread of warp 0 streams A/B k-tiles of all its tiles into the ring ----
+        if warp_group_idx == 0:
+            cute.arch.setmaxregister_decrease(self.producer_regs)
+            if warp_idx == 0:
+                prod_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, NSTAGES)
+                for tile in cutlass.range(cluster_id, dp_tiles, clusters, unroll=1):
+                    m_tile, n_tile = ct.cluster_tile_coord(tile, tiles_m, tiles_n, cfg, cta_rank)
+                    # no drain at the tile boundary: the ring state runs on, so these loads fill the
+                    # slots the consumers free while they are still in the previous tile's epilogue
+                    prod_state = ct.load_k_tiles(
+                        ab_pipeline, prod_state, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB,
+                        m_tile, n_tile, 0, k_tiles, b_mcast_mask,
+                    )
+                if cluster_id < sk_units:
+                    # stream-K unit: both CTAs of the pair compute the same CTA tile, this one over
+                    # k-tiles [rank * k_split, (rank + 1) * k_split). No operand is shared, so each CTA
+                    # loads the whole B box itself: both ranks' slices, each multicast to this CTA only
+                    # (same bytes per stage as before: the full barrier's tx count holds). Both CTAs
+                    # load k_split stages here after the same data-parallel tiles, so the two rings
+                    # stay in step and the cluster-wide empty barriers count as before.
+                    m_tile, n_tile = ct.cluster_tile_coord(
+                        dp_tiles + cluster_id // cfg.cluster_m, tiles_m, tiles_n, cfg, cluster_id % cfg.cluster_m
+                    )
+                    k_first = cta_rank * k_split
+                    for kt in cutlass.range(k_split, unroll=1):
+                        ab_pipeline.producer_acquire(prod_state)
+                        full = ab_pipeline.producer_get_barrier(prod_state)
+                        s = prod_state.index
+                        cute.copy(tma_atom_a, tAgA[(None, m_tile, k_first + kt)], tAsA[(None, s)], tma_bar_ptr=full)
+                        cute.copy(
+                            tma_atom_b, tBgB_0[(None, n_tile, k_first + kt)], tBsB_0[(None, s)],
+                            tma_bar_ptr=full, mcast_mask=self_mask,
+                        )
+                        cute.copy(
+                            tma_atom_b, tBgB_1[(None, n_tile, k_first + kt)], tBsB_1[(None, s)],
+                            tma_bar_ptr=full, mcast_mask=self_mask,
+                        )
+                        prod_state.advance()
+                # do not exit while the peer may still arrive on this CTA's empty barriers
+                ab_pipeline.producer_tail(prod_state)
+
+        # ---- consumer warpgroups: per tile, the wgmma mainloop, then the epilogue ----
+        if warp_group_idx > 0:
+            cute.arch.setmaxregister_increase(self.consumer_regs)
+            mma_tidx = tidx - common.WARPGROUP_THREADS
+            thr_mma = tiled_mma.get_slice(mma_tidx)
+            tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
+            tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
+            acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((BM, BN)), cutlass.Float32)
+            tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+
+            # ---- epilogue views (tile-independent) ----
+            epi_barrier = pipeline.NamedBarrier(
+                barrier_id=1, num_threads=self.consumer_warpgroups * common.WARPGROUP_THREADS
+            )
+            # the MMA's view of the staging ring as the (BM, BN) tile: column c + 32 j (slab j) lives in
+            # buffer j % EPI_STAGES, i.e. the slab mode is (EPI_STAGES, SLABS / EPI_STAGES) with stride
+            # (one buffer, 0); same swizzle as sC, so each thread writes where the TMA box reads
+            slab = cute.slice_(sC_layout.outer, (None, None, 0))  # (BM, 32)
+            ring = cute.make_layout(
+                (slab.shape[0], slab.shape[1], (EPI_STAGES, SLABS // EPI_STAGES)),
+                stride=(slab.stride[0], slab.stride[1], (cute.cosize(slab), 0)),
+            )
+            sC_tile = cute.make_tensor(sC.iterator, ring)  # (BM, 32, SLABS) aliasing the EPI_STAGES buffers
+            tCsC = thr_mma.partition_C(cute.group_modes(sC_tile, 1, 3))
+            # this thread's values of slab j: the wgmma fragment is ((2, 2, BN/8), 1, 1), 8 columns per
+            # N-block, so slab j is N-blocks 4j..4j+3: split that mode into (4, BN/32) and slice
+            acc_slabs = cute.logical_divide(acc, (cute.make_layout((2, 2, self.epi_n // 8)),))
+            tCsC_slabs = cute.logical_divide(tCsC, (cute.make_layout((2, 2, self.epi_n // 8)),))
+            # one thread issues (and waits for) the stores: unlike TMA loads, the DSL does not elect a
+            # lane for a TMA store, and bulk groups are per thread
+            store_thread = mma_tidx == 0
+            # stream-K exchange views. Both CTAs of the pair hold the same tile with the same thread ->
+            # fragment map, so thread t's value i of slab j means the same C element in both. Mailbox
+            # (in the B ring, free by then): fp32 [slab jj][quad q][thread t][4], i.e. value i of slab jj
+            # of thread t at ((jj * VALS/4 + i // 4) * 256 + t) * 4 + i % 4.
+            MMA_THREADS = self.consumer_warpgroups * common.WARPGROUP_THREADS
+            HALF = SLABS // 2
+            slab_frag = cute.make_rmem_tensor(acc_slabs[(None, 0), 0, 0].shape, cutlass.Float32)
+            recv_frag = cute.make_rmem_tensor(acc_slabs[(None, 0), 0, 0].shape, cutlass.Float32)
+            VALS = cute.size(slab_frag)  # values of one slab per thread (16)
+            assert slab_frag.shape == ((2, 2, VALS // 4),), "a thread's slab: 2 x 2 x (VALS / 4) values"
+            # flat order i = a + 2b + 4c of ((2, 2, VALS/4)) -> mailbox offset a + 2b + 4*256*c
+            mbox_slab = cute.make_layout(slab_frag.shape, stride=((1, 2, 4 * MMA_THREADS),))
+            XCHG_BYTES = HALF * VALS * 4 * MMA_THREADS  # the peer's half, received into my ring
+            assert XCHG_BYTES <= cute.cosize(sB_layout) * 2, "the mailbox must fit in the B ring"
+            mbox_ptr = cute.recast_ptr(storage.sB.data_ptr(), dtype=cutlass.Float32)
+
+            read_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
+            release_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
+            for tile in cutlass.range(cluster_id, dp_tiles, clusters, unroll=1):
+                m_tile, n_tile = ct.cluster_tile_coord(tile, tiles_m, tiles_n, cfg, cta_rank)
+                acc.fill(0.0)
+                read_state, release_state = ct.mma_k_tiles(
+                    ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_tiles
+                )
+
+                # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
+                # TMA store partition: buffer b of smem -> box j (columns 32 j..) of this tile of C
+                bSG_sC, bSG_gC = cpasync.tma_partition(
+                    tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
+                    cute.zipped_divide(gC[(None, None, m_tile, n_tile)], (BM, self.epi_n)),
+                )
+                for j in cutlass.range_constexpr(SLABS):
+                    ct.store_slab(
+                        acc_slabs[(None, j), 0, 0], tCsC_slabs[(None, j), 0, 0], bSG_sC[(None, j % EPI_STAGES)],
+                        bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, EPI_STAGES,
+                    )
+                # no wait here: the last slabs' stores drain while the next tile's mainloop runs
+
+            if cluster_id < sk_units:
+                # ---- stream-K unit: this CTA's half of the k-tiles of the pair's common CTA tile ----
+                m_tile, n_tile = ct.cluster_tile_coord(
+                    dp_tiles + cluster_id // cfg.cluster_m, tiles_m, tiles_n, cfg, cluster_id % cfg.cluster_m
+                )
+                acc.fill(0.0)
+                read_state, release_state = ct.mma_k_tiles(
+                    ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_split
+                )
+
+                # ---- exchange: rank 0 finalizes slabs 0..HALF-1, rank 1 slabs HALF..SLABS-1; each sends
+                # the other's half of its partial sums (registers -> st.async into the peer's ring,
+                # counted on the peer's full barrier) and adds the half it receives to its own.
+                # Element e of C is always p_lo(e) + p_hi(e) (fp32 addition of two terms commutes), so
+                # the result is the same bits on every run.
+                peer = cta_rank ^ 1
+                # both warpgroups' wgmma have completed: this CTA's ring is read by nobody any more
+                # (every stage it will ever receive has landed and been consumed), so the peer may
+                # overwrite it with its half
+                epi_barrier.arrive_and_wait()
+                if store_thread:
+                    cute.arch.mbarrier_arrive_and_expect_tx(xchg_full, XCHG_BYTES)
+                    cute.arch.mbarrier_arrive(xchg_free, peer, scope=nvvm.MemScopeKind.CLUSTER)
+                cute.arch.mbarrier_wait(xchg_free, 0)  # phase 0: the peer's ring is free for my half
+                is_rank0 = cute.full(slab_frag.shape, cta_rank == 0, cutlass.Boolean)
+                for jj in cutlass.range_constexpr(HALF):
+                    lo = acc_slabs[(None, jj), 0, 0].load()
+                    hi = acc_slabs[(None, jj + HALF), 0, 0].load()
+                    slab_frag.store(cute.where(is_rank0, hi, lo))  # the peer's slab jj of its half
+                    for q in cutlass.range_constexpr(VALS // 4):
+                        # 16 B per thread and quad, a warp's 32 quads contiguous (512 B)
+                        cute.arch.store_async_dsmem(
+                            mbox_ptr + cute.assume(((jj * (VALS // 4) + q) * MMA_THREADS + mma_tidx) * 4, divby=4),
+                            (
+                                slab_frag[4 * q].bitcast(cutlass.Int32),
+                                slab_frag[4 * q + 1].bitcast(cutlass.Int32),
+                                slab_frag[4 * q + 2].bitcast(cutlass.Int32),
+                                slab_frag[4 * q + 3].bitcast(cutlass.Int32),
+                            ),
+                            xchg_full,
+                            peer,
+                        )
+                # keep the wait below after this thread's remote stores
+                cute.arch.fence_acq_rel_cta()
+                cute.arch.mbarrier_wait(xchg_full, 0)  # the peer's half of my slabs has landed
+                if store_thread:
+                    # phase 1 of the peer's free barrier: its stores into this CTA are complete
+                    cute.arch.mbarrier_arrive(xchg_free, peer, scope=nvvm.MemScopeKind.CLUSTER)
+
+                # ---- epilogue of my half: slabs keep_first + jj through buffers jj % EPI_STAGES
+                bSG_sC, bSG_gC = cpasync.tma_partition(
+                    tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
+                    cute.zipped_divide(gC[(None, None, m_tile, n_tile)], (BM, self.epi_n)),
+                )
+                keep_first = cta_rank * HALF
+                for jj in cutlass.range_constexpr(HALF):
+                    lo = acc_slabs[(None, jj), 0, 0].load()
+                    hi = acc_slabs[(None, jj + HALF), 0, 0].load()
+                    recv = cute.make_tensor(
+                        mbox_ptr + cute.assume((jj * (VALS // 4) * MMA_THREADS + mma_tidx) * 4, divby=4), mbox_slab
+                    )
+                    cute.autovec_copy(recv, recv_frag)
+                    slab_frag.store(cute.where(is_rank0, lo, hi) + recv_frag.load())
+                    ct.store_slab(
+                        slab_frag, tCsC_slabs[(None, jj), 0, 0], bSG_sC[(None, jj % EPI_STAGES)],
+                        bSG_gC[(None, (0, keep_first + jj))], tma_atom_c, epi_barrier, store_thread, EPI_STAGES,
+                    )
+                # phase 1 of my free barrier: the peer has received my half, so no st.async of mine is
+                # still in flight and the peer no longer touches this CTA's smem: safe to exit
+                cute.arch.mbarrier_wait(xchg_free, 1)
+
+            if store_thread:
+                cute.arch.cp_async_bulk_wait_group(0, read=True)  # smem must outlive the stores' reads
