@@ -77,8 +77,14 @@ def store(name: str, compiled_fn) -> pathlib.Path | None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".o.tmp")
         os.close(fd)
+    except OSError:
+        return None
+    try:
         compiled_fn.export_to_c(tmp, function_name=name)
         os.replace(tmp, path)
         return path
     except OSError:
         return None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -36,6 +36,7 @@ CENSUS = {
     "st.global": r"\bst\.global\.",
     "st.shared": r"\bst\.shared\.",
     "bar.sync": r"\b(?:bar|barrier)\.sync\b",
+    "st.async (DSMEM)": r"\bst\.async\.",
     "cluster launch": r"\.(?:reqnctapercluster|explicitcluster)\b",
 }
 _CENSUS_RE = {k: re.compile(v) for k, v in CENSUS.items()}

@@ -1,8 +1,11 @@
 """Every registered phase compiles, without a GPU, for each of its targets, and its generated code shows
-the PTX signature LADDER.md gives for it; no spills; smem and TMEM within the hardware's limits.
+the PTX signature of its step (docs/ladder.md); no spills; smem and TMEM within the hardware's limits; and
+what the harness reads from the kernel (threads, cluster) is what the PTX says.
 
-This is what verifies the sm100 ladder here (no Blackwell GPU exists in this workplace)."""
+The compile is the one that runs: symbolic M, N, K, one compile per (target, phase, config) for every
+shape. This is what verifies the sm100 ladder here (no Blackwell GPU exists in this workplace)."""
 
+import re
 from functools import lru_cache
 
 import pytest
@@ -13,7 +16,7 @@ from cute_gemm.problem import Problem
 
 SMEM_LIMIT = 227 * 1024  # per-block opt-in dynamic smem on sm90 and sm100
 TMEM_COLS = 512
-SHAPES = (Problem(4096, 4096, 4096), Problem(1024, 4096, 4096))
+BIG = Problem(4096, 4096, 4096)
 
 # (arch, phase) -> (census entries that must be present, census entries that must be absent)
 _TMA_SM100 = (["bulk tensor load", "mbarrier complete_tx", "tcgen05.mma cta_group::1", "tcgen05.commit", "tcgen05.ld"],
@@ -46,26 +49,26 @@ SIGNATURES = {
                      "st.shared", "fence.proxy.async.shared::cta"], ["cp.async.cg (16 B)", "st.global"]),
 }
 SIGNATURES[("sm90", "6")] = SIGNATURES[("sm90", "5")]  # everything of 5; the persistence is checked below
+# everything of 6, plus the stream-K exchange: remote (DSMEM) stores counted on the peer's mbarrier
+SIGNATURES[("sm90", "7")] = (SIGNATURES[("sm90", "6")][0] + ["st.async (DSMEM)"], SIGNATURES[("sm90", "6")][1])
 SIGNATURES[("sm100", "6")] = SIGNATURES[("sm100", "5")]  # everything of 5; persistence: test_sm100_phase6.py
-
 
 
 def _cases():
     for e in registry.all_entries():
         for tgt in arch.TARGETS[e.arch]:
-            for p in SHAPES:
-                yield pytest.param(e, tgt, p, id=f"{e.key}-{tgt}-{p}")
+            yield pytest.param(e, tgt, id=f"{e.key}-{tgt}")
 
 
 @lru_cache(maxsize=None)
-def _inspect(key, tgt, p):
+def _inspect(key, tgt, p=BIG):
     e = registry.resolve(key, "sm90")
     return inspect_phase(e, tgt, p)
 
 
-@pytest.mark.parametrize("entry,target,shape", list(_cases()))
-def test_signature_and_resources(entry, target, shape):
-    ins = _inspect(entry.key, target, shape)
+@pytest.mark.parametrize("entry,target", list(_cases()))
+def test_signature_and_resources(entry, target):
+    ins = _inspect(entry.key, target)
     present, absent = SIGNATURES[(entry.arch, entry.phase)]
     for name in present:
         assert ins.census[name] > 0, f"{entry.key} for {target}: expected {name} in the PTX"
@@ -84,13 +87,13 @@ def test_signature_and_resources(entry, target, shape):
 @pytest.mark.parametrize("phase", ["2b", "3"])
 def test_sm90_consumer_warpgroups(phase):
     """2b: a producer + one consumer warpgroup; 3: a producer + two consumer warpgroups (128x256 tile)."""
-    ins = _inspect(f"sm90:{phase}", "sm_90a", SHAPES[0])
+    ins = _inspect(f"sm90:{phase}", "sm_90a")
     assert ins.threads == {"2b": 256, "3": 384}[phase]
 
 
 def test_sm100_wide_tile_uses_n256():
     """Phase 3's MMA is m128n256k16: the accumulator needs 256 TMEM columns (BN=256 fp32)."""
-    ins2, ins3 = _inspect("sm100:2b", "sm_100a", SHAPES[0]), _inspect("sm100:3", "sm_100a", SHAPES[0])
+    ins2, ins3 = _inspect("sm100:2b", "sm_100a"), _inspect("sm100:3", "sm_100a")
     assert ins2.tmem_cols >= 128 and ins3.tmem_cols >= 256
     assert ins3.threads >= 256, "phase 3 drains 256 columns with 8 warps"
     descs = [idesc_fields(v) for v in instruction_descriptors(ins3.ptx)]
@@ -98,16 +101,47 @@ def test_sm100_wide_tile_uses_n256():
         assert any(d["n"] == 256 and d["b_mn_major"] for d in descs), descs
 
 
+@pytest.mark.parametrize("entry,target", list(_cases()))
+def test_attributes_match_the_ptx(entry, target):
+    """What the harness reads from a kernel (declared on GemmPhase, filled by _setup_attributes) is what the
+    generated code says: .reqntid = threads; a cluster launch has .reqnctapercluster = cluster."""
+    ins = _inspect(entry.key, target)
+    reqntid = re.findall(r"\.reqntid\s+(\d+),\s*(\d+),\s*(\d+)", ins.ptx)
+    assert reqntid, f"{entry.key}: no .reqntid in the PTX"
+    assert {int(x) * int(y) * int(z) for x, y, z in reqntid} == {ins.threads}
+    cluster = re.findall(r"\.reqnctapercluster\s+(\d+),\s*(\d+),\s*(\d+)", ins.ptx)
+    if ins.cluster > 1:
+        assert cluster and {int(x) * int(y) * int(z) for x, y, z in cluster} == {ins.cluster}
+    else:
+        assert not cluster or {int(x) * int(y) * int(z) for x, y, z in cluster} == {1}
+
+
+@pytest.mark.parametrize("p", [Problem(4096, 4096, 4096), Problem(1000, 3000, 520), Problem(1, 8, 8),
+                               Problem(129, 264, 4104)], ids=str)
+def test_sm90_grids_cover_ragged_shapes(p):
+    """One CTA per (partial) tile for phases 2a-5; phase 6 at most one CTA per SM; no grid is empty."""
+    ceil = lambda a, b: -(-a // b)  # noqa: E731
+    for phase, (bm, bn) in {"2a": (128, 128), "2b": (128, 128), "3": (128, 256)}.items():
+        assert registry.get("sm90", phase).make().grid(p.m, p.n, p.k) == (ceil(p.m, bm) * ceil(p.n, bn), 1, 1)
+    for phase in ("4", "5"):  # pairs along M: a pair whose second tile is past M still launches both CTAs
+        assert registry.get("sm90", phase).make().grid(p.m, p.n, p.k) == (ceil(p.m, 256) * 2 * ceil(p.n, 256), 1, 1)
+    k6 = registry.get("sm90", "6").make()
+    tiles = ceil(p.m, 256) * ceil(p.n, 256)
+    assert k6.grid(p.m, p.n, p.k) == (2 * min(tiles, k6.cfg.sm_count // 2), 1, 1)
+
+
 def test_sm90_phase6_is_persistent():
     """Phase 6 launches at most one CTA per SM and loops over tiles; phase 5 launches one CTA per tile."""
-    p = SHAPES[0]
-    ins5, ins6 = _inspect("sm90:5", "sm_90a", p), _inspect("sm90:6", "sm_90a", p)
+    p = BIG
+    ins5, ins6 = _inspect("sm90:5", "sm_90a"), _inspect("sm90:6", "sm_90a")
     tiles = (p.m // 128) * (p.n // 256)
     assert ins5.grid_ctas == tiles
     sm_count = ins6.config["sm_count"]
     assert ins6.grid_ctas <= sm_count < tiles
     assert ins6.grid_ctas % ins6.cluster == 0
     assert ins6.config["epi_stages"] >= 2, "the TMA store of tile i must drain while tile i+1 runs"
+    # the tile loops step by the (runtime) cluster count: no compile-time tile count is baked in
+    assert "st.async" not in ins6.ptx, "phase 6 is the persistent lesson; the stream-K exchange is phase 7's"
 
 
 @pytest.mark.parametrize("stages", [2, 3, 4])
@@ -119,7 +153,7 @@ def test_phase1_nstages_configurable(fam, target, stages):
 
     e = registry.get(fam, "1")
     cfg = dataclasses.replace(e.default_config(), stages=stages)
-    ins = inspect_phase(e, target, SHAPES[0], config=cfg)
+    ins = inspect_phase(e, target, BIG, config=cfg)
     assert ins.config["stages"] == stages
     assert ins.census["cp.async.cg (16 B)"] > 0 and ins.spill_bytes == 0
     stage_bytes = (cfg.bm + cfg.bn) * cfg.bk * 2

@@ -1,6 +1,9 @@
 """Every phase of the GPU's ladder, checked against cuBLASLt (the worklog's tolerance) and float64, with
-fresh random inputs, NaN-poisoned output and a repeat that must be bit-identical. Marker `gpu`: skipped
-without a GPU; each test runs under the conftest timeout (a hung mbarrier ends the process)."""
+fresh random inputs, NaN-poisoned output and a repeat that must be bit-identical -- on tile-multiple
+shapes and on ragged ones (partial tiles in M, N and K). And the Python face: empty problems, bad
+input refused before launch, the torch custom op under torch.compile(fullgraph=True), CUDA-graph
+capture. Marker `gpu`: skipped without a GPU; each test runs under the conftest timeout (a hung
+mbarrier ends the process)."""
 
 import pytest
 
@@ -8,30 +11,34 @@ from conftest import gpu_family
 from cute_gemm import registry
 from cute_gemm.problem import Problem
 
-# the two headline shapes and smaller ones, non-square included; every dim a multiple of 256 so the
-# 256-row pair tiles and the 256-wide tiles divide them all
-SHAPES = [
+# the two headline shapes and smaller ones, non-square included, all tile multiples (phases 0-1 need them)
+ALIGNED = [
     Problem(4096, 4096, 4096),
     Problem(1024, 4096, 4096),
     Problem(256, 512, 1024),
     Problem(512, 256, 768),
     Problem(2048, 1024, 512),
-    Problem(768, 1536, 256),
-    Problem(1536, 768, 2304),
+    Problem(3072, 3072, 3072),  # phase 7 splits its partial last round
+]
+# partial tiles: M in {1, 7, 129, 1000, 3000}, N in {8, 264, 3000}, K in {8, 72, 520, 4104} (a spread)
+RAGGED = [
+    Problem(1, 8, 8),
+    Problem(7, 264, 72),
+    Problem(129, 3000, 520),
+    Problem(1000, 264, 4104),
+    Problem(3000, 3000, 520),
+    Problem(1000, 3000, 72),
+    Problem(129, 8, 4104),
+    Problem(3000, 264, 8),
 ]
 
 FAMILY = gpu_family()
 ENTRIES = registry.all_entries(FAMILY) if FAMILY else registry.all_entries("sm90")
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
-@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.key)
-def test_phase_matches_cublaslt(entry, shape):
+def _check(entry, shape):
     from cute_gemm.check import check_phase
 
-    if entry.make().can_implement(shape.m, shape.n, shape.k):
-        pytest.skip(f"{entry.key} does not tile {shape}")
     res = check_phase(entry, shape)
     assert res.error is None, res.error
     assert res.unwritten == 0, res.summary()
@@ -42,6 +49,21 @@ def test_phase_matches_cublaslt(entry, shape):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("shape", ALIGNED, ids=str)
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.key)
+def test_phase_matches_cublaslt(entry, shape):
+    assert entry.make().can_implement(shape.m, shape.n, shape.k) == []
+    _check(entry, shape)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", RAGGED, ids=str)
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.make().ragged], ids=lambda e: e.key)
+def test_ragged_shapes(entry, shape):
+    _check(entry, shape)
+
+
+@pytest.mark.gpu
 def test_gemm_api_on_torch_tensors():
     import torch
 
@@ -49,10 +71,72 @@ def test_gemm_api_on_torch_tensors():
 
     a = torch.randn(512, 1024, device="cuda").half()
     b = torch.randn(1024, 768, device="cuda").half()
-    for phase in ("0", "2", "5"):
+    ref = torch.mm(a, b, out_dtype=torch.float32)
+    for phase in ("0", "2", "5", "7"):
         c = cute_gemm.gemm(a, b, phase=phase)
         assert c.dtype == torch.float32 and c.shape == (512, 768)
-        torch.testing.assert_close(c, torch.mm(a, b, out_dtype=torch.float32), atol=0.01, rtol=0.001)
+        torch.testing.assert_close(c, ref, atol=0.01, rtol=0.001)
+    out = torch.full((512, 768), float("nan"), device="cuda")
+    assert cute_gemm.gemm(a, b, phase="6", out=out) is out
+    torch.testing.assert_close(out, ref, atol=0.01, rtol=0.001)
+
+
+@pytest.mark.gpu
+def test_one_compile_serves_every_shape():
+    """A new shape costs no compile: the plan of a phase is made once per device and reused."""
+    import torch
+
+    import cute_gemm
+    from cute_gemm import api
+
+    cute_gemm.gemm(torch.randn(256, 64, device="cuda").half(), torch.randn(64, 256, device="cuda").half(), phase="5")
+    plans = dict(api._PLANS)
+    for m, n, k in [(1000, 3000, 520), (7, 8, 8), (4096, 264, 72)]:
+        a, b = torch.randn(m, k, device="cuda").half(), torch.randn(k, n, device="cuda").half()
+        torch.testing.assert_close(cute_gemm.gemm(a, b, phase="5"), torch.mm(a, b, out_dtype=torch.float32),
+                                   atol=0.01, rtol=0.001)
+    assert api._PLANS == plans
+
+
+@pytest.mark.gpu
+def test_empty_problems_launch_nothing():
+    import torch
+
+    import cute_gemm
+
+    a, b = torch.randn(0, 64, device="cuda").half(), torch.randn(64, 128, device="cuda").half()
+    assert cute_gemm.gemm(a, b, phase="5").shape == (0, 128)
+    a, b = torch.randn(32, 64, device="cuda").half(), torch.randn(64, 0, device="cuda").half()
+    assert cute_gemm.gemm(a, b, phase="5").shape == (32, 0)
+    a, b = torch.randn(32, 0, device="cuda").half(), torch.randn(0, 16, device="cuda").half()
+    c = cute_gemm.gemm(a, b, phase="5")
+    assert c.shape == (32, 16) and bool((c == 0).all())
+
+
+@pytest.mark.gpu
+def test_bad_input_is_refused_before_launch():
+    import torch
+
+    import cute_gemm
+    from cute_gemm.api import UnsupportedError
+    from cute_gemm.problem import InputError
+
+    a, b = torch.randn(256, 64, device="cuda").half(), torch.randn(64, 256, device="cuda").half()
+    cute_gemm.gemm(a, b, phase="3")  # the plan exists: the fast path's refusals come next
+    c = torch.full((256, 256), float("nan"), device="cuda")
+    with pytest.raises(InputError, match="A must be torch.float16"):
+        cute_gemm.gemm(a.float(), b, phase="3", out=c)
+    with pytest.raises(InputError, match="B must be row-major"):
+        cute_gemm.gemm(a, torch.randn(256, 64, device="cuda").half().t(), phase="3", out=c)
+    with pytest.raises(InputError, match="C must be 256x256"):
+        cute_gemm.gemm(a, b, phase="3", out=torch.empty(256, 128, device="cuda"))
+    with pytest.raises(InputError, match="inner dimensions differ"):
+        cute_gemm.gemm(a, torch.randn(72, 256, device="cuda").half(), phase="3")
+    with pytest.raises(InputError, match="multiple of 8"):
+        cute_gemm.gemm(torch.randn(256, 60, device="cuda").half(), torch.randn(60, 256, device="cuda").half())
+    with pytest.raises(UnsupportedError, match="M=100 is not a multiple of 128"):
+        cute_gemm.gemm(torch.randn(100, 64, device="cuda").half(), b, phase="0")
+    assert bool(torch.isnan(c).all()), "a refused call must not have launched"
 
 
 @pytest.mark.gpu
@@ -66,3 +150,42 @@ def test_other_arch_is_refused_before_launch():
     a = torch.randn(256, 256, device="cuda").half()
     with pytest.raises(UnsupportedError):
         cute_gemm.gemm(a, a, arch=other)
+
+
+@pytest.mark.gpu
+def test_torch_op_under_torch_compile_fullgraph():
+    import torch
+
+    import cute_gemm  # noqa: F401  (registers torch.ops.cute_gemm.*)
+
+    def f(a, b):
+        return torch.relu(cute_gemm.gemm(a, b, phase="5")) + torch.ops.cute_gemm.gemm(a, b, "6")
+
+    a = torch.randn(1000, 264, device="cuda").half()
+    b = torch.randn(264, 3000, device="cuda").half()
+    ref = torch.mm(a, b, out_dtype=torch.float32)
+    got = torch.compile(f, fullgraph=True)(a, b)
+    torch.testing.assert_close(got, torch.relu(ref) + ref, atol=0.02, rtol=0.002)
+
+
+@pytest.mark.gpu
+def test_cuda_graph_capture():
+    """Compiled plans launch on the current (capturing) stream: a graph of gemm() calls replays correctly."""
+    import torch
+
+    import cute_gemm
+
+    a = torch.randn(1000, 520, device="cuda").half()
+    b = torch.randn(520, 264, device="cuda").half()
+    c = torch.empty(1000, 264, device="cuda")
+    for phase in ("5", "7"):
+        cute_gemm.gemm(a, b, phase=phase, out=c)  # compile before capture
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            cute_gemm.gemm(a, b, phase=phase, out=c)
+        c.fill_(float("nan"))
+        a.copy_(torch.randn_like(a))  # new inputs in the same buffers: the replay must see them
+        g.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(c, torch.mm(a, b, out_dtype=torch.float32), atol=0.01, rtol=0.001)

@@ -5,12 +5,8 @@ import pytest
 import torch
 
 from cute_gemm import registry
-from cute_gemm.api import UnsupportedError, prepare
+from cute_gemm.api import Plan, UnsupportedError, _entry_for
 from cute_gemm.problem import InputError, Problem, validate
-
-
-def _meta(shape, dtype=torch.float16):
-    return torch.empty(shape, dtype=dtype, device="meta")
 
 
 def test_cpu_tensors_are_refused():
@@ -77,25 +73,48 @@ def test_valid_problem_and_output_checks():
         validate(a, b, FakeCuda(torch.empty(128, 128)))
 
 
-def test_shape_a_phase_cannot_do():
-    e = registry.get("sm90", "0")
-    with pytest.raises(UnsupportedError, match="M=100 is not a multiple of 128"):
-        prepare(e, Problem(100, 128, 64), "sm_90a")
-    with pytest.raises(UnsupportedError, match="K=48 is not a multiple of BK=32"):
-        prepare(e, Problem(128, 128, 48), "sm_90a")
+def test_empty_problems_are_valid():
+    """M, N or K == 0 passes validation: cute_gemm.gemm returns an empty C or zeros without a launch."""
+    assert validate(FakeCuda(torch.empty(0, 64).half()), FakeCuda(torch.empty(64, 128).half())) == Problem(0, 128, 64)
+    assert validate(FakeCuda(torch.empty(32, 0).half()), FakeCuda(torch.empty(0, 128).half())) == Problem(32, 128, 0)
 
 
-def test_pair_phases_need_m_multiple_of_256():
-    for fam in ("sm90", "sm100"):
-        e = registry.get(fam, "4")
-        with pytest.raises(UnsupportedError, match="M=384"):
-            prepare(e, Problem(384, 512, 1024), "sm_90a" if fam == "sm90" else "sm_100a")
+def test_tile_phases_refuse_ragged_shapes():
+    why = registry.get("sm90", "0").make().can_implement(100, 128, 64)
+    assert any("M=100 is not a multiple of 128" in w for w in why), why
+    assert any("phase 2a or later" in w for w in why), why
+    why = registry.get("sm90", "1").make().can_implement(128, 128, 48)
+    assert any("K=48 is not a multiple of BK=32" in w for w in why), why
 
 
-def test_sm100_phase_on_sm90_gpu():
-    e = registry.get("sm100", "0")
-    with pytest.raises(UnsupportedError, match="sm100 kernel and this GPU is sm_90a"):
-        prepare(e, Problem(4096, 4096, 4096), "sm_90a")
+@pytest.mark.parametrize("phase", ["2a", "2b", "3", "4", "5", "6", "7"])
+def test_tma_phases_take_any_shape(phase):
+    k = registry.get("sm90", phase).make()
+    for m, n, kk in [(1, 8, 8), (7, 264, 72), (129, 3000, 520), (1000, 8, 4104), (3000, 3000, 4104)]:
+        assert k.can_implement(m, n, kk) == [], (phase, m, n, kk)
+    why = k.can_implement(1000, 3001, 520)
+    assert any("N=3001 is not a multiple of 8" in w for w in why), why
+    why = k.can_implement(1000, 3000, 522)
+    assert any("K=522 is not a multiple of 8" in w for w in why), why
+    why = k.can_implement(70000, 70000, 8)
+    assert any("2^31" in w for w in why), why
+
+
+def test_other_ladder_is_refused():
+    with pytest.raises(UnsupportedError, match="asked for sm100 kernels but this GPU is sm_90a"):
+        _entry_for("5", "sm_90a", "sm100")
+    assert _entry_for("2", "sm_90a", None).key == "sm90:2b"
+    assert _entry_for("5", "sm_100a", "sm100").key == "sm100:5"
+
+
+def test_plan_fast_shape_test_matches_can_implement():
+    """The per-call shape test of a plan (no Python lists, a few integer ops) agrees with can_implement."""
+    for phase in ("0", "1", "3", "5", "7"):
+        kern = registry.get("sm90", phase).make()
+        plan = Plan(None, kern, "sm_90a", 0, None, 0.0, "compiled", kern.divisibility())
+        for m, n, k in [(4096, 4096, 4096), (1000, 3000, 520), (128, 128, 32), (129, 256, 64), (0, 256, 64),
+                        (256, 0, 64), (256, 256, 0), (256, 260, 64), (256, 256, 36), (70000, 70000, 8)]:
+            assert plan.fits(m, n, k) == (min(m, n, k) > 0 and kern.can_implement(m, n, k) == []), (phase, m, n, k)
 
 
 def test_problem_parse():

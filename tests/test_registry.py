@@ -14,7 +14,7 @@ def test_phase_ids_parse():
     assert registry.parse_phase(3) == "3"
     assert registry.parse_phase(" 2A ") == "2a"
     with pytest.raises(ValueError, match="unknown phase"):
-        registry.parse_phase("7")
+        registry.parse_phase("9")
 
 
 def test_phase_lists():
@@ -38,8 +38,8 @@ def test_arch_names():
 
 @pytest.mark.parametrize("fam", ["sm90", "sm100"])
 def test_each_ladder_is_complete(fam):
-    """Phases 0-5 (the worklog's) and 6 (beyond it) on both arches."""
-    assert [e.phase for e in registry.all_entries(fam)] == LADDER + ["6"]
+    """Phases 0-5 (the worklog's), 6 (persistent) and 7 (stream-K), beyond it, on both arches."""
+    assert [e.phase for e in registry.all_entries(fam)] == LADDER + ["6", "7"]
 
 
 @pytest.mark.parametrize("entry", registry.all_entries(), ids=lambda e: e.key)

@@ -124,6 +124,6 @@ def store_acc_to_gmem(
     else:
         cC = cute.local_tile(cute.make_identity_tensor(mC.shape), tile_mn, (m_tile, n_tile))
         tCcC = thr_mma.partition_C(cC)  # (m, n) of each accumulator element
-        for i in cutlass.range_constexpr(cute.size(acc)):
+        for i in cutlass.range(cute.size(acc), unroll_full=True):
             if cute.elem_less(tCcC[i], mC.shape):
                 tCgC[i] = acc[i]

@@ -116,7 +116,6 @@ class Sm90Phase0(GemmPhase):
 
         gA = cute.local_tile(mA, (BM, BK), (bidx, None))  # (BM, BK, k_tiles)
         gB = cute.local_tile(mB, (BN, BK), (bidy, None))  # (BN, BK, k_tiles)
-        gC = cute.local_tile(mC, (BM, BN), (bidx, bidy))  # (BM, BN)
 
         # cp.async partitions: (CPY, CPY_M|N, CPY_K, k_tiles) in gmem, (CPY, CPY_M|N, CPY_K, stage) in smem
         thr_g2s_A = g2s_A.get_slice(tidx)
@@ -165,4 +164,4 @@ class Sm90Phase0(GemmPhase):
             cute.arch.fence_proxy("async.shared", space="cta")
             cute.arch.sync_threads()
 
-        common.store_acc_to_gmem(tiled_mma, tidx, acc, gC)
+        common.store_acc_to_gmem(tiled_mma, tidx, acc, mC, (BM, BN), bidx, bidy)

@@ -136,7 +136,6 @@ class Sm90Phase1(GemmPhase):
 
         gA = cute.local_tile(mA, (BM, BK), (bidx, None))  # (BM, BK, k_tiles)
         gB = cute.local_tile(mB, (BN, BK), (bidy, None))  # (BN, BK, k_tiles)
-        gC = cute.local_tile(mC, (BM, BN), (bidx, bidy))  # (BM, BN)
 
         # cp.async partitions: (CPY, CPY_M|N, CPY_K, k_tiles) in gmem, (CPY, CPY_M|N, CPY_K, slot) in smem
         thr_g2s_A = g2s_A.get_slice(tidx)
@@ -190,4 +189,4 @@ class Sm90Phase1(GemmPhase):
             cute.arch.cp_async_commit_group()  # even when empty, so group j stays tile j
 
         warpgroup.wait_group(0)  # the last wgmma wrote acc
-        common.store_acc_to_gmem(tiled_mma, tidx, acc, gC)
+        common.store_acc_to_gmem(tiled_mma, tidx, acc, mC, (BM, BN), bidx, bidy)

@@ -38,6 +38,7 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from phases.base import GemmPhase
+from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
@@ -119,6 +120,7 @@ class Sm90Phase4(GemmPhase):
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, _, _ = cute.arch.block_idx()
+        require_cluster_dims(self.cluster)  # PTX .reqnctapercluster 2, 1, 1: the pair is part of the kernel
         if warp_idx == 0:
             cpasync.prefetch_descriptor(tma_atom_a)
             cpasync.prefetch_descriptor(tma_atom_b)
