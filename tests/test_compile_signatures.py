@@ -42,7 +42,7 @@ SIGNATURES = {
     ("sm90", "3"): (["bulk tensor load", "wgmma.mma_async", "setmaxnreg"], ["cp.async.cg (16 B)"]),
     ("sm90", "4"): (["bulk tensor load", "wgmma.mma_async", "setmaxnreg", "multicast::cluster"],
                     ["cp.async.cg (16 B)"]),
-    # LADDER.md asks for stmatrix, but stmatrix moves 16-bit elements: a wgmma fp32 fragment gives each
+    # stmatrix would be the natural instruction, but it moves 16-bit elements: a wgmma fp32 fragment gives each
     # lane two adjacent columns, which stmatrix would scatter to columns {0,2,4,6}. For fp32 C the
     # registers -> smem step is st.shared (as in CUTLASS's and quack's sm90 epilogues); see phase 5's docstring.
     ("sm90", "5"): (["bulk tensor load", "wgmma.mma_async", "setmaxnreg", "multicast::cluster", "bulk tensor store",

@@ -57,7 +57,7 @@ def test_entry_carries_what_the_cli_shows(entry):
 
 
 def test_seed_configs():
-    """The worklog's tile configs (LADDER.md) are the defaults."""
+    """The worklog's tile configs (docs/ladder.md) are the defaults."""
     for fam in ("sm90", "sm100"):
         c0 = registry.get(fam, "0").default_config()
         assert (c0.bm, c0.bn, c0.bk, c0.stages) == (128, 128, 32, 2)

@@ -18,11 +18,10 @@ after the wait makes the retirement warpgroup-wide before any thread overwrites 
 Numbers: 16 KB per stage (A 8 KB + B 8 KB): NSTAGES=4 takes 64 KB of dynamic smem (past the 48 KB
 static limit). Residency stays 3 CTAs per SM: 227 KB / 64 KB = 3, and 162 registers x 128 threads
 also allow 3. The worklog's sweep on B300: NS=2 809, NS=3 801, NS=4 627 TFLOP/s (its residency was
-capped by TMEM columns, which Hopper does not have). Measured on the H200 (TFLOP/s, 4096^3 /
-1024x4096x4096, two runs): phase 0 419-428 / 317-332; NS=2 382 / 290 (the refill waits for the
-previous wgmma, so the copies overlap less than phase 0's); NS=3 553-557 / 478-485; NS=4 559-562 /
-528-535; NS=5 533 / 535 (80 KB: 2 CTAs per SM), hence the default 4. The barrier after
-``wait_group 1`` costs ~1% (558 / 482 without it at NS=3: within noise).
+capped by TMEM columns, which Hopper does not have). On the H200 NS=4 measured best: NS=2 is slower
+than phase 0 (the refill waits for the previous wgmma, so the copies overlap less), NS=3 close to 4,
+NS=5 (80 KB: 2 CTAs per SM) below it; the barrier after ``wait_group 1`` costs ~1%. Measured numbers:
+``bench/results/`` and the README.
 
 Constraints:
 - M % BM == 0, N % BN == 0, K % BK == 0 (no predication; phase 2a on takes any shape); one compile

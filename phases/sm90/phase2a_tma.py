@@ -20,8 +20,8 @@ carries twice the MMA work per full/empty barrier round trip. TMA computes the s
 itself: no software swizzle, no per-thread address math.
 NSTAGES=3, the worklog's choice for this step: 96 KiB + barriers, so two CTAs share an SM (2 x 97 KiB
 of 228 KiB; 154 registers x 128 threads) and one CTA's pipeline fill and epilogue overlap the other's
-mainloop. H200, TFLOP/s at 4096^3 / 1024x4096x4096 (medians of 20, two runs): NS=3 610-623 /
-545-562, NS=4 (one CTA per SM) 554 / 437-440, NS=6 595-608 / 524-526.
+mainloop. On the H200 that beat NS=4 (one CTA per SM, ~10% slower) and NS=6. Measured numbers:
+``bench/results/`` and the README.
 
 Any shape: the tile counts are runtime values (one compile serves every M, N, K); a box that sticks
 out of A or B is zero-filled by the TMA (a partial last k-tile adds zeros), and the epilogue stores a

@@ -18,13 +18,13 @@ Numbers: the same 128x128x64 tile, 32 KiB per stage, 8 wgmma (512 tensor cycles)
 threads may start with at most 65,536 / 512 = 128 registers per thread (``.minnctapersm 2``), too few
 for a thread holding 128 accumulators; after the producer warpgroup drops to 40, each consumer thread
 can grow to 128 + (128 - 40) = 216. Without the reshuffle ptxas picks 232 registers per thread at
-entry and the SM holds one CTA (measured at NS=4: 576-580 / 480-482 TFLOP/s, NS=6: 610-613 / 509-525
-at 4096^3 / 1024x4096x4096 on the H200). Measured as configured: 612-620 / 553-562, against 2a's
-610 / 555-557 in the same run: on Hopper the in-line producer of 2a costs little (its refill follows a
-wgmma wait the warpgroup makes anyway), so the split is worth ~1% here, like the worklog's +1.5%.
+entry and the SM holds one CTA, measurably slower. On Hopper the in-line producer of 2a costs little
+(its refill follows a wgmma wait the warpgroup makes anyway), so the split is worth about 1% here, like
+the worklog's +1.5%. Measured numbers: ``bench/results/`` and the README.
 
 Constraints:
-- M % 128 == 0, N % 128 == 0, K % 64 == 0 (TMA boxes are never partial: no predication).
+- N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1: zero-filled loads past
+  A's and B's edges, a predicated epilogue for tiles that stick out of C (phase 2a's docstring).
 - A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
 """
 

@@ -17,12 +17,11 @@ Worklog (B300, tcgen05): 978 -> 1153 TFLOP/s at 4096^3 (BN=256, 8 warps).
 Numbers: 4 stages x 48 KiB = 192 KiB of the 227 KiB (5 would need 240 KiB); one CTA per SM.
 Registers: 128 x 40 (producer) + 256 x 232 (consumers) = 64,512 of 65,536; a consumer thread holds
 64x256/128 = 128 fp32 accumulators. 4096^3 has 32 x 16 = 512 tiles: 3.9 waves on 132 SMs.
-Measured on the H200 (TFLOP/s, 4096^3 / 1024x4096x4096, medians of 10-20 after 5 warm-ups, six
-medians over three runs): 628-664 / 506-569 (2b: 610-620 / 553-562). Same runs: cuBLAS 630-684 /
-474-549; CUTLASS's DSL Hopper dense_gemm example (128x256, fp32 C) 659-670 / 548-567.
+Measured numbers: ``bench/results/`` and the README.
 
 Constraints:
-- M % 128 == 0, N % 256 == 0, K % 64 == 0 (TMA boxes are never partial: no predication).
+- N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1: zero-filled loads past
+  A's and B's edges, a predicated epilogue for tiles that stick out of C (phase 2a's docstring).
 - A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
 """
 

@@ -21,12 +21,13 @@ from 1/85 to 1/128 B/FLOP, and each B k-tile is read from L2 once per pair inste
 Worklog (B300, tcgen05): 1153 -> 1285 TFLOP/s at 4096^3 (2-SM pair, each CTA loads half of B).
 
 Numbers: same 128x256x64 tile, 4 stages x 48 KiB, 384 threads; clusters of 2 along M.
-Measured on the H200 (TFLOP/s, 4096^3 / 1024x4096x4096, five medians over three runs): 641-664 /
-532-561, i.e. no gain over phase 3 (628-664 / 506-569): L2 -> SM bytes are not what limits this
-mainloop; smem traffic and per-tile fixed costs are (see phase 5's docstring).
+On the H200 this gains little over phase 3: L2 -> SM bytes are not what limits this mainloop; smem
+traffic and per-tile fixed costs are (see phase 5's docstring). Measured numbers: ``bench/results/``
+and the README.
 
 Constraints:
-- M % 256 == 0 (a cluster covers 2 x BM rows), N % 256 == 0, K % 64 == 0.
+- N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1: zero-filled loads past
+  A's and B's edges, a predicated epilogue for tiles that stick out of C (phase 2a's docstring).
 - A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
 """
 

@@ -16,7 +16,7 @@ writes it to C with bulk tensor stores (``cp.async.bulk.tensor.2d.global.shared:
    before the CTA may exit and free it.
 One bulk store stream of full 128-B lines per slab instead of 16,384 8-byte stores per tile.
 
-stmatrix: LADDER asks for ``stmatrix`` on the register -> smem step. stmatrix moves 8x8 matrices of
+stmatrix: the natural Hopper instruction for the register -> smem step would be ``stmatrix``. stmatrix moves 8x8 matrices of
 16-bit elements: lane i supplies one 32-bit register per matrix and it lands in row i/4, bytes
 4(i%4)..+3 of a 16-B row. A wgmma fp32 fragment gives lane i the *pair* of columns 2(i%4), 2(i%4)+1
 of row i/4; stored through stmatrix, a 16-B smem row would hold columns {0,2,4,6} (or {1,3,5,7}),
@@ -30,14 +30,9 @@ Worklog (B300, tcgen05): 1285 -> 1451 TFLOP/s at 4096^3 (staged epilogue + TMA s
 
 Numbers: tile, ring and cluster as phase 4 (4 stages x 48 KiB = 192 KiB, 384 threads, pairs along M);
 the epilogue adds no smem (it reuses the B ring) and 8 TMA stores of 16 KiB per tile.
-Measured on the H200 (TFLOP/s, 4096^3 / 1024x4096x4096, medians of 10-20 after 5 warm-ups, eight
-medians over three runs): 630-673 / 501-581; phase 4 641-664 / 532-561. Same runs: cuBLAS 630-684 /
-474-549; CUTLASS's DSL Hopper dense_gemm example (128x256, 4 stages, TMA-store epilogue, grouped
-raster, not persistent) 659-670 / 548-567 with fp32 C and 693 / 586 with fp16 C, i.e. the ~806
-quoted for it does not reproduce on this machine, and this phase is at its level.
-Where the time goes at 4096^3 (an estimate; no profiler was available): each SM runs 4 rounds of one
-tile, ~51 us each, against 64 k-tiles x 1024 tensor cycles = 33-36 us at 1.98-1.83 GHz, so the tensor
-pipe is busy ~70% of the time. (a) smem bandwidth: per k-tile the two consumer warpgroups' wgmma read
+Measured numbers: ``bench/results/`` and the README (``cute-gemm profile`` shows where the cycles go).
+Where the time goes at 4096^3 (an estimate): each SM runs 4 rounds of one tile, against 64 k-tiles x
+1024 tensor cycles = 65,536 cycles of wgmma per tile, and the tensor pipe is far from busy all the time. (a) smem bandwidth: per k-tile the two consumer warpgroups' wgmma read
 A (16 KiB) and B twice (2 x 32 KiB: each warpgroup reads all of B) while TMA writes 48 KiB, i.e. 128 KiB
 per 1024 cycles against the SM's 128 B/clk: the mainloop runs at the smem ceiling, which multicast
 (phase 4) does not relieve. (b) per-tile fixed costs with the tensor pipe idle: CTA launch, barrier
@@ -45,10 +40,12 @@ init and cluster sync, pipeline fill (a first TMA round trip), and the epilogue 
 tile, ~10% of a round, not hidden because 192 KiB of smem allows one CTA per SM. The TMA store only
 reshapes (b)'s epilogue: phase 4's st.global already wrote whole 32-B sectors and retired without
 waiting, while a TMA store must have read its smem before the CTA may exit. Reaching ~780 needs (b)
-hidden: a persistent kernel whose epilogue overlaps the next tile's mainloop (LADDER's phase 6).
+hidden: a persistent kernel whose epilogue overlaps the next tile's mainloop (phase 6).
 
 Constraints:
-- M % 256 == 0 (a cluster covers 2 x BM rows), N % 256 == 0, K % 64 == 0.
+- N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1: TMA loads zero-fill what
+  sticks out of A and B, the TMA stores clip at C's edges (a pair whose second tile is past M still
+  runs both CTAs: the multicast needs both).
 - A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
 """
 
