@@ -151,6 +151,8 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None):
         from cute_gemm import ops
 
         return ops.call(a, b, phase, out)
+    if phase == "best":
+        phase, config = _pick_best(a, b, out, config, arch)
     try:
         plan = _PLANS[(phase, config, arch, a.get_device())]
         m, k = a.shape
@@ -171,6 +173,29 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None):
         _checked(a, b, out, phase, config, arch)
         raise InputError(f"{plan.entry.key}: {exc}") from exc
     return out
+
+
+_FAMILY: dict = {}  # device index -> "sm90" / "sm100"
+
+
+def _pick_best(a, b, out, config, arch):
+    """(phase, config) of ``phase="best"`` for this call's shape (``cute_gemm.choose``; cached per shape)."""
+    from cute_gemm import choose
+
+    if config is not None:
+        raise UnsupportedError('phase="best" picks its own config; pass a phase id to run a config of yours')
+    try:
+        dev = a.get_device()
+        fam = _FAMILY.get(dev)
+        if fam is None:
+            fam = _FAMILY[dev] = _arch.family(device_target(a.device))
+        m, k = a.shape
+        return choose.pick(arch and _arch.family(arch) or fam, m, b.shape[1], k)
+    except (UnsupportedError, InputError):
+        raise
+    except Exception as exc:  # bad input or a shape no candidate takes: say which
+        validate(a, b, out)
+        raise UnsupportedError(f"phase 'best': {exc}") from exc
 
 
 def _compiling() -> bool:

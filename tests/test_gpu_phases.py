@@ -189,3 +189,23 @@ def test_cuda_graph_capture():
         g.replay()
         torch.cuda.synchronize()
         torch.testing.assert_close(c, torch.mm(a, b, out_dtype=torch.float32), atol=0.01, rtol=0.001)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [Problem(3072, 3072, 3072), Problem(1000, 3000, 520), Problem(512, 512, 512)],
+                         ids=str)
+def test_best_candidates_are_correct(shape):
+    """Every config phase="best" may pick passes the check, and gemm(phase="best") runs the one it picks."""
+    import torch
+
+    import cute_gemm
+    from cute_gemm import choose
+    from cute_gemm.check import check_phase
+
+    for row in choose.explain(FAMILY, shape.m, shape.n, shape.k):
+        res = check_phase(registry.get(FAMILY, row["phase"]), shape, row["config"])
+        assert res.passed, f"{row['label']}: {res.summary()}"
+    a = torch.randn(shape.m, shape.k, device="cuda").half()
+    b = torch.randn(shape.k, shape.n, device="cuda").half()
+    torch.testing.assert_close(cute_gemm.gemm(a, b, phase="best"), torch.mm(a, b, out_dtype=torch.float32),
+                               atol=0.01, rtol=0.001)

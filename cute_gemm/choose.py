@@ -1,0 +1,77 @@
+"""``phase="best"``: pick a phase and config per shape, as a vendor library's heuristic does.
+
+No single tile wins everywhere: the persistent grid runs whole rounds of tiles over the SMs, and the
+busiest cluster sets the time. A 128x256 tile is the most efficient per FLOP (fewest bytes moved per
+MMA), but at 3072^3 its 144 cluster tiles are 2 rounds of 66 + 12 (phase 7 halves that last round;
+still 2.5 tile times where 2.2 would do), while 128x192 tiles make 192 = 2.9 rounds of a tile 3/4 the
+size: 2.25 tile times. The model below is that arithmetic: time ~ (tile rounds of the busiest cluster)
+x (work per tile), with a small penalty for the narrower tile's extra A traffic per FLOP. It uses each
+candidate kernel's own ``schedule`` (the host arithmetic the kernel runs), so it knows about stream-K.
+
+Candidates per ladder are (phase, config overrides). ``pick`` caches its answer per shape; ``explain``
+gives the numbers behind a pick (``cute-gemm bench`` prints which config "best" chose).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import lru_cache
+
+from cute_gemm import registry
+
+# (phase, config overrides, relative cost per unit of tile width): the narrower tile reads A once per
+# 192 instead of 256 columns of B, ~3% more smem/L2 bytes per FLOP
+CANDIDATES = {
+    "sm90": (("7", {}, 1.0), ("7", {"bn": 192}, 1.03)),
+    "sm100": (("7", {}, 1.0),),
+}
+
+
+@lru_cache(maxsize=None)
+def _candidates(arch: str):
+    out = []
+    for phase, over, penalty in CANDIDATES[arch]:
+        entry = registry.get(arch, phase)
+        cfg = dataclasses.replace(entry.default_config(), **over)
+        out.append((entry, cfg, penalty))
+    return tuple(out)
+
+
+def cost(kernel, m: int, n: int, k: int, penalty: float = 1.0) -> float:
+    """Relative time of ``kernel`` on (m, n, k): busiest cluster's tile rounds x tile width x penalty."""
+    sched = kernel.schedule(m, n, k)
+    if len(sched) == 3:  # stream-K: (data-parallel tiles, split tiles, clusters)
+        dp, sk, clusters = sched
+        rounds = -(-dp // clusters) + (0.5 if sk else 0.0)
+    else:  # persistent: (tiles, clusters)
+        tiles, clusters = sched
+        rounds = -(-tiles // clusters)
+    return rounds * kernel.cfg.bn * penalty
+
+
+def explain(arch: str, m: int, n: int, k: int) -> list[dict]:
+    """Every candidate that takes (m, n, k) with its modelled cost, cheapest first."""
+    rows = []
+    for entry, cfg, penalty in _candidates(arch):
+        kern = entry.make(cfg)
+        if kern.can_implement(m, n, k):
+            continue
+        over = {f: getattr(cfg, f) for f in ("bn", "stages") if getattr(cfg, f) != getattr(entry.default_config(), f)}
+        rows.append({"phase": entry.phase, "config": cfg, "label": label(entry.phase, over),
+                     "cost": cost(kern, m, n, k, penalty)})
+    return sorted(rows, key=lambda r: r["cost"])
+
+
+def label(phase: str, over: dict) -> str:
+    return phase + "".join(f" {k}={v}" for k, v in over.items())
+
+
+@lru_cache(maxsize=4096)
+def pick(arch: str, m: int, n: int, k: int):
+    """(phase, config) that ``phase="best"`` runs for (m, n, k) on ``arch``; LookupError if none can."""
+    rows = explain(arch, m, n, k)
+    if not rows:
+        raise LookupError(f"no {arch} candidate of phase 'best' takes {m}x{n}x{k}")
+    best = rows[0]
+    default = registry.get(arch, best["phase"]).default_config()
+    return best["phase"], (None if best["config"] == default else best["config"])
