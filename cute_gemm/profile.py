@@ -483,7 +483,11 @@ def _say(msg: str) -> None:
 
 def cmd_profile(args) -> int:
     if args.from_json:
-        doc = load(args.from_json)
+        try:
+            doc = load(args.from_json)
+        except OSError as exc:
+            _say(f"cannot read {args.from_json}: {exc.strerror or exc}")
+            return 2
     else:
         try:
             ncu = find_ncu()
@@ -509,7 +513,11 @@ def cmd_profile(args) -> int:
     if args.markdown:
         print("\n" + render_moved_markdown(doc["kernels"]))
     if args.json:
-        save(doc, args.json)
+        try:
+            save(doc, args.json)
+        except OSError as exc:
+            _say(f"cannot write {args.json}: {exc.strerror or exc}")
+            return 2
         print(f"wrote {args.json}", file=sys.stderr)
     return 0 if doc["kernels"] else 1
 
@@ -561,7 +569,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["_driver"]:
         return _driver(argv[1:])
-    ap = argparse.ArgumentParser(prog="python3 -m cute_gemm.profile")
+    ap = argparse.ArgumentParser(prog="cute-gemm")  # usage reads `cute-gemm profile ...`, which this is
     add_parser(ap.add_subparsers(dest="cmd"))
     args = ap.parse_args(["profile", *argv])
     try:

@@ -285,6 +285,8 @@ def test_json_round_trip_through_from(recorded_doc, tmp_path):
     bad.write_text(json.dumps({"schema": "cute-gemm/run-v1"}))
     proc = run_module("--from", str(bad), path=str(tmp_path))
     assert proc.returncode == 2 and "not a profile" in proc.stderr
+    proc = run_module("--from", str(tmp_path / "missing.json"), path=str(tmp_path))
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "cannot read" in proc.stderr
 
 
 def test_add_parser_registers_profile():
