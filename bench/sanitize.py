@@ -287,15 +287,20 @@ def summary_markdown(runs: list[Run], header: str = "") -> str:
     for ph, sh in keys:
         cells = [cell(by[(t, ph, sh)]) if (t, ph, sh) in by else "" for t in tools]
         out.append(f"| {ph} | {sh.replace(',', 'x')} | " + " | ".join(cells) + " |")
-    details = [r for r in runs if r.elsewhere_by or r.first_ours or r.reason]
-    if details:
+    ran = [r for r in runs if r.status not in ("skipped", "not run") and (r.elsewhere_by or r.first_ours or r.reason)]
+    if ran:
         out += ["", "details:"]
-    for r in details:
+    for r in ran:
         out.append(f"- {r.tool} {r.phase} {r.shape.replace(',', 'x')}: {r.status}" + (f" ({r.reason})" if r.reason else ""))
         for where, n in sorted(r.elsewhere_by.items(), key=lambda kv: -kv[1]):
             out.append(f"  - elsewhere {n:,} x {where}")
         if r.first_ours:
             out.append("  - first report in ours: " + " / ".join(r.first_ours[:4]))
+    skipped = dict.fromkeys((r.phase, r.shape, r.reason) for r in runs if r.status == "skipped")
+    out += [f"- skipped: phase {ph} at {sh.replace(',', 'x')}: {why}" for ph, sh, why in skipped]
+    late = sum(r.status == "not run" for r in runs)
+    if late:
+        out.append(f"- not run: {late} runs (the --deadline came first)")
     return "\n".join(out)
 
 

@@ -76,19 +76,21 @@ def device_used_mib() -> tuple[float | None, str]:
 
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     uuid = str(getattr(props, "uuid", "") or "")
+    if uuid and not uuid.startswith(("GPU-", "MIG-")):
+        uuid = "GPU-" + uuid  # NVML and nvidia-smi spell it with the prefix
     try:
         import pynvml
 
         pynvml.nvmlInit()
         try:
-            h = pynvml.nvmlDeviceGetHandleByUUID("GPU-" + uuid) if uuid else pynvml.nvmlDeviceGetHandleByIndex(0)
+            h = pynvml.nvmlDeviceGetHandleByUUID(uuid) if uuid else pynvml.nvmlDeviceGetHandleByIndex(0)
         except pynvml.NVMLError:
             h = pynvml.nvmlDeviceGetHandleByIndex(0)
         return pynvml.nvmlDeviceGetMemoryInfo(h).used / 2**20, "nvml"
     except Exception:  # no pynvml, or NVML not usable here: ask nvidia-smi
         pass
     try:
-        sel = ["-i", "GPU-" + uuid] if uuid else ["-i", "0"]
+        sel = ["-i", uuid] if uuid else ["-i", "0"]
         out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits", *sel],
                              capture_output=True, text=True, timeout=20)
         return float(out.stdout.strip().splitlines()[0]), "nvidia-smi"
@@ -205,9 +207,13 @@ def stress_threads(work: list[tuple[str, object]], calls: int, every: int, strea
         th.join(timeout)
     hung = [th.name for th in threads if th.is_alive()]
     for r in results:
-        log(f"  thread {r['thread']}: " + (r["error"] if "error" in r else
-                                           f"{r['calls']} calls in {r['seconds']:.2f} s, {r['checked']} checked, "
-                                           f"{r['n_wrong']} wrong"))
+        if "error" in r:
+            log(f"  thread {r['thread']}: {r['error']}")
+        elif "calls" in r:
+            log(f"  thread {r['thread']}: {r['calls']} calls in {r['seconds']:.2f} s, {r['checked']} checked, "
+                f"{r['n_wrong']} wrong")
+        else:
+            log(f"  thread {r['thread']}: did not finish within {timeout:.0f} s")
     return {"threads": results, "hung": hung}
 
 
@@ -228,14 +234,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    logf = open(os.path.join(args.out, "stress.log"), "w")  # stays open: the watchdog writes stacks into it
+    with open(os.path.join(args.out, "stress.log"), "w") as logf:
 
-    def log(msg: str):
-        print(msg, flush=True)
-        logf.write(msg + "\n")
-        logf.flush()
+        def log(msg: str):
+            print(msg, flush=True)
+            logf.write(msg + "\n")
+            logf.flush()
 
-    faulthandler.dump_traceback_later(args.timeout, exit=True, file=logf)
+        faulthandler.dump_traceback_later(args.timeout, exit=True, file=logf)  # stacks into the log, then exit
+        try:
+            return stress(args, log)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+
+
+def stress(args, log) -> int:
     from cute_gemm import environment, registry
     from cute_gemm.problem import Problem
 
@@ -292,7 +305,6 @@ def main(argv=None) -> int:
     after = snapshot()
     log(f"memory at the end:    {json.dumps(after)}")
     problems += memory_problems(before, after, device_tol_mib=args.device_tol_mib)
-    faulthandler.cancel_dump_traceback_later()
     doc = {"schema": "cute-gemm/stress-v1", **rec, "config": vars(args), "accepted": {k: [str(p) for p in v]
            for k, v in accepted.items()}, "streams": per_phase, "threads": thr,
            "memory": {"before": before, "after": after}, "problems": problems, "ok": not problems}

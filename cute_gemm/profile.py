@@ -264,7 +264,7 @@ def ncu_kernel_durations(phases, shape, peers=("cublas",), warmup: int = WARMUP,
     from cute_gemm import registry
 
     ncu = ncu or find_ncu()
-    fam = _gpu_family()[0] or "sm90"
+    fam = (_gpu_family()[0] or "sm90") if any(isinstance(ph, (str, int)) for ph in phases) else None
     entries = [registry.resolve(str(ph), fam) if isinstance(ph, (str, int)) else ph for ph in phases]
     p = _shape_arg(shape)
     dims = [int(x) for x in p.split(",")]
@@ -554,9 +554,11 @@ def _driver(argv) -> int:
                 launch()
             torch.cuda.synchronize()
             torch.cuda.profiler.start()
-            launch()
-            torch.cuda.synchronize()
-            torch.cuda.profiler.stop()
+            try:
+                launch()
+                torch.cuda.synchronize()
+            finally:  # a failed launch must not leave the next target's warm-ups in the profiled window
+                torch.cuda.profiler.stop()
         except Exception as exc:  # one target's failure must not hide the others' profiles
             failed += 1
             first = str(exc).splitlines()[0] if str(exc) else ""

@@ -155,6 +155,9 @@ def test_summary_markdown():
     assert "| 5 | 1000x264x520 | skipped | skipped |" in lines
     assert f"  - elsewhere 2 x {TORCH_FILL}" in lines
     assert any(ln.startswith("  - first report in ours: Uninitialized __global__ memory read") for ln in lines)
+    assert sum(ln.startswith("- skipped: phase 5 at 1000x264x520: M=1000 is not a multiple") for ln in lines) == 1
+    runs[1].status = "not run"
+    assert "- not run: 1 runs (the --deadline came first)" in san.summary_markdown(runs)
 
 
 def test_sanitize_without_compute_sanitizer_is_one_line(tmp_path):
