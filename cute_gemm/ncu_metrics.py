@@ -198,7 +198,8 @@ def stall_shares(ratios: dict[str, float]) -> list[tuple[str, float]]:
 
 
 def missing_in_row(row: KernelRow, metrics) -> list[str]:
-    return [m for m in metrics if m not in row.metrics]
+    """The metrics a kernel's report has no value for (not collected, or collected empty)."""
+    return [m for m in metrics if row.value(m) is None]
 
 
 # ---------------------------------------------------------------------------- --query-metrics

@@ -239,13 +239,15 @@ def run_profile(entries, shape, peers=("cublas",), warmup: int = WARMUP, timeout
     doc = {"schema": SCHEMA, **environment.record(), "ncu_version": ncu_version(ncu),
            "shape": {"m": p.m, "n": p.n, "k": p.k}, "warmup": warmup,
            "columns": {k: list(c.metrics) for k, c in nm.COLUMNS.items()},
-           "missing_metrics": missing, "kernels": [], "not_profiled": dict(skipped), "notes": []}
+           "missing_metrics": missing, "not_reported": [], "kernels": [], "not_profiled": dict(skipped), "notes": []}
     if not targets:
         return doc
     cmd = ncu_command(ncu, targets, _shape_arg(p), ask, launch_stats=True, warmup=warmup)
     doc["ncu_command"] = shlex.join(cmd)
     run = run_ncu(cmd, targets, timeout)
     doc["kernels"] = [kernel_record(t, run.rows[t.label], wanted) for t in targets if t.label in run.rows]
+    absent = {m for row in run.rows.values() for m in nm.missing_in_row(row, wanted)}
+    doc["not_reported"] = [m for m in wanted if m in absent and m not in missing]
     doc["not_profiled"].update(run.not_profiled)
     doc["notes"] = run.notes
     doc["raw_csv"] = run.csv
@@ -327,6 +329,8 @@ def render_doc(doc: dict) -> str:
         out.append(f"not profiled: {label}: {why}")
     if doc.get("missing_metrics"):
         out.append(f"metrics this ncu lacks (n/a above): {', '.join(doc['missing_metrics'])}")
+    if doc.get("not_reported"):
+        out.append(f"metrics asked for but not in ncu's report (n/a above): {', '.join(doc['not_reported'])}")
     out += doc.get("notes") or []
     return "\n".join(out)
 

@@ -259,6 +259,9 @@ def test_run_profile_over_recorded_output(recorded_doc):
     assert set(doc["not_profiled"]) == {"sm90:5", "sm90:6"}
     assert "Sm90Phase5" in doc["not_profiled"]["sm90:5"]
     assert "--metrics" in doc["ncu_command"] and "launch__registers_per_thread" not in doc["ncu_command"]
+    # asked for, in this ncu's list, yet not in the replayed report: named, and n/a in the table
+    assert doc["not_reported"] == BANK_CONFLICTS
+    assert f"not in ncu's report (n/a above): {', '.join(BANK_CONFLICTS)}" in pr.render_doc(doc)
 
 
 def test_run_profile_skips_shapes_a_phase_cannot_do(tmp_path):
