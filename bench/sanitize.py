@@ -1,0 +1,425 @@
+"""compute-sanitizer's memcheck, initcheck, synccheck and racecheck on every sm90 phase, with every report
+attributed: in our kernel, or elsewhere (torch's fill/random kernels, a host API call).
+
+Each (tool, phase, shape) runs in its own small driver process (this file with --driver): inputs fully
+written (randn), C written with fill_ before the launch, one launch through cute_gemm.api.launcher after
+the compile, a synchronize, and a check of C against a float64 product on the host. The driver reads no
+uninitialized memory itself, so initcheck's reports name their culprit. Torch's caching allocator is off
+(PYTORCH_NO_CUDA_MEMORY_CACHING=1) so every tensor is its own allocation and memcheck's --padding catches
+a write past C. The sanitizer prints every report (--print-limit 0, no backtraces); they are counted as
+they stream in (ours: the kernel name holds a phase class, e.g. Sm90Phase5), and the log keeps the first
+few verbatim. All kernels are checked (no --kernel-name filter) so the reports elsewhere are seen too;
+--only-ours restricts the instrumentation to our kernel when a tool is too slow otherwise.
+
+Output in --out: summary.json, summary.md (tool x phase x shape -> errors in ours / elsewhere) and the logs
+(logs/<tool>_<phase>_<MxNxK>.log for the sanitizer, .out for the driver; --pack tars them into one file).
+Exit status: 0 when our kernels are clean, 1 when one reported errors, timed out or computed a wrong C,
+2 when compute-sanitizer or the GPU is missing.
+
+  on the device: source .devcarry/setup.sh && python3 bench/sanitize.py --out $OUT/sanitize --deadline 540 --pack
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # run as `python3 bench/sanitize.py` from a checkout, installed or not
+
+TOOLS = ("memcheck", "initcheck", "synccheck", "racecheck")  # cheapest first, for --deadline
+SHAPES = ("512,512,512", "1000,264,520")  # aligned, and ragged (phases that refuse it are skipped)
+TOOL_ARGS = {
+    "memcheck": ["--padding", "4096"],  # a guard zone after every allocation: a write past C is reported
+    "initcheck": [],
+    "synccheck": [],
+    "racecheck": ["--racecheck-report", "analysis"],
+}
+PREFIX = "========="
+KEEP_REPORTS = 20  # reports kept verbatim per log; all are counted
+RESULT_TAG = "RESULT "
+
+# top-level lines that are not reports: the banner and the tool's own warnings ("Warning: Detected overflow of
+# tracked cuda::barrier structures"); racecheck's "WARNING: Race reported ..." is a report. Every other
+# top-level line opens a report (known kinds: Invalid __global__ read, Uninitialized __global__ memory read,
+# Barrier error detected, Race reported, Program hit ..., Target application returned an error, ...).
+_BANNER = "COMPUTE-SANITIZER"
+_TOOL_WARNING = re.compile(r"Warning: (?!Race reported|Potential)")
+_SUMMARY = re.compile(r"ERROR SUMMARY:\s*([\d,]+)\s+error")
+_RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY:\s*([\d,]+)\s+hazards? displayed \(([\d,]+) errors?, ([\d,]+) warnings?\)")
+# where a report names its kernel: "at kernel(int *)+0x70 in f.cu:41", "at kernel():0x160", "at 0x88 in kernel(...)"
+_AT_KERNEL = (re.compile(r"\bat (?!0x)(.+?)(?:\+|:)0x[0-9a-fA-F]+"), re.compile(r"\bat 0x[0-9a-fA-F]+ in (.+)$"))
+
+
+def our_markers() -> list[str]:
+    """Substrings that only our kernels' names contain: every registered phase class, and the prefix the
+    CuTe DSL gives kernels defined under phases/ (kernel_cutlass_kernel_phasessm90phase5_...Sm90Phase5_...)."""
+    from cute_gemm import registry
+
+    return ["kernel_cutlass_kernel_phases", *sorted({e.kernel_cls.__name__ for e in registry.all_entries()})]
+
+
+def kernel_of(report: list[str]) -> str | None:
+    """The kernel a report names (argument list dropped), or None for host-side reports."""
+    for line in report:
+        for rx in _AT_KERNEL:
+            m = rx.search(line)
+            if m:
+                name = m.group(1).strip()
+                return name.split("(")[0].strip()[:120] or name[:120]
+    return None
+
+
+def host_kind(report: list[str]) -> str:
+    head = report[0]
+    if head.startswith("Program hit"):
+        return "host: CUDA API error"
+    if head.startswith("Host API memory access"):
+        return "host: API memory access"
+    if head.startswith("Leaked"):
+        return "host: leak"
+    if head.startswith("Target application"):
+        return "host: the driver's exit status"
+    return "host: other"
+
+
+@dataclasses.dataclass
+class Attribution:
+    """What one sanitizer log says, every report counted as ours or elsewhere."""
+
+    total: int | None = None  # the tool's ERROR SUMMARY (None: no summary, the tool did not finish)
+    hazards: dict | None = None  # racecheck: displayed / errors / warnings
+    ours: int = 0
+    elsewhere: int = 0
+    elsewhere_by: dict = dataclasses.field(default_factory=dict)  # kernel (or host kind) -> count
+    notes: list = dataclasses.field(default_factory=list)  # tool warnings that are not reports
+    first_ours: list = dataclasses.field(default_factory=list)  # the first report in our kernel, verbatim
+
+    @property
+    def reports(self) -> int:
+        return self.ours + self.elsewhere
+
+
+def attribute_lines(lines, markers, keep=None) -> Attribution:
+    """Stream a sanitizer log: split it into reports, attribute each; write the first KEEP_REPORTS reports
+    and every non-report line to ``keep`` (a callable taking a line) when given."""
+    att = Attribution()
+    report: list[str] = []
+    kept = 0
+
+    def close():
+        nonlocal report
+        if not report:
+            return
+        text = "\n".join(report)
+        if any(m in text for m in markers):
+            att.ours += 1
+            att.first_ours = att.first_ours or list(report)
+        else:
+            where = kernel_of(report) or host_kind(report)
+            att.elsewhere += 1
+            att.elsewhere_by[where] = att.elsewhere_by.get(where, 0) + 1
+        report = []
+
+    for raw in lines:
+        line = raw.rstrip("\n")
+        if not line.startswith(PREFIX):
+            continue  # not the tool's (a comment, the application's own output)
+        body = line[len(PREFIX):]
+        text = body.strip()
+        if not text:
+            close()  # the blank prefix line between reports
+        elif body.startswith("  "):
+            if report:
+                report.append(text)  # indented: a line of the open report ("at kernel+0x70", "by thread ...")
+        elif text.startswith("and ") and report:
+            report.append(text)  # racecheck analysis: "and Read access at ..."
+        else:
+            close()
+            m, r = _SUMMARY.search(text), _RACE_SUMMARY.search(text)
+            if m:
+                att.total = int(m.group(1).replace(",", ""))
+            elif r:
+                att.hazards = dict(zip(("displayed", "errors", "warnings"),
+                                       (int(g.replace(",", "")) for g in r.groups())))
+            elif _TOOL_WARNING.match(text):
+                att.notes.append(text)
+            elif text != _BANNER:
+                report = [text]
+                kept += 1
+        if keep and (not report or kept <= KEEP_REPORTS):
+            keep(line)
+    close()
+    if keep and kept > KEEP_REPORTS:
+        keep(f"(cute-gemm sanitize: {kept - KEEP_REPORTS:,} more reports counted above the summary, not kept here)")
+    if att.total is None and att.hazards is not None:
+        att.total = att.hazards["errors"] + att.hazards["warnings"]
+    return att
+
+
+# ---------------------------------------------------------------------------------------- runs
+@dataclasses.dataclass
+class Run:
+    tool: str
+    phase: str
+    shape: str
+    status: str = "not run"  # clean / elsewhere only / ERRORS / unattributed / timeout / failed / skipped / not run
+    reason: str = ""
+    errors_total: int | None = None
+    ours: int = 0
+    elsewhere: int = 0
+    elsewhere_by: dict = dataclasses.field(default_factory=dict)
+    notes: list = dataclasses.field(default_factory=list)
+    first_ours: list = dataclasses.field(default_factory=list)
+    driver: dict | None = None
+    exit_code: int | None = None
+    seconds: float = 0.0
+    log: str = ""
+
+    @property
+    def stem(self) -> str:
+        return f"{self.tool}_{self.phase}_{self.shape.replace(',', 'x')}"
+
+    @property
+    def bad(self) -> bool:
+        """Our kernel's fault, or cannot be ruled out: errors in it, errors no report explains, a wrong C,
+        a hang or a crash."""
+        return self.status in ("ERRORS", "unattributed", "timeout", "failed")
+
+
+def sanitizer_command(cs: str, run: Run, log: str, only_ours: str | None = None) -> list[str]:
+    cmd = [cs, "--tool", run.tool, "--log-file", log, "--print-limit", "0", "--show-backtrace", "no",
+           "--error-exitcode", "86", *TOOL_ARGS[run.tool]]
+    if only_ours:
+        cmd += ["--kernel-name", f"kns={only_ours}"]
+    return cmd + [sys.executable, os.path.abspath(__file__), "--driver", "--phase", run.phase, "--shape", run.shape]
+
+
+def _run_killable(cmd, out_path, timeout, env) -> int | None:
+    """Run cmd with its output in out_path; on timeout kill its whole process group (the sanitizer and the
+    driver it started) and return None."""
+    with open(out_path, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None
+
+
+def driver_result(out_text: str) -> dict | None:
+    for line in out_text.splitlines():
+        if line.startswith(RESULT_TAG):
+            return json.loads(line[len(RESULT_TAG):])
+    return None
+
+
+def finish(run: Run, att: Attribution, rc: int | None, out_text: str) -> Run:
+    """Fill a run's verdict from its attribution, exit code and the driver's output."""
+    run.exit_code = rc
+    run.errors_total, run.ours, run.elsewhere = att.total, att.ours, att.elsewhere
+    run.elsewhere_by, run.notes, run.first_ours = att.elsewhere_by, att.notes, att.first_ours
+    run.driver = driver_result(out_text)
+    if rc is None:
+        run.status, run.reason = "timeout", "killed at the per-run timeout"
+    elif att.ours:
+        run.status = "ERRORS"
+    elif run.driver is None:
+        tail = [ln for ln in out_text.strip().splitlines() if ln.strip()][-1:]
+        run.status, run.reason = "failed", f"the driver printed no result (exit {rc}): {tail[0] if tail else ''}"
+    elif not run.driver.get("ok"):
+        run.status, run.reason = "failed", f"wrong C: {run.driver}"
+    elif att.total is None:
+        run.status, run.reason = "failed", "the sanitizer printed no summary"
+    elif att.total > att.reports:
+        run.status, run.reason = "unattributed", f"{att.total - att.reports:,} errors in the summary, no report for them"
+    else:
+        run.status = "elsewhere only" if att.elsewhere else "clean"
+    return run
+
+
+def sanitize_one(cs: str, run: Run, logdir: str, timeout: float, markers, only_ours: str | None) -> Run:
+    full, log, out = (os.path.join(logdir, run.stem + ext) for ext in (".full.log", ".log", ".out"))
+    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1",
+               PYTHONPATH=ROOT + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
+    t0 = time.monotonic()
+    rc = _run_killable(sanitizer_command(cs, run, full, only_ours), out, timeout, env)
+    run.seconds = round(time.monotonic() - t0, 1)
+    with open(log, "w") as kept:
+        if os.path.exists(full):
+            with open(full, errors="replace") as f:
+                att = attribute_lines(f, markers, keep=lambda ln: kept.write(ln + "\n"))
+            os.remove(full)
+        else:
+            att = Attribution()
+    run.log = os.path.relpath(log, os.path.dirname(logdir))
+    with open(out, errors="replace") as f:
+        return finish(run, att, rc, f.read())
+
+
+# ------------------------------------------------------------------------------------- summary
+def cell(run: Run) -> str:
+    if run.status in ("skipped", "not run", "timeout", "failed", "unattributed"):
+        return run.status
+    total = "" if run.errors_total is None else f" (summary {run.errors_total:,})"
+    return f"{run.ours:,} / {run.elsewhere:,}" + (total if run.errors_total != run.ours + run.elsewhere else "")
+
+
+def summary_markdown(runs: list[Run], header: str = "") -> str:
+    """tool x (phase, shape) -> 'errors in ours / errors elsewhere', then what 'elsewhere' was and the
+    first report in our kernels."""
+    tools = list(dict.fromkeys(r.tool for r in runs))
+    keys = list(dict.fromkeys((r.phase, r.shape) for r in runs))
+    by = {(r.tool, r.phase, r.shape): r for r in runs}
+    out = [header, ""] if header else []
+    out += ["errors in our kernel / elsewhere (torch's kernels, host API calls), per tool:", "",
+            "| phase | shape | " + " | ".join(tools) + " |", "|---|---|" + "---:|" * len(tools)]
+    for ph, sh in keys:
+        cells = [cell(by[(t, ph, sh)]) if (t, ph, sh) in by else "" for t in tools]
+        out.append(f"| {ph} | {sh.replace(',', 'x')} | " + " | ".join(cells) + " |")
+    ran = [r for r in runs if r.status not in ("skipped", "not run") and (r.elsewhere_by or r.first_ours or r.reason)]
+    if ran:
+        out += ["", "details:"]
+    for r in ran:
+        out.append(f"- {r.tool} {r.phase} {r.shape.replace(',', 'x')}: {r.status}" + (f" ({r.reason})" if r.reason else ""))
+        for where, n in sorted(r.elsewhere_by.items(), key=lambda kv: -kv[1]):
+            out.append(f"  - elsewhere {n:,} x {where}")
+        if r.first_ours:
+            out.append("  - first report in ours: " + " / ".join(r.first_ours[:4]))
+    skipped = dict.fromkeys((r.phase, r.shape, r.reason) for r in runs if r.status == "skipped")
+    out += [f"- skipped: phase {ph} at {sh.replace(',', 'x')}: {why}" for ph, sh, why in skipped]
+    late = sum(r.status == "not run" for r in runs)
+    if late:
+        out.append(f"- not run: {late} runs (the --deadline came first)")
+    return "\n".join(out)
+
+
+def plan(entries, tools, shapes) -> list[Run]:
+    """Every (tool, phase, shape), tools outermost (cheapest first); shapes a phase refuses are skipped."""
+    from cute_gemm.problem import Problem
+
+    runs = []
+    for tool in tools:
+        for e in entries:
+            for sh in shapes:
+                p = Problem.parse(sh)
+                run = Run(tool, e.phase, f"{p.m},{p.n},{p.k}")
+                why = e.make().can_implement(p.m, p.n, p.k)
+                if why:
+                    run.status, run.reason = "skipped", "; ".join(why)
+                runs.append(run)
+    return runs
+
+
+# -------------------------------------------------------------------------------------- driver
+def driver(phase: str, shape: str, arch: str) -> int:
+    """One launch of one phase, every byte it reads written first, then C checked against float64 on the host."""
+    import torch
+
+    from cute_gemm import api, registry
+    from cute_gemm.problem import ATOL, RTOL, Problem, make_inputs
+
+    p = Problem.parse(shape)
+    entry = registry.get(arch, phase)
+    a, b = make_inputs(p)  # randn, then fp16: every element written
+    c = torch.empty(p.m, p.n, dtype=torch.float32, device="cuda")
+    c.fill_(float("nan"))  # written before the launch; an element the kernel skips stays NaN
+    launch = api.launcher(entry, a, b, c)  # compiles (host only)
+    launch()
+    torch.cuda.synchronize()
+    ref = a.cpu().double() @ b.cpu().double()
+    got = c.cpu().double()
+    res = {"phase": phase, "shape": shape, "nan": int(torch.isnan(got).sum()),
+           "mismatches": int((~torch.isclose(got, ref, rtol=RTOL, atol=ATOL)).sum())}
+    res["ok"] = res["mismatches"] == 0
+    print(RESULT_TAG + json.dumps(res), flush=True)
+    return 0 if res["ok"] else 1
+
+
+# ---------------------------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.environ.get("OUT", "out") + "/sanitize", help="output folder (default $OUT/sanitize)")
+    ap.add_argument("--tools", default=",".join(TOOLS), help="comma list (default %(default)s)")
+    ap.add_argument("--phases", help="phase ids, e.g. 0-3,5 (default: every sm90 phase)")
+    ap.add_argument("--shapes", nargs="+", default=list(SHAPES), metavar="M,N,K", help="default: %(default)s")
+    ap.add_argument("--run-timeout", type=float, default=300, help="seconds per sanitizer run (default %(default)s)")
+    ap.add_argument("--deadline", type=float, help="start no run after this many seconds (the rest: 'not run')")
+    ap.add_argument("--only-ours", action="store_true",
+                    help="instrument our kernel only (--kernel-name kns=<its class>): faster, but blind elsewhere")
+    ap.add_argument("--pack", action="store_true", help="tar the logs into sanitize_logs.tar.gz")
+    ap.add_argument("--driver", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--phase", help=argparse.SUPPRESS)
+    ap.add_argument("--shape", help=argparse.SUPPRESS)
+    ap.add_argument("--arch", default="sm90", help=argparse.SUPPRESS)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.driver:
+        return driver(args.phase, args.shape, args.arch)
+    from cute_gemm import environment, registry
+
+    tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    unknown = [t for t in tools if t not in TOOLS]
+    if unknown:
+        print(f"sanitize: unknown tool {', '.join(unknown)} (tools: {', '.join(TOOLS)})", file=sys.stderr)
+        return 2
+    cs = shutil.which("compute-sanitizer")
+    if cs is None:
+        print("sanitize: compute-sanitizer is not on PATH (it ships with the CUDA toolkit)", file=sys.stderr)
+        return 2
+    gpu = environment.gpu()
+    if gpu is None or gpu["capability"] != "9.0":
+        print(f"sanitize: needs an sm90 (Hopper) GPU, found {gpu['name'] if gpu else 'none'}", file=sys.stderr)
+        return 2
+    entries = registry.all_entries("sm90")
+    if args.phases:
+        want = registry.parse_phase_list(args.phases)
+        entries = [e for e in entries if e.phase in want]
+    logdir = os.path.join(args.out, "logs")
+    os.makedirs(logdir, exist_ok=True)
+    markers = our_markers()
+    runs = plan(entries, tools, args.shapes)
+    t0 = time.monotonic()
+    for run in runs:
+        if run.status == "skipped":
+            continue
+        if args.deadline is not None and time.monotonic() - t0 > args.deadline:
+            run.reason = "deadline reached before it started"
+            continue
+        only = registry.get("sm90", run.phase).kernel_cls.__name__ if args.only_ours else None
+        sanitize_one(cs, run, logdir, args.run_timeout, markers, only)
+        print(f"{run.tool:<9} {run.phase:<3} {run.shape:<14} {run.status:<14} ours {run.ours:,} elsewhere "
+              f"{run.elsewhere:,}  {run.seconds:.0f}s {run.reason}", flush=True)
+    rec = environment.record()
+    header = (f"compute-sanitizer on {gpu['name']} (driver {gpu.get('driver')}), {rec['date']}, "
+              f"`{rec['command']}`" + (" (instrumenting our kernel only)" if args.only_ours else ""))
+    md = summary_markdown(runs, header)
+    with open(os.path.join(args.out, "summary.md"), "w") as f:
+        f.write(md + "\n")
+    with open(os.path.join(args.out, "summary.json"), "w") as f:
+        json.dump({"schema": "cute-gemm/sanitize-v1", **rec, "only_ours": args.only_ours,
+                   "runs": [dataclasses.asdict(r) for r in runs]}, f, indent=1)
+    if args.pack:
+        with tarfile.open(os.path.join(args.out, "sanitize_logs.tar.gz"), "w:gz") as tar:
+            tar.add(logdir, arcname="logs")
+        shutil.rmtree(logdir)
+    print("\n" + md)
+    return 1 if any(r.bad for r in runs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
