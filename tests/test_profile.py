@@ -266,7 +266,7 @@ def test_run_profile_over_recorded_output(recorded_doc):
 
 def test_run_profile_skips_shapes_a_phase_cannot_do(tmp_path):
     d = fake_ncu(tmp_path, f"cat '{tmp_path / 'raw.csv'}'")
-    doc = pr.run_profile([registry.get("sm90", "5")], "1000,264,520", peers=(), ncu=os.path.join(d, "ncu"))
+    doc = pr.run_profile([registry.get("sm90", "5")], "1000,3001,520", peers=(), ncu=os.path.join(d, "ncu"))
     assert doc["kernels"] == [] and "ncu_command" not in doc  # nothing to run: ncu never profiled
     assert "not a multiple" in doc["not_profiled"]["sm90:5"]
 

@@ -144,7 +144,7 @@ def test_sanitizer_command():
 
 
 def test_summary_markdown():
-    runs = san.plan([registry.get("sm90", "5")], ["initcheck", "racecheck"], ["512,512,512", "1000,264,520"])
+    runs = san.plan([registry.get("sm90", "5")], ["initcheck", "racecheck"], ["512,512,512", "1000,3001,520"])
     san.finish(runs[0], attribute("initcheck"), 86, _result())
     san.finish(runs[2], attribute("racecheck"), 0, _result())
     md = san.summary_markdown(runs, "header line")
@@ -152,10 +152,10 @@ def test_summary_markdown():
     assert lines[0] == "header line"
     assert "| phase | shape | initcheck | racecheck |" in lines
     assert "| 5 | 512x512x512 | 1 / 3 | 1 / 1 |" in lines
-    assert "| 5 | 1000x264x520 | skipped | skipped |" in lines
+    assert "| 5 | 1000x3001x520 | skipped | skipped |" in lines
     assert f"  - elsewhere 2 x {TORCH_FILL}" in lines
     assert any(ln.startswith("  - first report in ours: Uninitialized __global__ memory read") for ln in lines)
-    assert sum(ln.startswith("- skipped: phase 5 at 1000x264x520: M=1000 is not a multiple") for ln in lines) == 1
+    assert sum(ln.startswith("- skipped: phase 5 at 1000x3001x520: N=3001 is not a multiple") for ln in lines) == 1
     runs[1].status = "not run"
     assert "- not run: 1 runs (the --deadline came first)" in san.summary_markdown(runs)
 
