@@ -22,6 +22,7 @@ Exit status: 0 when our kernels are clean, 1 when one reported errors, timed out
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import dataclasses
 import json
 import os
@@ -359,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--only-ours", action="store_true",
                     help="instrument our kernel only (--kernel-name kns=<its class>): faster, but blind elsewhere")
     ap.add_argument("--pack", action="store_true", help="tar the logs into sanitize_logs.tar.gz")
+    ap.add_argument("--jobs", type=int, default=1, help="sanitizer runs at once (default %(default)s)")
     ap.add_argument("--driver", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--phase", help=argparse.SUPPRESS)
     ap.add_argument("--shape", help=argparse.SUPPRESS)
@@ -394,16 +396,20 @@ def main(argv=None) -> int:
     markers = our_markers()
     runs = plan(entries, tools, args.shapes)
     t0 = time.monotonic()
-    for run in runs:
-        if run.status == "skipped":
-            continue
+
+    def one(run: Run):
         if args.deadline is not None and time.monotonic() - t0 > args.deadline:
             run.reason = "deadline reached before it started"
-            continue
+            return
         only = registry.get("sm90", run.phase).kernel_cls.__name__ if args.only_ours else None
         sanitize_one(cs, run, logdir, args.run_timeout, markers, only)
         print(f"{run.tool:<9} {run.phase:<3} {run.shape:<14} {run.status:<14} ours {run.ours:,} elsewhere "
               f"{run.elsewhere:,}  {run.seconds:.0f}s {run.reason}", flush=True)
+
+    # each run is its own process (sanitizer + driver, mostly host time: imports, instrumentation); several
+    # at once share the GPU as separate contexts, and each report still names its own kernel
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        list(pool.map(one, [r for r in runs if r.status != "skipped"]))
     rec = environment.record()
     header = (f"compute-sanitizer on {gpu['name']} (driver {gpu.get('driver')}), {rec['date']}, "
               f"`{rec['command']}`" + (" (instrumenting our kernel only)" if args.only_ours else ""))
