@@ -41,8 +41,8 @@ def phase_order(phase: str):
 
 def _footer(doc) -> str:
     g, v = doc.get("gpu") or {}, doc.get("versions") or {}
-    return (f"{g.get('name', '?')} · fp16 in, fp32 out, B N-major · {caption(doc)} · torch {v.get('torch')} · "
-            f"cutlass-dsl {v.get('nvidia_cutlass_dsl')} · {doc.get('date', '')[:10]}")
+    return (f"{g.get('name', '?')} · fp16 in, fp32 out, B N-major · {caption(doc)}\n"
+            f"torch {v.get('torch')} · cutlass-dsl {v.get('nvidia_cutlass_dsl')} · {doc.get('date', '')[:10]}")
 
 
 def _rows(doc, shape, kind):
@@ -94,7 +94,7 @@ def ladder_figure(doc, path: str) -> str:
         ax.legend(loc="upper left", fontsize=7)
     fig.suptitle("cute-gemm ladder: TFLOP/s per phase, gain over the previous phase, SM clock", fontsize=12)
     fig.text(0.5, 0.005, _footer(doc), ha="center", fontsize=6.5, color="#555555")
-    fig.tight_layout(rect=(0, 0.03, 1, 0.96))
+    fig.tight_layout(rect=(0, 0.05, 1, 0.96))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -106,7 +106,7 @@ def sweep_figure(doc, path: str) -> str | None:
     if len(square) < 3:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8.5, 5.2))
+    fig, ax = plt.subplots(figsize=(9.5, 5.6))
     for key in dict.fromkeys(r["key"] for r in doc["results"]):
         rows = [r for r in doc["results"] if r["key"] == key]
         pts = sorted((r["m"], r["timing"]["tflops"]) for r in rows if r["m"] == r["n"] == r["k"] and r.get("timing"))
@@ -127,7 +127,7 @@ def sweep_figure(doc, path: str) -> str | None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     fig.text(0.5, 0.005, _footer(doc), ha="center", fontsize=6, color="#555555")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -164,9 +164,9 @@ def worklog_figure(doc, path: str) -> str:
         ax.grid(axis="y", alpha=0.3, zorder=0)
         ax.legend(loc="upper left", fontsize=7)
     fig.suptitle("Which steps buy the same on both chips: each phase as % of the vendor library", fontsize=12)
-    fig.text(0.5, 0.005, _footer(doc) + " · worklog: its section 1 / Fig. 1", ha="center", fontsize=6.5,
+    fig.text(0.5, 0.005, _footer(doc) + " · worklog numbers: its section 1 / Fig. 1", ha="center", fontsize=6.5,
              color="#555555")
-    fig.tight_layout(rect=(0, 0.03, 1, 0.96))
+    fig.tight_layout(rect=(0, 0.05, 1, 0.96))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
