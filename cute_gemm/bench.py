@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 
 from cute_gemm import environment, registry, timing
+from cute_gemm.check import REL_ERR_LIMIT
 from cute_gemm.measure import DATA_KINDS, STATUSES, measure_shape, peak_for
-from cute_gemm.problem import Problem
+from cute_gemm.problem import ATOL, RTOL, Problem
 
 SCHEMA = "cute-gemm/bench-v2"
 SWEEP = tuple(Problem(s, s, s) for s in (512, 1024, 2048, 3072, 4096, 6144, 8192))
-CHECK = "vs cuBLASLt atol=0.01 rtol=0.001, float64 rel Frobenius <= 1e-4, no NaN left, repeat identical (phases)"
+CHECK = (f"vs cuBLASLt atol={ATOL:g} rtol={RTOL:g}, vs float64 rel Frobenius <= {REL_ERR_LIMIT:g}, no NaN left, "
+         f"a repeat bit-identical")
 
 
 def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict, api: dict | None = None,
@@ -29,7 +31,7 @@ def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict,
         "schema": SCHEMA,
         **env,
         "data": data,
-        "protocol": {**protocol, "check": CHECK, "check_data": "randn"},
+        "protocol": {**protocol, "check": CHECK, "check_peers": "the same without the repeat", "check_data": "randn"},
         "telemetry": telemetry,
         "peak_tflops": peak_for(env["gpu"]["name"]) if env.get("gpu") else None,
         "ncu_check": None,

@@ -24,6 +24,7 @@ import sys
 from cute_gemm import __version__
 from cute_gemm import arch as _arch
 from cute_gemm import peers, timing
+from cute_gemm.bench import CHECK, SWEEP
 from cute_gemm.problem import HEADLINE, Problem
 
 PROG = "cute-gemm"
@@ -433,8 +434,8 @@ def _check_line(r: dict) -> str:
 
 def add_run(sub):
     p = sub.add_parser("run", help="one phase on the GPU: check vs cuBLASLt, time beside cuBLAS/cuBLASLt",
-                       description="Check one phase (fresh random inputs, NaN-poisoned C, vs cuBLASLt with "
-                                   "atol=0.01 rtol=0.001 and vs float64) and, if it passes, time it interleaved "
+                       description="Check one phase (fresh random inputs, NaN-poisoned C; " + CHECK + ") and, "
+                                   "if it passes, time it interleaved "
                                    "with cuBLAS and cuBLASLt (CUDA-graph replays, median over rounds), with the "
                                    "SM clock and power it ran at.")
     p.add_argument("--phase", required=True, type=phase_arg, help="phase id: {phase_ids_inline}")
@@ -541,8 +542,6 @@ def _bench_compile_only(args, entries, fams) -> int:
 
 
 def add_bench(sub):
-    from cute_gemm.bench import SWEEP
-
     p = sub.add_parser(
         "bench", help="the main job: every phase checked then timed beside its peers, JSON + plots",
         description="On a GPU: for every phase of the GPU's arch (or --phases) and every shape, check against "

@@ -61,7 +61,7 @@ def result_row(r: dict) -> tuple[str, ...]:
         nums = (f"{t['tflops']:.1f}", f"{t['tflops_worst']:.0f}..{t['tflops_best']:.0f}",
                 _num(r.get("pct_vendor"), "{:.1f}"), _num(r.get("pct_peak")), _num(clock), _num(pw.get("power_w")),
                 _num(pw.get("tflops_per_kw")), ",".join(pw.get("throttle_reasons") or []) or "-")
-        status, note = "pass", r.get("adds", "")
+        status, note = "pass", r.get("adds") or r.get("detail") or ""
     else:
         nums = ("-",) * 8
         status, note = r["status"], r.get("reason") or ""

@@ -98,7 +98,7 @@ def _check_peers(peer_list, p: Problem, step) -> tuple[list[dict], dict]:
 
     rows, factories = [], {}
     for peer in peer_list:
-        row = _row("peer", f"peer:{peer.name}", peer.name, peer.label, p)
+        row = _row("peer", f"peer:{peer.name}", peer.name, peer.label, p, detail=peer.detail)
         missing = peer.missing()
         if missing:
             row.update(status="absent", reason=missing)
@@ -131,21 +131,10 @@ def add_percentages(rows: list[dict], peak: float | None):
         r["pct_peak"] = 100 * t / peak if t and peak else None
 
 
-def measure_shape(p: Problem, entries, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
-                  sustained_s: float = 0.0, cold_l2: bool = False, telemetry=None, peak: float | None = None,
-                  config=None, step=None) -> list[dict]:
-    """Rows (phases, then peers) for one shape: checked, and the ones that passed timed together.
-
-    ``step(label, advance=1)`` is called once per kernel checked and once per timing round (progress).
-    """
-    import torch
-
-    step = step or (lambda label, advance=1: None)
-    phase_rows, factories = _check_phases(entries, p, config, step)
-    peer_rows, peer_factories = _check_peers(peer_list, p, step)
-    factories.update(peer_factories)
-    rows = phase_rows + peer_rows
-    by_key = {r["key"]: r for r in rows}
+def _time_together(p: Problem, factories: dict, by_key: dict, *, data, rounds, sustained_s, cold_l2, telemetry,
+                   step):
+    """Capture every kernel that passed on one set of timing inputs, time them interleaved and fill their
+    rows (timing, power). The graphs and the inputs are released when this returns."""
     sets = timing_inputs(p, data, timing.input_sets_needed(p.bytes_per_set, cold_l2))
     captured = {}
     for key, factory in factories.items():
@@ -162,7 +151,24 @@ def measure_shape(p: Problem, entries, peer_list, *, data: str = "randn", rounds
         row = by_key[key]
         row["timing"] = t.as_dict(p.flops)
         row["power"] = power.summarize(windows, row["timing"]["tflops"])
+
+
+def measure_shape(p: Problem, entries, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
+                  sustained_s: float = 0.0, cold_l2: bool = False, telemetry=None, peak: float | None = None,
+                  config=None, step=None) -> list[dict]:
+    """Rows (phases, then peers) for one shape: checked, and the ones that passed timed together.
+
+    ``step(label, advance=1)`` is called once per kernel checked and once per timing round (progress).
+    """
+    import torch
+
+    step = step or (lambda label, advance=1: None)
+    phase_rows, factories = _check_phases(entries, p, config, step)
+    peer_rows, peer_factories = _check_peers(peer_list, p, step)
+    factories.update(peer_factories)
+    rows = phase_rows + peer_rows
+    _time_together(p, factories, {r["key"]: r for r in rows}, data=data, rounds=rounds, sustained_s=sustained_s,
+                   cold_l2=cold_l2, telemetry=telemetry, step=step)
     add_percentages(rows, peak)
-    del captured, timed, sets
-    torch.cuda.empty_cache()
+    torch.cuda.empty_cache()  # this shape's graph pools and inputs, before the next shape allocates its own
     return rows

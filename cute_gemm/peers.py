@@ -19,6 +19,7 @@ from cute_gemm import reference
 class Peer:
     name: str  # as given to --peers
     label: str  # what the table and the plots call it
+    detail: str  # how it is called, recorded with every result
     missing: Callable[[], str | None]  # why it cannot run here, or None
     factory: Callable  # factory(a, b, c) -> zero-argument launch returning the fp32 C it computed
 
@@ -65,15 +66,17 @@ def _quack(tuned: bool):
 PEERS = {
     p.name: p
     for p in (
-        Peer("cublas", "cuBLAS", _always, _blas("cublas")),
-        Peer("cublaslt", "cuBLASLt", _always, _blas("cublaslt")),
-        Peer("triton", "Triton (cute_gemm/triton_mm.py, autotuned over 4 configs)", _needs("triton", "triton"),
-             _triton),
-        Peer("quack", "quack gemm (heuristic config, B [K,N] as given)", _needs("quack", "quack-kernels"),
-             _quack(tuned=False)),
+        Peer("cublas", "cuBLAS", "torch.mm(a, b, out_dtype=torch.float32), preferred_blas_library('cublas')",
+             _always, _blas("cublas")),
+        Peer("cublaslt", "cuBLASLt", "torch.mm(a, b, out_dtype=torch.float32), preferred_blas_library('cublaslt')",
+             _always, _blas("cublaslt")),
+        Peer("triton", "Triton", "cute_gemm/triton_mm.py: tl.dot tiles, Triton's autotuner over a few configs",
+             _needs("triton", "triton"), _triton),
+        Peer("quack", "quack", "quack.gemm_interface.gemm(a, b, out=c, tuned=False): its heuristic config, "
+             "B passed as the [K,N] row-major tensor", _needs("quack", "quack-kernels"), _quack(tuned=False)),
         # opt-in: quack's autotuner compiles and times dozens of configs per shape (minutes on a sweep)
-        Peer("quack-tuned", "quack gemm (autotuned, B [K,N] as given)", _needs("quack", "quack-kernels"),
-             _quack(tuned=True)),
+        Peer("quack-tuned", "quack (tuned)", "quack.gemm_interface.gemm(a, b, out=c, tuned=True): autotuned, "
+             "B passed as the [K,N] row-major tensor", _needs("quack", "quack-kernels"), _quack(tuned=True)),
     )
 }
 DEFAULT = ("cublas", "cublaslt", "triton", "quack")

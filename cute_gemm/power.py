@@ -73,7 +73,8 @@ def summarize(windows: list[Window], tflops: float | None) -> dict:
     """One measurement's telemetry: SM clock spread, power, energy efficiency and throttle reasons.
 
     Power is energy / time over all the windows when the energy counter advanced, else the mean of the
-    sampled power readings (``power_source`` says which); ``tflops_per_kw`` is TFLOP/s per kW drawn.
+    sampled power readings (``power_source`` says which; the sampled mean is kept as ``power_w_sampled``
+    either way); ``tflops_per_kw`` is TFLOP/s per kW drawn.
     """
     samples = [s for w in windows for s in w.samples]
     clocks = [s.sm_mhz for s in samples if s.sm_mhz is not None]
@@ -82,12 +83,11 @@ def summarize(windows: list[Window], tflops: float | None) -> dict:
     seconds = sum(w.seconds for w in windows)
     energies = [w.energy_mj for w in windows]
     energy_j = sum(energies) / 1000 if energies and None not in energies else None
+    sampled = statistics.fmean(powers) / 1000 if powers else None
     if energy_j and seconds > 0:
         power_w, source = energy_j / seconds, "energy"
-    elif powers:
-        power_w, source = statistics.fmean(powers) / 1000, "samples"
     else:
-        power_w, source = None, None
+        power_w, source = sampled, "samples" if powers else None
     mask = 0
     for m in masks:
         mask |= m
@@ -95,6 +95,7 @@ def summarize(windows: list[Window], tflops: float | None) -> dict:
         "sm_clock_mhz": _median_min_max(clocks),
         "power_w": power_w,
         "power_source": source,
+        "power_w_sampled": sampled,
         "energy_j": energy_j,
         "window_s": seconds,
         "samples": len(samples),

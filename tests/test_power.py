@@ -38,6 +38,7 @@ def test_summarize_prefers_energy():
     s = power.summarize([w1, w2], tflops=700.0)
     assert s["sm_clock_mhz"] == {"median": 1410, "min": 1380, "max": 1500}
     assert s["power_source"] == "energy" and s["power_w"] == pytest.approx(28.4 / 0.04)
+    assert s["power_w_sampled"] == pytest.approx(700.0)
     assert s["energy_j"] == pytest.approx(28.4) and s["window_s"] == pytest.approx(0.04)
     assert s["throttle_reasons"] == ["sw_power_cap"] and s["throttle_mask"] == 0x4 and s["samples"] == 3
     assert s["tflops_per_kw"] == pytest.approx(700.0 / (710.0 / 1000))
