@@ -383,18 +383,24 @@ def _time_shapes(entries, shapes, args, default_peers, progress=False) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------- run
-def cmd_run(args) -> int:
+def _run_entry(arch: str, phase: str, shapes):
+    """The entry `run` measures, after checking that it exists and can do every shape (UsageError)."""
     from cute_gemm import registry
 
+    try:
+        entry = registry.get(arch, phase)
+    except LookupError as exc:
+        raise UsageError(str(exc)) from None
+    _refuse_unimplementable([entry], shapes)
+    return entry
+
+
+def cmd_run(args) -> int:
     shapes = args.shape or list(HEADLINE)
     if args.json:
         writable_file(args.json, "--json")
     if args.arch:
-        try:
-            entry = registry.get(args.arch, args.phase)
-        except LookupError as exc:
-            raise UsageError(str(exc)) from None
-        _refuse_unimplementable([entry], shapes)
+        _run_entry(args.arch, args.phase, shapes)
     tgt = _gpu_target()
     if tgt is None:
         raise UsageError(f"needs a Hopper (sm90) or Blackwell (sm100) GPU: {_no_gpu_reason()}; without a GPU, "
@@ -403,11 +409,7 @@ def cmd_run(args) -> int:
     if args.arch and args.arch != fam:
         raise UsageError(f"this GPU is {tgt}: {args.arch} kernels cannot run on it "
                          f"(`cute-gemm list --arch {fam}` shows the phases it runs)")
-    try:
-        entry = registry.get(fam, args.phase)
-    except LookupError as exc:
-        raise UsageError(str(exc)) from None
-    _refuse_unimplementable([entry], shapes)
+    entry = _run_entry(fam, args.phase, shapes)
     from cute_gemm import bench
     from cute_gemm.console import render
 
@@ -465,6 +467,7 @@ def cmd_bench(args) -> int:
     entries = _entries(fams, args.phases)
     if tgt is None:
         return _bench_compile_only(args, entries, fams)
+    writable_file(args.out or DEFAULT_OUT, "--out")
     if args.api:
         return _bench_api(args, entries)
     shapes = list(args.shapes or HEADLINE)
@@ -486,7 +489,6 @@ def _finish(args, doc, plots: bool) -> int:
 
     render(doc)
     out = args.out or DEFAULT_OUT
-    writable_file(out, "--out")
     bench.save(doc, out)
     print(f"wrote {out}", file=sys.stderr)
     if plots and any(r.get("timing") for r in doc["results"]):

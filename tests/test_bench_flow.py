@@ -198,3 +198,37 @@ def test_run_on_gpu(on_h200, tmp_path, capsys):
     entries, shapes, peer_list, kw = on_h200[0]
     assert [e.key for e in entries] == ["sm90:5"] and [p.name for p in peer_list] == list(peers.VENDOR)
     assert "check PASS" in stdout and bench.load(str(out))
+
+
+# ------------------------------------------------------------------------------------- on a real GPU
+@pytest.mark.gpu
+def test_bench_on_the_gpu_end_to_end():
+    """Two phases and the vendor peers at a small shape, through the real checks, graphs and telemetry."""
+    from conftest import gpu_family
+    from cute_gemm import registry
+
+    fam = gpu_family()
+    entries = [e for e in registry.all_entries(fam) if e.phase in ("2a", "5")]
+    doc = bench.run_bench(entries, [Problem(1024, 1024, 1024)], [peers.PEERS[n] for n in peers.VENDOR],
+                          data="ints", rounds=3, sustained_s=0.05, progress=False)
+    assert bench.validate_doc(doc) == [], bench.validate_doc(doc)
+    for r in doc["results"]:
+        assert r["status"] == "ok", r["reason"]
+        assert r["timing"]["launches_per_graph"] > 1  # a ~5 us kernel: many launches per graph replay
+        assert 0.001 < r["timing"]["ms_median"] < 1.0
+    if doc["telemetry"]["available"]:
+        assert all(r["power"]["sm_clock_mhz"]["median"] > 500 for r in doc["results"])
+
+
+@pytest.mark.gpu
+def test_api_overhead_on_the_gpu(monkeypatch):
+    from conftest import gpu_family
+    from cute_gemm import api_bench, registry
+
+    monkeypatch.setattr(api_bench, "CALLS", 50)
+    monkeypatch.setattr(api_bench, "LOOP_CALLS", 5)
+    api = api_bench.run_api([registry.get(gpu_family(), "5")])
+    (row,) = api["phases"]
+    assert row["reason"] is None and row["first_call_s"] > 0
+    assert row["launcher"]["us_per_call"] > 0 and row["gemm"]["loop_tflops"] > 10
+    assert api["torch_mm"]["us_per_call"] > 0
