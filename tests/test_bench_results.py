@@ -187,3 +187,12 @@ def test_worklog_figure_shows_both_ladders(tmp_path, monkeypatch):
     assert b300_4096[phases.index("6")] == 0  # beyond the worklog: no B300 number
     assert h200_4096[phases.index("5")] == pytest.approx(100 * 712 / 736)
     assert "cuBLASLt" in bars[0][0] and worklog.GPU in bars[0][0]
+
+
+def test_progress_in_a_log_is_one_line_per_step(capsys):
+    with console.Progress(5) as bar:
+        bar.step("4096x4096x4096 check sm90:0: ok")
+        bar.step("4096x4096x4096: nothing to time", advance=4)
+    with console.Progress(3, enabled=False) as bar:
+        bar.step("silent")
+    assert capsys.readouterr().err == "[1/5] 4096x4096x4096 check sm90:0: ok\n[5/5] 4096x4096x4096: nothing to time\n"

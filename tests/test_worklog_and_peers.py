@@ -35,7 +35,7 @@ def test_missing_peers_say_which_package():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", list(peers.PEERS))
+@pytest.mark.parametrize("name", list(peers.DEFAULT))
 def test_peer_matches_reference_and_captures(name):
     """Each installed peer computes the problem right and can be timed through the CUDA-graph timer."""
     if gpu_family() != "sm90":
