@@ -60,6 +60,7 @@ def run_api(entries) -> dict:
     import cute_gemm
     from cute_gemm import reference
     from cute_gemm.api import launcher
+    from cute_gemm.console import one_line
 
     small, loop = _operands(SMALL), _operands(LOOP)
     torch.cuda.synchronize()
@@ -86,6 +87,6 @@ def run_api(entries) -> dict:
                                    small, loop)
             row["launcher"] = _measure(lambda a, b, c, e=e: launcher(e, a, b, c), small, loop)
         except Exception as exc:  # reported in the section; the other phases are still measured
-            row["reason"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            row["reason"] = one_line(exc)
         out["phases"].append(row)
     return out

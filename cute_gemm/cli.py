@@ -25,6 +25,7 @@ from cute_gemm import __version__
 from cute_gemm import arch as _arch
 from cute_gemm import peers, timing
 from cute_gemm.bench import CHECK, SWEEP
+from cute_gemm.console import one_line
 from cute_gemm.problem import HEADLINE, Problem
 
 PROG = "cute-gemm"
@@ -216,13 +217,19 @@ def _entries(fams: list[str], phases: list[str] | None):
         raise UsageError(str(exc)) from None
 
 
+def _cannot(entry, p: Problem) -> str | None:
+    """Why ``entry`` cannot do ``p`` (its can_implement reasons in one line), or None."""
+    why = entry.make().can_implement(p.m, p.n, p.k)
+    return f"{entry.key} cannot do {p}: {'; '.join(why)}" if why else None
+
+
 def _refuse_unimplementable(entries, shapes):
     """UsageError (one line) when a selected phase cannot do a requested shape."""
     for e in entries:
         for p in shapes:
-            why = e.make().can_implement(p.m, p.n, p.k)
+            why = _cannot(e, p)
             if why:
-                raise UsageError(f"{e.key} cannot do {p}: {'; '.join(why)}")
+                raise UsageError(why)
 
 
 # ---------------------------------------------------------------------------------------------- list
@@ -267,15 +274,14 @@ def compile_report(entries, targets, shapes, dump_dir=None):
             for e in entries:
                 if e.arch != _arch.family(tgt):
                     continue
-                why = e.make().can_implement(p.m, p.n, p.k)
+                why = _cannot(e, p)
                 if why:
-                    skipped.append(f"{e.key} cannot do {p}: {'; '.join(why)}")
+                    skipped.append(why)
                     continue
                 try:
                     ins = inspect_phase(e, tgt, p)
                 except Exception as exc:
-                    failures.append(f"FAILED to compile {e.key} for {tgt} at {p}: {type(exc).__name__}: "
-                                    f"{str(exc).splitlines()[0] if str(exc) else ''}")
+                    failures.append(f"FAILED to compile {e.key} for {tgt} at {p}: {one_line(exc)}")
                     continue
                 done.append(ins)
                 if dump_dir:
@@ -717,8 +723,7 @@ def main(argv=None) -> int:
     except Exception as exc:
         if debug:
             raise
-        msg = str(exc).splitlines()[0] if str(exc) else ""
-        print(f"{prog}: unexpected {type(exc).__name__}: {msg} (--debug or CUTE_GEMM_DEBUG=1 shows the traceback)",
+        print(f"{prog}: unexpected {one_line(exc)} (--debug or CUTE_GEMM_DEBUG=1 shows the traceback)",
               file=sys.stderr)
         return 1
 

@@ -10,6 +10,12 @@ LOG_WIDTH = 220
 ADDS_WIDTH = 60
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception as the one line a report or a user sees: its type and the first line of its message."""
+    msg = str(exc).splitlines()
+    return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
+
+
 def console(stderr: bool = False):
     """A rich Console on stdout (or stderr); wide when it writes to a file or a pipe."""
     from rich.console import Console

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from cute_gemm import power, timing
+from cute_gemm.console import one_line
 from cute_gemm.problem import Problem
 
 # dense fp16 tensor peak (datasheet, TFLOP/s) by device-name fragment; used for "% of peak"
@@ -65,10 +66,6 @@ def _row(kind: str, key: str, name: str, label: str, p: Problem, **extra) -> dic
             "timing": None, "power": None}
 
 
-def _first_line(text: str) -> str:
-    return text.splitlines()[0] if text else ""
-
-
 def _check_phases(entries, p: Problem, config, step) -> tuple[list[dict], dict]:
     from cute_gemm.api import launcher
     from cute_gemm.check import check_phase
@@ -83,7 +80,7 @@ def _check_phases(entries, p: Problem, config, step) -> tuple[list[dict], dict]:
             res = check_phase(e, p, config)
             row["check"] = dataclasses.asdict(res)
             if res.error:
-                row.update(status="error", reason=_first_line(res.error))
+                row.update(status="error", reason=res.error.splitlines()[0])
             elif not res.passed:
                 row.update(status="failed", reason=res.summary())
             else:
@@ -141,8 +138,7 @@ def _time_together(p: Problem, factories: dict, by_key: dict, *, data, rounds, s
         try:
             captured[key] = timing.capture(lambda f=factory: [f(a, b, c) for a, b, c in sets])
         except Exception as exc:  # reported on the row; the other kernels are still timed
-            by_key[key].update(status="error", reason=f"could not capture a CUDA graph: {type(exc).__name__}: "
-                                                      f"{_first_line(str(exc))}")
+            by_key[key].update(status="error", reason=f"could not capture a CUDA graph: {one_line(exc)}")
     timed = timing.interleave(captured, rounds, sustained_s, telemetry,
                               on_round=lambda r: step(f"{p} timing round {r + 1}/{rounds}"))
     if not captured:

@@ -100,6 +100,7 @@ def check_peer(peer: Peer, p) -> dict:
     import torch
 
     from cute_gemm.check import REL_ERR_LIMIT, compare
+    from cute_gemm.console import one_line
     from cute_gemm.problem import make_inputs, poisoned_output
 
     gen = torch.Generator(device="cuda")
@@ -109,7 +110,7 @@ def check_peer(peer: Peer, p) -> dict:
         c = peer.factory(a, b, poisoned_output(p))()
         torch.cuda.synchronize()
     except Exception as exc:  # reported as data: the peer is listed with its error and not timed
-        return {"passed": False, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+        return {"passed": False, "error": one_line(exc)}
     nums = compare(c, reference.cublaslt(a, b), reference.float64(a, b))
     passed = nums["unwritten"] == 0 and nums["mismatches"] == 0 and nums["rel_fro_err"] <= REL_ERR_LIMIT
     return {"passed": passed, "error": None, **nums}

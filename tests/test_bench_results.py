@@ -196,3 +196,8 @@ def test_progress_in_a_log_is_one_line_per_step(capsys):
     with console.Progress(3, enabled=False) as bar:
         bar.step("silent")
     assert capsys.readouterr().err == "[1/5] 4096x4096x4096 check sm90:0: ok\n[5/5] 4096x4096x4096: nothing to time\n"
+
+
+def test_one_line_errors():
+    assert console.one_line(RuntimeError("launch failed\nat line 3")) == "RuntimeError: launch failed"
+    assert console.one_line(KeyboardInterrupt()) == "KeyboardInterrupt"
