@@ -14,7 +14,7 @@ import json
 
 from cute_gemm import environment, registry, timing
 from cute_gemm.check import REL_ERR_LIMIT
-from cute_gemm.measure import DATA_KINDS, STATUSES, measure_shape, peak_for
+from cute_gemm.measure import DATA_KINDS, STATUSES, check_phases, measure_shape, peak_for
 from cute_gemm.problem import ATOL, RTOL, Problem
 
 SCHEMA = "cute-gemm/bench-v2"
@@ -42,7 +42,8 @@ def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict,
 
 def run_bench(entries, shapes, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
               sustained_s: float = 0.0, cold_l2: bool = False, progress: bool = True) -> dict:
-    """Check + time every entry and peer at every shape (interleaved per shape) -> a bench-v2 document."""
+    """Check every entry at every shape, then shape by shape check the peers and time everything that
+    passed, interleaved -> a bench-v2 document."""
     from cute_gemm.console import Progress
     from cute_gemm.power import Telemetry
 
@@ -53,8 +54,9 @@ def run_bench(entries, shapes, peer_list, *, data: str = "randn", rounds: int = 
     total = len(shapes) * (len(entries) + len(peer_list) + rounds)
     try:
         with Progress(total, enabled=progress) as bar:
-            for p in shapes:
-                results += measure_shape(p, entries, peer_list, data=data, rounds=rounds, sustained_s=sustained_s,
+            checked = [check_phases(entries, p, step=bar.step) for p in shapes]
+            for p, phases in zip(shapes, checked):
+                results += measure_shape(p, phases, peer_list, data=data, rounds=rounds, sustained_s=sustained_s,
                                          cold_l2=cold_l2, telemetry=telemetry, peak=peak, step=bar.step)
     finally:
         telemetry.close()

@@ -66,7 +66,20 @@ def _row(kind: str, key: str, name: str, label: str, p: Problem, **extra) -> dic
             "timing": None, "power": None}
 
 
-def _check_phases(entries, p: Problem, config, step) -> tuple[list[dict], dict]:
+@dataclasses.dataclass
+class PhaseChecks:
+    """The phases' rows at one shape after their checks, and a launch factory for each that passed."""
+
+    rows: list[dict]
+    factories: dict
+
+
+def check_phases(entries, p: Problem, config=None, step=None) -> PhaseChecks:
+    """Check every entry at ``p`` (compiling it there); one that cannot do the shape is skipped.
+
+    The bench checks every phase at every shape before any peer runs: importing quack patches the
+    DSL's tensor classes process-wide, and the phases are compiled before that happens.
+    """
     from cute_gemm.api import launcher
     from cute_gemm.check import check_phase
 
@@ -86,8 +99,9 @@ def _check_phases(entries, p: Problem, config, step) -> tuple[list[dict], dict]:
             else:
                 factories[e.key] = lambda a, b, c, e=e: launcher(e, a, b, c, config)
         rows.append(row)
-        step(f"{p} check {e.key}: {row['status']}")
-    return rows, factories
+        if step:
+            step(f"{p} check {e.key}: {row['status']}")
+    return PhaseChecks(rows, factories)
 
 
 def _check_peers(peer_list, p: Problem, step) -> tuple[list[dict], dict]:
@@ -149,20 +163,20 @@ def _time_together(p: Problem, factories: dict, by_key: dict, *, data, rounds, s
         row["power"] = power.summarize(windows, row["timing"]["tflops"])
 
 
-def measure_shape(p: Problem, entries, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
+def measure_shape(p: Problem, phases: PhaseChecks, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
                   sustained_s: float = 0.0, cold_l2: bool = False, telemetry=None, peak: float | None = None,
-                  config=None, step=None) -> list[dict]:
-    """Rows (phases, then peers) for one shape: checked, and the ones that passed timed together.
+                  step=None) -> list[dict]:
+    """Rows (phases, then peers) for one shape: the peers checked, and every kernel that passed timed
+    together with the others.
 
-    ``step(label, advance=1)`` is called once per kernel checked and once per timing round (progress).
+    ``step(label, advance=1)`` is called once per peer checked and once per timing round (progress).
     """
     import torch
 
     step = step or (lambda label, advance=1: None)
-    phase_rows, factories = _check_phases(entries, p, config, step)
     peer_rows, peer_factories = _check_peers(peer_list, p, step)
-    factories.update(peer_factories)
-    rows = phase_rows + peer_rows
+    factories = {**phases.factories, **peer_factories}
+    rows = phases.rows + peer_rows
     _time_together(p, factories, {r["key"]: r for r in rows}, data=data, rounds=rounds, sustained_s=sustained_s,
                    cold_l2=cold_l2, telemetry=telemetry, step=step)
     add_percentages(rows, peak)

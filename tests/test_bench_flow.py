@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from cute_gemm import bench, cli, measure, peers, timing
+from cute_gemm import bench, cli, measure, peers, power, timing
 from cute_gemm.check import CheckResult
 from cute_gemm.problem import Problem
 from synthetic_doc import ENV, make_doc
@@ -45,6 +45,7 @@ class FakeGraph:
 
 
 MS = {"sm90:1": 0.25, "sm90:3": 0.2, "peer:cublas": 0.19, "peer:cublaslt": 0.2}
+CHECKED = []  # ("phase" | "peer", name, shape) in the order the fake checks ran
 
 
 @pytest.fixture
@@ -52,12 +53,16 @@ def fake_gpu(monkeypatch):
     """check_phase / check_peer / inputs / capture / replays replaced; phase '2' fails its check, phase
     '4' errors, the 'quack' peer cannot be captured, 'triton' is absent, 'quack-tuned' computes wrong."""
 
+    CHECKED.clear()
+
     def check_phase(entry, p, config=None):
+        CHECKED.append(("phase", entry.phase, str(p)))
         ok = entry.phase not in ("2", "4")
         return CheckResult(entry.key, str(p), ok, 0, 0 if ok else 5, 0.0, 1e-7, 1e-7, True,
                            error="RuntimeError: launch failed\nmore" if entry.phase == "4" else None)
 
     def check_peer(peer, p):
+        CHECKED.append(("peer", peer.name, str(p)))
         ok = peer.name != "quack-tuned"
         return {"passed": ok, "error": None, "mismatches": 0 if ok else 7, "rel_fro_err": 1e-7 if ok else 0.3}
 
@@ -89,8 +94,9 @@ def test_one_shape_rows(fake_gpu):
                FakeEntry("3"), FakeEntry("4")]
     steps = []
     p = Problem(1024, 1024, 1024)
-    rows = measure.measure_shape(p, entries, list(fake_gpu.values()), rounds=3, peak=989.0,
-                                 step=lambda label, advance=1: steps.append((label, advance)))
+    step = lambda label, advance=1: steps.append((label, advance))  # noqa: E731
+    rows = measure.measure_shape(p, measure.check_phases(entries, p, step=step), list(fake_gpu.values()), rounds=3,
+                                 peak=989.0, step=step)
     by = {r["key"]: r for r in rows}
     assert [r["key"] for r in rows] == ["sm90:0", "sm90:1", "sm90:2", "sm90:3", "sm90:4", "peer:cublas",
                                         "peer:cublaslt", "peer:triton", "peer:quack", "peer:quack-tuned"]
@@ -115,19 +121,45 @@ def test_one_shape_rows(fake_gpu):
 
 def test_nothing_to_time_still_completes_the_progress(fake_gpu):
     steps = []
-    rows = measure.measure_shape(Problem(256, 256, 256), [FakeEntry("2")], [], rounds=4,
+    p = Problem(256, 256, 256)
+    rows = measure.measure_shape(p, measure.check_phases([FakeEntry("2")], p), [], rounds=4,
                                  step=lambda label, advance=1: steps.append(advance))
-    assert rows[0]["status"] == "failed" and sum(steps) == 1 + 4
+    assert rows[0]["status"] == "failed" and sum(steps) == 4
+
+
+class CappedReader:
+    """NVML as under load: 1450 MHz at the power cap, 14 J per reading of the energy counter."""
+
+    energy = 0
+
+    def sample(self):
+        return power.Sample(1450, 700_000, 0x4)
+
+    def energy_mj(self):
+        self.energy += 14_000
+        return self.energy
+
+    def describe(self):
+        return {"nvml_device": "fake H200", "power_limit_w": 700.0}
 
 
 def test_run_bench_document(fake_gpu, monkeypatch):
     monkeypatch.setattr("cute_gemm.environment.record", lambda: ENV)
+    monkeypatch.setattr(power.Telemetry, "open", classmethod(lambda cls: cls(CappedReader(), interval_s=1)))
     doc = bench.run_bench([FakeEntry("1"), FakeEntry("3")], [Problem(512, 512, 512), Problem(1024, 512, 256)],
                           [fake_gpu["cublas"], fake_gpu["triton"]], data="ints", rounds=2, sustained_s=0.0,
                           progress=False)
     assert bench.validate_doc(doc) == []
     assert doc["data"] == "ints" and doc["protocol"]["rounds"] == 2 and doc["peak_tflops"] == 989.0
-    assert len(doc["results"]) == 8 and doc["telemetry"]["available"] in (True, False)
+    assert len(doc["results"]) == 8 and doc["telemetry"]["available"] and doc["telemetry"]["power_limit_w"] == 700
+    timed = [r for r in doc["results"] if r["timing"]]
+    assert len(timed) == 6
+    for r in timed:
+        assert r["power"]["sm_clock_mhz"]["median"] == 1450 and r["power"]["throttle_reasons"] == ["sw_power_cap"]
+        assert r["power"]["energy_j"] == pytest.approx(2 * 14.0)
+    # every phase at every shape is checked (compiled) before the first peer runs
+    kinds = [kind for kind, _, _ in CHECKED]
+    assert kinds == ["phase"] * 4 + ["peer"] * 2
 
 
 # ------------------------------------------------------------------------------------ the CLI on a "GPU"
