@@ -294,10 +294,13 @@ def compile_report(entries, targets, shapes, dump_dir=None):
     return tables, list(dict.fromkeys(skipped)), failures
 
 
-def print_compile_report(tables, skipped, failures):
+def print_compile_report(tables, skipped, failures, as_json: bool = False):
+    """The tables (or, ``as_json``, {target: [inspection]}) on stdout; what was skipped or failed on stderr."""
     from cute_gemm.inspection import side_by_side
 
-    for tgt, p, inss in tables:
+    if as_json:
+        print(json.dumps({t: [i.as_dict() for i in inss] for t, _, inss in tables}, indent=1))
+    for tgt, p, inss in ([] if as_json else tables):
         print(f"\n== {tgt} at {p} (compile-only: PTX census = static instruction counts; resources from ptxas) ==")
         print(side_by_side(inss))
     for line in skipped:
@@ -321,12 +324,7 @@ def cmd_inspect(args) -> int:
     if args.dump:
         writable_dir(args.dump, "--dump")
     tables, skipped, failures = compile_report(ents, targets, [args.shape], args.dump)
-    if args.json:
-        print(json.dumps({t: [i.as_dict() for i in inss] for t, _, inss in tables}, indent=1))
-        for line in skipped + failures:
-            print(line, file=sys.stderr)
-    else:
-        print_compile_report(tables, skipped, failures)
+    print_compile_report(tables, skipped, failures, as_json=args.json)
     return 1 if failures else 0
 
 
