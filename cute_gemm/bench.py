@@ -1,147 +1,135 @@
-"""The main job: every phase of the GPU's arch, checked then timed beside cuBLAS and cuBLASLt.
+"""The main job: every phase of the GPU's arch checked, then timed beside its peers, shape by shape.
 
-Results are one JSON document (schema ``cute-gemm/bench-v1``): environment, protocol, and one row per
-(phase, shape) with the check, the timing spread and the library timings measured in the same run.
+Results are one JSON document, schema ``cute-gemm/bench-v2``: where and how it was measured
+(environment, data kind, protocol, telemetry), and one row per (kernel, shape) for phases and peers
+alike (``kind: phase|peer``) with the check, the time spread over the interleaved rounds, and the SM
+clock, power, energy efficiency and throttle reasons recorded while it was timed. ``api`` holds the
+host-overhead measurement of ``cute-gemm bench --api`` (``cute_gemm.api_bench``); ``ncu_check`` is the
+place for a profiler cross-check of the timings (null until a tool fills it).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import sys
 
-from cute_gemm import environment, registry
-from cute_gemm.problem import HEADLINE, Problem
+from cute_gemm import environment, registry, timing
+from cute_gemm.check import REL_ERR_LIMIT
+from cute_gemm.measure import DATA_KINDS, STATUSES, check_phases, measure_shape, peak_for
+from cute_gemm.problem import ATOL, RTOL, Problem
 
-SCHEMA = "cute-gemm/bench-v1"
+SCHEMA = "cute-gemm/bench-v2"
 SWEEP = tuple(Problem(s, s, s) for s in (512, 1024, 2048, 3072, 4096, 6144, 8192))
+CHECK = (f"vs cuBLASLt atol={ATOL:g} rtol={RTOL:g}, vs float64 rel Frobenius <= {REL_ERR_LIMIT:g}, no NaN left, "
+         f"a repeat bit-identical")
 
 
-class Progress:
-    """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
-
-    def __init__(self, total: int, stream=sys.stderr):
-        self.total, self.done, self.stream = total, 0, stream
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
-
-    def step(self, label: str):
-        self.done += 1
-        width = 30
-        fill = int(width * self.done / max(1, self.total))
-        line = f"[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} {label}"
-        if self.tty:
-            self.stream.write("\r\033[K" + line)
-            if self.done == self.total:
-                self.stream.write("\n")
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-
-def run_bench(entries, shapes, cold_l2: bool = False, progress: bool = True) -> dict:
-    """Check+time each entry at each shape; the libraries are timed once per shape, in the same run."""
-    from cute_gemm.measure import library_timings, measure, peak_for
-
-    env = environment.record()
-    peak = peak_for(env["gpu"]["name"]) if env["gpu"] else None
-    bar = Progress(len(shapes) * (len(entries) + 1)) if progress else None
-    rows, libs_by_shape = [], {}
-    for p in shapes:
-        libs = library_timings(p, cold_l2)
-        libs_by_shape[str(p)] = libs
-        if bar:
-            bar.step(f"{p} cuBLAS/cuBLASLt")
-        for e in entries:
-            m = None
-            why = e.make().can_implement(p.m, p.n, p.k)
-            if why:
-                row = {"key": e.key, "phase": e.phase, "shape": str(p), "status": "skipped", "reason": "; ".join(why)}
-            else:
-                m = measure(e, p, cold_l2=cold_l2, libs=libs)
-                row = dataclasses.asdict(m)
-                row["status"] = "ok" if m.timing else ("error" if m.check.get("error") else "failed")
-            row["adds"] = e.adds
-            row["m"], row["n"], row["k"], row["flops"] = p.m, p.n, p.k, p.flops
-            if m is not None and m.timing:
-                t = m.timing["tflops"]
-                row["pct_cublas"] = 100 * t / libs["cublas"]["tflops"]
-                row["pct_cublaslt"] = 100 * t / libs["cublaslt"]["tflops"]
-                row["pct_peak"] = 100 * t / peak if peak else None
-            rows.append(row)
-            if bar:
-                tf = f"{row['timing']['tflops']:.0f} TFLOP/s" if row.get("timing") else row["status"]
-                bar.step(f"{p} {e.key}: {tf}")
+def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict, api: dict | None = None,
+             env: dict | None = None) -> dict:
+    """A bench-v2 document around ``results``; ``env``: ``environment.record()`` taken at the start."""
+    env = env or environment.record()
     return {
         "schema": SCHEMA,
         **env,
-        "protocol": {
-            "cold_l2": cold_l2,
-            "warmup": 5,
-            "iters": 10,
-            "check": "vs cuBLASLt atol=0.01 rtol=0.001, float64 rel Frobenius <= 1e-4, no NaN, repeat identical",
-        },
-        "peak_tflops": peak,
-        "libraries": libs_by_shape,
-        "results": rows,
+        "data": data,
+        "protocol": {**protocol, "check": CHECK, "check_peers": "the same without the repeat", "check_data": "randn"},
+        "telemetry": telemetry,
+        "peak_tflops": peak_for(env["gpu"]["name"]) if env.get("gpu") else None,
+        "ncu_check": None,
+        "results": results,
+        "api": api,
     }
 
 
-def table(doc: dict) -> str:
-    """The end-of-run table: phase, what it adds, TFLOP/s, % of cuBLAS / cuBLASLt / peak, check status."""
-    lines = []
-    for shape, libs in doc["libraries"].items():
-        lines.append(
-            f"\n{shape}   cuBLAS {libs['cublas']['tflops']:.1f} TFLOP/s   cuBLASLt {libs['cublaslt']['tflops']:.1f} TFLOP/s"
-            + (f"   peak {doc['peak_tflops']:.0f}" if doc.get("peak_tflops") else "")
-        )
-        lines.append(f"  {'phase':<9}{'TFLOP/s':>9}{'min..max':>15}{'%cuBLAS':>9}{'%Lt':>7}{'%peak':>7}  {'check':<8} adds")
-        for r in doc["results"]:
-            if r["shape"] != shape:
-                continue
-            if r.get("timing"):
-                t = r["timing"]
-                spread = f"{t['tflops_worst']:.0f}..{t['tflops_best']:.0f}"
-                peak = f"{r['pct_peak']:.0f}" if r.get("pct_peak") else "-"
-                nums = f"{t['tflops']:>9.1f}{spread:>15}{r['pct_cublas']:>9.1f}{r['pct_cublaslt']:>7.1f}{peak:>7}"
-                status = "pass"
-            else:
-                nums = f"{'-':>9}{'':>15}{'':>9}{'':>7}{'':>7}"
-                status = r["status"]
-            lines.append(f"  {r['key']:<9}{nums}  {status:<8} {r.get('adds', '')[:60]}")
-    return "\n".join(lines)
+def run_bench(entries, shapes, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
+              sustained_s: float = 0.0, cold_l2: bool = False, progress: bool = True) -> dict:
+    """Check every entry at every shape, then shape by shape check the peers and time everything that
+    passed, interleaved -> a bench-v2 document."""
+    from cute_gemm.console import Progress
+    from cute_gemm.power import Telemetry
+
+    env = environment.record()
+    peak = peak_for(env["gpu"]["name"]) if env["gpu"] else None
+    telemetry = Telemetry.open()
+    results = []
+    total = len(shapes) * (len(entries) + len(peer_list) + rounds)
+    try:
+        with Progress(total, enabled=progress) as bar:
+            checked = [check_phases(entries, p, step=bar.step) for p in shapes]
+            for p, phases in zip(shapes, checked):
+                results += measure_shape(p, phases, peer_list, data=data, rounds=rounds, sustained_s=sustained_s,
+                                         cold_l2=cold_l2, telemetry=telemetry, peak=peak, step=bar.step)
+    finally:
+        telemetry.close()
+    return document(results, data=data, protocol=timing.protocol(rounds, sustained_s, cold_l2),
+                    telemetry=telemetry.describe(), env=env)
 
 
-def validate_doc(doc: dict) -> list[str]:
-    """Schema problems of a bench JSON document ([] = valid). Used by `plot` and the tests."""
-    errs = []
-    for key in ("schema", "date", "command", "gpu", "versions", "protocol", "libraries", "results"):
-        if key not in doc:
-            errs.append(f"missing '{key}'")
+def estimate_seconds(n_kernels: int, n_shapes: int, rounds: int, sustained_s: float) -> float:
+    """Lower bound of the GPU time the timing takes (the checks and compiles come on top)."""
+    per_window = timing.TIMED_MS_PER_ROUND / 1000 + sustained_s
+    return n_kernels * n_shapes * rounds * per_window
+
+
+def _validate_result(i: int, r: dict) -> list[str]:
+    errs = [f"results[{i}].{key} missing" for key in ("kind", "key", "label", "shape", "status") if key not in r]
+    if errs:
+        return errs
+    if r["kind"] not in ("phase", "peer"):
+        errs.append(f"results[{i}].kind is {r['kind']!r}, expected 'phase' or 'peer'")
+    if r["kind"] == "phase" and "phase" not in r:
+        errs.append(f"results[{i}].phase missing")
+    if r["status"] not in STATUSES:
+        errs.append(f"results[{i}].status is {r['status']!r}, expected one of {', '.join(STATUSES)}")
+    if r["status"] != "ok":
+        if r.get("timing"):
+            errs.append(f"results[{i}] has status {r['status']!r} but carries a timing")
+        if not r.get("reason"):
+            errs.append(f"results[{i}] has status {r['status']!r} but no reason")
+        return errs
+    t = r.get("timing") or {}
+    for key in ("ms_min", "ms_median", "ms_max", "tflops", "rounds", "launches_per_graph"):
+        if key not in t:
+            errs.append(f"results[{i}].timing.{key} missing")
+    if all(k in t for k in ("ms_min", "ms_median", "ms_max")) and not (t["ms_min"] <= t["ms_median"] <= t["ms_max"]):
+        errs.append(f"results[{i}]: min <= median <= max does not hold")
+    if not (r.get("check") or {}).get("passed"):
+        errs.append(f"results[{i}] is timed but its check did not pass")
+    pw = r.get("power")
+    if not isinstance(pw, dict):
+        errs.append(f"results[{i}].power missing")
+    else:
+        for key in ("sm_clock_mhz", "power_w", "tflops_per_kw", "throttle_reasons"):
+            if key not in pw:
+                errs.append(f"results[{i}].power.{key} missing")
+    return errs
+
+
+def validate_doc(doc) -> list[str]:
+    """Schema problems of a bench-v2 document ([] = valid). Used by `plot`, `load` and the tests."""
+    if not isinstance(doc, dict):
+        return [f"expected a JSON object, got {type(doc).__name__}"]
+    if doc.get("schema") == "cute-gemm/bench-v1":
+        return ["it is a bench-v1 result (single launches timed between CUDA events, before the CUDA-graph "
+                "protocol); this version reads bench-v2: measure again with `cute-gemm bench`"]
+    errs = [f"missing '{key}'" for key in ("schema", "date", "command", "gpu", "versions", "data", "protocol",
+                                           "telemetry", "ncu_check", "results") if key not in doc]
     if errs:
         return errs
     if doc["schema"] != SCHEMA:
         errs.append(f"schema is {doc['schema']!r}, expected {SCHEMA!r}")
-    if not doc["gpu"] or "name" not in doc["gpu"]:
+    if not isinstance(doc["gpu"], dict) or "name" not in doc["gpu"]:
         errs.append("gpu.name missing")
-    for shape, libs in doc["libraries"].items():
-        for lib in ("cublas", "cublaslt"):
-            if lib not in libs or "tflops" not in libs[lib]:
-                errs.append(f"libraries[{shape}].{lib}.tflops missing")
+    if doc["data"] not in DATA_KINDS:
+        errs.append(f"data is {doc['data']!r}, expected one of {', '.join(DATA_KINDS)}")
+    for key in ("rounds", "sustained_s", "cold_l2"):
+        if key not in (doc["protocol"] or {}):
+            errs.append(f"protocol.{key} missing")
+    if not isinstance(doc["results"], list):
+        return errs + ["results is not a list"]
+    if not doc["results"] and not doc.get("api"):
+        errs.append("no results and no api section")
     for i, r in enumerate(doc["results"]):
-        for key in ("key", "phase", "shape", "status"):
-            if key not in r:
-                errs.append(f"results[{i}].{key} missing")
-        if r.get("status") == "ok":
-            t = r.get("timing") or {}
-            for key in ("ms_min", "ms_median", "ms_max", "tflops"):
-                if key not in t:
-                    errs.append(f"results[{i}].timing.{key} missing")
-            if t and not (t["ms_min"] <= t["ms_median"] <= t["ms_max"]):
-                errs.append(f"results[{i}]: min <= median <= max does not hold")
-            if not (r.get("check") or {}).get("passed"):
-                errs.append(f"results[{i}] is timed but its check did not pass")
-        elif r.get("timing"):
-            errs.append(f"results[{i}] has status {r.get('status')!r} but carries a timing")
+        errs += _validate_result(i, r)
     return errs
 
 
@@ -152,20 +140,31 @@ def save(doc: dict, path: str):
 
 
 def load(path: str) -> dict:
+    """Read and validate a bench-v2 JSON file; ValueError with one clear sentence otherwise.
+
+    (OSError, e.g. a missing file, propagates for the caller to word.)
+    """
     with open(path) as f:
-        doc = json.load(f)
+        text = f.read()
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+                         f"expected a result file written by `cute-gemm bench`") from None
     errs = validate_doc(doc)
     if errs:
-        raise ValueError(f"{path} is not a cute-gemm bench result: " + "; ".join(errs[:5]))
+        more = f" (and {len(errs) - 3} more)" if len(errs) > 3 else ""
+        raise ValueError(f"{path} is not a cute-gemm bench-v2 result: " + "; ".join(errs[:3]) + more)
     return doc
 
 
-def entries_for(arch: str, phases: str | None):
+def entries_for(arch: str, phases: list[str] | None):
+    """The registered entries of ``arch``, restricted to ``phases`` (LookupError naming a missing one)."""
     ents = registry.all_entries(arch)
     if phases:
-        want = registry.parse_phase_list(phases)
-        missing = [p for p in want if p not in {e.phase for e in ents}]
+        missing = [p for p in phases if p not in {e.phase for e in ents}]
         if missing:
-            raise LookupError(f"no {arch} kernel for phase(s) {', '.join(missing)}")
-        ents = [e for e in ents if e.phase in want]
+            have = ", ".join(e.phase for e in ents) or "none"
+            raise LookupError(f"no {arch} kernel for phase(s) {', '.join(missing)} (registered: {have})")
+        ents = [e for e in ents if e.phase in phases]
     return ents

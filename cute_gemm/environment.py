@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import importlib.metadata
 import platform
 import shlex
 import subprocess
@@ -18,6 +19,11 @@ def _smi(query: str) -> str | None:
         return out.stdout.strip() or None if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+# result key -> the distributions that provide it (pynvml.py ships in nvidia-ml-py, or the older pynvml)
+OPTIONAL_PACKAGES = {"triton": ("triton",), "quack": ("quack-kernels",), "pynvml": ("nvidia-ml-py", "pynvml"),
+                     "rich": ("rich",)}
 
 
 def versions() -> dict:
@@ -38,7 +44,18 @@ def versions() -> dict:
     from cute_gemm import __version__
 
     out["cute_gemm"] = __version__
+    # the peers' and the telemetry's packages, read from their metadata (importing quack or triton is slow)
+    for key, dists in OPTIONAL_PACKAGES.items():
+        out[key] = next((v for v in map(_dist_version, dists) if v), None)
     return out
+
+
+def _dist_version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
 
 
 def gpu() -> dict | None:

@@ -1,16 +1,32 @@
-"""Check, then time, a phase beside cuBLAS and cuBLASLt on the same inputs in the same run."""
+"""One shape: check every kernel, then time the ones that passed together (phases and peers alike).
+
+A phase is checked with ``check_phase`` (fresh randn inputs, NaN-poisoned C, vs cuBLASLt and float64, a
+repeat bit-identical) and a peer with ``peers.check_peer``; a kernel that cannot do the shape, is absent,
+fails or errors is reported with its reason and never timed. The kernels that passed are timed
+interleaved on one set of timing inputs (``data``: the numbers in A and B move the H200's power draw and
+so its clock) by ``cute_gemm.timing``, with the GPU's clock, power and throttle reasons recorded during
+each timed window by ``cute_gemm.power``.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 
-from cute_gemm import reference
-from cute_gemm.check import check_phase
-from cute_gemm.problem import Problem, make_inputs, poisoned_output
-from cute_gemm.timing import input_sets_needed, time_launches
+from cute_gemm import power, timing
+from cute_gemm.console import one_line
+from cute_gemm.problem import Problem
 
 # dense fp16 tensor peak (datasheet, TFLOP/s) by device-name fragment; used for "% of peak"
 PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "B200": 2250.0, "B300": 2500.0}
+
+# what A and B hold while kernels are timed (the check always uses randn)
+DATA_KINDS = {
+    "randn": "standard normal (the worklog's)",
+    "ints": "integers in [-3, 3] (exact in fp16)",
+    "uniform": "uniform in [-1, 1]",
+}
+
+STATUSES = ("ok", "skipped", "absent", "failed", "error")
 
 
 def peak_for(device_name: str) -> float | None:
@@ -20,60 +36,149 @@ def peak_for(device_name: str) -> float | None:
     return None
 
 
-def _input_sets(p: Problem, cold_l2: bool):
+def timing_inputs(p: Problem, data: str, n_sets: int):
+    """``n_sets`` input sets (A, B, C) holding ``data``; C is NaN-poisoned and shared by every kernel
+    that writes into a given C."""
     import torch
+
+    from cute_gemm.problem import poisoned_output
 
     gen = torch.Generator(device="cuda")
     gen.manual_seed(torch.seed())
-    sets = []
-    for _ in range(input_sets_needed(p.bytes_per_set, cold_l2)):
-        a, b = make_inputs(p, "cuda", gen)
-        sets.append((a, b, poisoned_output(p)))
-    return sets
+
+    def fill(rows, cols):
+        if data == "randn":
+            t = torch.randn(rows, cols, device="cuda", generator=gen)
+        elif data == "ints":
+            t = torch.randint(-3, 4, (rows, cols), device="cuda", generator=gen)
+        elif data == "uniform":
+            t = torch.rand(rows, cols, device="cuda", generator=gen) * 2 - 1
+        else:
+            raise ValueError(f"unknown data kind {data!r}: use one of {', '.join(DATA_KINDS)}")
+        return t.to(torch.float16)
+
+    return [(fill(p.m, p.k), fill(p.k, p.n), poisoned_output(p)) for _ in range(n_sets)]
 
 
-def time_library(name: str, p: Problem, sets, cold_l2: bool):
-    with reference.blas_library(name):
-        # torch.mm(..., out_dtype=fp32) allocates C from torch's caching allocator: no device time
-        launches = [lambda a=a, b=b: reference.mm_fp32_out(a, b) for a, b, _ in sets]
-        return time_launches(launches, cold_l2=cold_l2)
-
-
-def time_phase(entry, p: Problem, sets, cold_l2: bool, config=None):
-    from cute_gemm.api import launcher
-
-    launches = [launcher(entry, a, b, c, config) for a, b, c in sets]
-    return time_launches(launches, cold_l2=cold_l2)
+def _row(kind: str, key: str, name: str, label: str, p: Problem, **extra) -> dict:
+    return {"kind": kind, "key": key, "name": name, "label": label, **extra, "shape": str(p),
+            "m": p.m, "n": p.n, "k": p.k, "flops": p.flops, "status": "ok", "reason": None, "check": None,
+            "timing": None, "power": None}
 
 
 @dataclasses.dataclass
-class Measurement:
-    key: str
-    phase: str
-    shape: str
-    check: dict
-    timing: dict | None  # None when the check failed: a wrong kernel is never timed
-    cublas: dict
-    cublaslt: dict
+class PhaseChecks:
+    """The phases' rows at one shape after their checks, and a launch factory for each that passed."""
 
-    @property
-    def tflops(self) -> float | None:
-        return self.timing["tflops"] if self.timing else None
+    rows: list[dict]
+    factories: dict
 
 
-def measure(entry, p: Problem, cold_l2: bool = False, config=None, libs: dict | None = None) -> Measurement:
-    """Check the phase (fresh inputs, poisoned C), and only if it passes time it; time both libraries.
+def check_phases(entries, p: Problem, config=None, step=None) -> PhaseChecks:
+    """Check every entry at ``p`` (compiling it there); one that cannot do the shape is skipped.
 
-    ``libs`` may carry the library timings already measured for this shape in the same run.
+    The bench checks every phase at every shape before any peer runs: importing quack patches the
+    DSL's tensor classes process-wide, and the phases are compiled before that happens.
     """
-    res = check_phase(entry, p, config)
-    sets = _input_sets(p, cold_l2)
-    if libs is None:
-        libs = library_timings(p, cold_l2, sets)
-    timing = time_phase(entry, p, sets, cold_l2, config).as_dict(p.flops) if res.passed else None
-    return Measurement(entry.key, entry.phase, str(p), dataclasses.asdict(res), timing, libs["cublas"], libs["cublaslt"])
+    from cute_gemm.api import launcher
+    from cute_gemm.check import check_phase
+
+    rows, factories = [], {}
+    for e in entries:
+        row = _row("phase", e.key, e.phase, f"phase {e.phase}", p, phase=e.phase, adds=e.adds)
+        why = e.make(config).can_implement(p.m, p.n, p.k)
+        if why:
+            row.update(status="skipped", reason="; ".join(why))
+        else:
+            res = check_phase(e, p, config)
+            row["check"] = dataclasses.asdict(res)
+            if res.error:
+                row.update(status="error", reason=res.error.splitlines()[0])
+            elif not res.passed:
+                row.update(status="failed", reason=res.summary())
+            else:
+                factories[e.key] = lambda a, b, c, e=e: launcher(e, a, b, c, config)
+        rows.append(row)
+        if step:
+            step(f"{p} check {e.key}: {row['status']}")
+    return PhaseChecks(rows, factories)
 
 
-def library_timings(p: Problem, cold_l2: bool = False, sets=None) -> dict:
-    sets = sets if sets is not None else _input_sets(p, cold_l2)
-    return {name: time_library(name, p, sets, cold_l2).as_dict(p.flops) for name in reference.LIBRARIES}
+def _check_peers(peer_list, p: Problem, step) -> tuple[list[dict], dict]:
+    from cute_gemm.peers import check_peer
+
+    rows, factories = [], {}
+    for peer in peer_list:
+        row = _row("peer", f"peer:{peer.name}", peer.name, peer.label, p, detail=peer.detail)
+        missing = peer.missing()
+        if missing:
+            row.update(status="absent", reason=missing)
+        else:
+            chk = check_peer(peer, p)
+            row["check"] = chk
+            if chk["error"]:
+                row.update(status="error", reason=chk["error"])
+            elif not chk["passed"]:
+                row.update(status="failed", reason=f"wrong result: {chk['mismatches']} mismatches vs cuBLASLt, "
+                                                   f"rel err {chk['rel_fro_err']:.2e} vs float64")
+            else:
+                factories[row["key"]] = peer.factory
+        rows.append(row)
+        step(f"{p} check {peer.name}: {row['status']}")
+    return rows, factories
+
+
+def add_percentages(rows: list[dict], peak: float | None):
+    """% of cuBLAS, of cuBLASLt, of the better of the two ("vendor") and of peak, for every timed row
+    of one shape (None where the reference was not measured)."""
+    tf = {r["key"]: r["timing"]["tflops"] for r in rows if r.get("timing")}
+    cublas, cublaslt = tf.get("peer:cublas"), tf.get("peer:cublaslt")
+    vendor = max([v for v in (cublas, cublaslt) if v], default=None)
+    for r in rows:
+        t = tf.get(r["key"])
+        r["pct_cublas"] = 100 * t / cublas if t and cublas else None
+        r["pct_cublaslt"] = 100 * t / cublaslt if t and cublaslt else None
+        r["pct_vendor"] = 100 * t / vendor if t and vendor else None
+        r["pct_peak"] = 100 * t / peak if t and peak else None
+
+
+def _time_together(p: Problem, factories: dict, by_key: dict, *, data, rounds, sustained_s, cold_l2, telemetry,
+                   step):
+    """Capture every kernel that passed on one set of timing inputs, time them interleaved and fill their
+    rows (timing, power). The graphs and the inputs are released when this returns."""
+    sets = timing_inputs(p, data, timing.input_sets_needed(p.bytes_per_set, cold_l2))
+    captured = {}
+    for key, factory in factories.items():
+        try:
+            captured[key] = timing.capture(lambda f=factory: [f(a, b, c) for a, b, c in sets])
+        except Exception as exc:  # reported on the row; the other kernels are still timed
+            by_key[key].update(status="error", reason=f"could not capture a CUDA graph: {one_line(exc)}")
+    timed = timing.interleave(captured, rounds, sustained_s, telemetry,
+                              on_round=lambda r: step(f"{p} timing round {r + 1}/{rounds}"))
+    if not captured:
+        step(f"{p}: nothing to time", advance=rounds)
+    for key, (t, windows) in timed.items():
+        row = by_key[key]
+        row["timing"] = t.as_dict(p.flops)
+        row["power"] = power.summarize(windows, row["timing"]["tflops"])
+
+
+def measure_shape(p: Problem, phases: PhaseChecks, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
+                  sustained_s: float = 0.0, cold_l2: bool = False, telemetry=None, peak: float | None = None,
+                  step=None) -> list[dict]:
+    """Rows (phases, then peers) for one shape: the peers checked, and every kernel that passed timed
+    together with the others.
+
+    ``step(label, advance=1)`` is called once per peer checked and once per timing round (progress).
+    """
+    import torch
+
+    step = step or (lambda label, advance=1: None)
+    peer_rows, peer_factories = _check_peers(peer_list, p, step)
+    factories = {**phases.factories, **peer_factories}
+    rows = phases.rows + peer_rows
+    _time_together(p, factories, {r["key"]: r for r in rows}, data=data, rounds=rounds, sustained_s=sustained_s,
+                   cold_l2=cold_l2, telemetry=telemetry, step=step)
+    add_percentages(rows, peak)
+    torch.cuda.empty_cache()  # this shape's graph pools and inputs, before the next shape allocates its own
+    return rows

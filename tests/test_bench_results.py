@@ -1,67 +1,203 @@
-"""The bench JSON schema: what a result file must carry, that timed rows passed their check, and that
-the committed H200 results are valid documents that plot."""
+"""The bench-v2 document: what a result must carry (schema check, valid and broken variants), the
+percentages against the vendor library, the end-of-run table, the plots drawn from a document, and that
+old bench-v1 files are refused with a clear sentence."""
 
 import copy
 import glob
+import io
+import json
 import os
 
 import pytest
 
-from cute_gemm import bench
+from cute_gemm import bench, console, measure
+from synthetic_doc import ENV, PEER_TFLOPS, PHASE_TFLOPS, make_doc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMITTED = sorted(glob.glob(os.path.join(ROOT, "bench", "results", "*_bench.json")))
 
 
-def _doc():
-    t = {"ms_min": 0.19, "ms_median": 0.2, "ms_max": 0.21, "iters": 10, "cold_l2": False,
-         "tflops": 687.2, "tflops_best": 723.4, "tflops_worst": 654.5}
-    chk = {"passed": True, "mismatches": 0, "unwritten": 0, "error": None}
-    return {
-        "schema": bench.SCHEMA, "date": "2026-11-29T00:00:00+00:00", "command": "cute-gemm bench",
-        "gpu": {"name": "NVIDIA H200", "sm_count": 132}, "versions": {"torch": "2.11"},
-        "protocol": {"cold_l2": False}, "peak_tflops": 989.0,
-        "libraries": {"4096x4096x4096": {"cublas": dict(t), "cublaslt": dict(t)}},
-        "results": [
-            {"key": "sm90:0", "phase": "0", "shape": "4096x4096x4096", "status": "ok", "check": chk, "timing": dict(t),
-             "m": 4096, "n": 4096, "k": 4096, "pct_cublas": 100.0, "pct_cublaslt": 100.0, "pct_peak": 69.5},
-            {"key": "sm90:1", "phase": "1", "shape": "4096x4096x4096", "status": "failed",
-             "check": {"passed": False}, "timing": None, "m": 4096, "n": 4096, "k": 4096},
-        ],
-    }
+def _row(doc, key, shape="4096x4096x4096"):
+    return next(r for r in doc["results"] if r["key"] == key and r["shape"] == shape)
 
 
-def test_valid_document():
-    assert bench.validate_doc(_doc()) == []
+def test_synthetic_document_is_valid():
+    doc = make_doc()
+    assert doc["schema"] == "cute-gemm/bench-v2" == bench.SCHEMA
+    assert bench.validate_doc(doc) == []
+    assert doc["ncu_check"] is None and doc["data"] == "randn" and doc["protocol"]["rounds"] == 7
+    json.dumps(doc)  # serializable as written
 
 
-@pytest.mark.parametrize("mutate,problem", [
+def test_result_carries_timing_and_telemetry():
+    r = _row(make_doc(), "sm90:3")
+    t, pw = r["timing"], r["power"]
+    assert r["kind"] == "phase" and r["phase"] == "3"
+    assert t["ms_min"] <= t["ms_median"] <= t["ms_max"] and t["rounds"] == 5
+    assert t["tflops"] == pytest.approx(PHASE_TFLOPS["3"])
+    assert pw["sm_clock_mhz"] == {"median": 1507.5, "min": 1500, "max": 1515}
+    assert pw["power_source"] == "energy" and pw["power_w"] == pytest.approx(700.0)
+    assert pw["tflops_per_kw"] == pytest.approx(PHASE_TFLOPS["3"] / 0.7)
+    assert pw["throttle_reasons"] == ["sw_power_cap"]
+
+
+def test_percentages_against_the_better_vendor_library():
+    doc = make_doc()
+    r = _row(doc, "sm90:6")
+    best = max(PEER_TFLOPS.values())
+    assert r["pct_vendor"] == pytest.approx(100 * PHASE_TFLOPS["6"] / best)
+    assert r["pct_cublaslt"] == pytest.approx(100 * PHASE_TFLOPS["6"] / PEER_TFLOPS["cublaslt"])
+    assert r["pct_peak"] == pytest.approx(100 * PHASE_TFLOPS["6"] / 989.0)
+    assert _row(doc, "peer:triton")["pct_vendor"] is None
+
+
+def test_percentages_without_vendor_rows():
+    rows = [{"key": "sm90:0", "timing": {"tflops": 100.0}}, {"key": "peer:cublas", "timing": None}]
+    measure.add_percentages(rows, None)
+    assert rows[0]["pct_vendor"] is None and rows[0]["pct_peak"] is None and rows[1]["pct_cublas"] is None
+
+
+def _first(doc, pred):
+    return next(r for r in doc["results"] if pred(r))
+
+
+BROKEN = [
     (lambda d: d.pop("gpu"), "missing 'gpu'"),
+    (lambda d: d.pop("ncu_check"), "missing 'ncu_check'"),
     (lambda d: d.update(schema="x"), "schema"),
-    (lambda d: d["results"][1].update(timing={"tflops": 1}), "carries a timing"),
-    (lambda d: d["results"][0]["check"].update(passed=False), "did not pass"),
-    (lambda d: d["results"][0]["timing"].update(ms_min=1.0), "min <= median <= max"),
-    (lambda d: d["libraries"]["4096x4096x4096"].pop("cublaslt"), "cublaslt"),
-])
-def test_invalid_documents_are_caught(mutate, problem):
-    d = copy.deepcopy(_doc())
+    (lambda d: d.update(data="zeros"), "data is 'zeros'"),
+    (lambda d: d["protocol"].pop("rounds"), "protocol.rounds"),
+    (lambda d: d.update(results=[]), "no results and no api"),
+    (lambda d: _first(d, lambda r: r["status"] == "error").update(timing={"tflops": 1}), "carries a timing"),
+    (lambda d: _first(d, lambda r: r["status"] == "absent").update(reason=None), "no reason"),
+    (lambda d: _first(d, lambda r: r["status"] == "ok")["check"].update(passed=False), "did not pass"),
+    (lambda d: _first(d, lambda r: r["status"] == "ok")["timing"].update(ms_min=1e9), "min <= median <= max"),
+    (lambda d: _first(d, lambda r: r["status"] == "ok")["timing"].pop("launches_per_graph"), "launches_per_graph"),
+    (lambda d: _first(d, lambda r: r["status"] == "ok")["power"].pop("throttle_reasons"), "power.throttle_reasons"),
+    (lambda d: _first(d, lambda r: r["status"] == "ok").update(power=None), "power missing"),
+    (lambda d: _first(d, lambda r: r["status"] == "ok").update(kind="library"), "kind is 'library'"),
+    (lambda d: _first(d, lambda r: r["kind"] == "phase").pop("phase"), ".phase missing"),
+    (lambda d: _first(d, lambda r: True).update(status="great"), "status is 'great'"),
+]
+
+
+@pytest.mark.parametrize("mutate,problem", BROKEN, ids=[p for _, p in BROKEN])
+def test_broken_documents_are_caught(mutate, problem):
+    d = copy.deepcopy(make_doc(sweep=False))
     mutate(d)
     errs = bench.validate_doc(d)
     assert any(problem in e for e in errs), errs
 
 
-def test_table_and_plot(tmp_path):
-    pytest.importorskip("matplotlib")
-    from cute_gemm.plot import plot_all
+def test_api_only_document_is_valid():
+    api = {"small_shape": "256x256x256", "loop_shape": "1024x4096x4096", "calls": 10, "loop_calls": 5,
+           "warmup_calls": 1, "torch_mm": {"us_per_call": 10.0, "loop_tflops": 600.0}, "phases": []}
+    d = bench.document([], data="randn", protocol={"rounds": None, "sustained_s": None, "cold_l2": False},
+                       telemetry={"available": False, "reason": "x"}, api=api, env=ENV)
+    assert bench.validate_doc(d) == []
 
-    text = bench.table(_doc())
-    assert "sm90:0" in text and "687.2" in text and "failed" in text
-    paths = plot_all(_doc(), str(tmp_path / "x"))
-    assert paths and all(os.path.getsize(p) > 10_000 for p in paths)
+
+def test_load_refuses_non_json_and_v1(tmp_path):
+    bad = tmp_path / "garbage.json"
+    bad.write_text("garbage\n")
+    with pytest.raises(ValueError, match="is not JSON"):
+        bench.load(str(bad))
+    v1 = tmp_path / "old.json"
+    v1.write_text(json.dumps({"schema": "cute-gemm/bench-v1", "results": []}))
+    with pytest.raises(ValueError, match="bench-v1 result .* measure again"):
+        bench.load(str(v1))
+    good = tmp_path / "good.json"
+    bench.save(make_doc(), str(good))
+    assert bench.load(str(good))["results"]
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=os.path.basename)
-def test_committed_results_are_valid(path):
-    doc = bench.load(path)
-    assert doc["gpu"]["name"] and doc["versions"]["nvidia_cutlass_dsl"]
-    assert any(r["status"] == "ok" for r in doc["results"])
+def test_committed_results_load_or_are_refused_clearly(path):
+    """Files under bench/results/ are either valid bench-v2 documents, or bench-v1 ones refused in one sentence."""
+    with open(path) as f:
+        schema = json.load(f).get("schema")
+    if schema == bench.SCHEMA:
+        doc = bench.load(path)
+        assert doc["gpu"]["name"] and any(r["status"] == "ok" for r in doc["results"])
+    else:
+        with pytest.raises(ValueError, match="bench-v1"):
+            bench.load(path)
+
+
+def _render(doc) -> str:
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console.render(doc, Console(file=buf, width=console.LOG_WIDTH, color_system=None))
+    return buf.getvalue()
+
+
+def test_table_rows_and_rendering():
+    doc = make_doc(sweep=False)
+    row = console.result_row(_row(doc, "sm90:5"))
+    assert row[0] == "phase 5" and row[1] == "712.0" and row[5] == "1508" and row[6] == "700"
+    assert row[7] == f"{712 / 0.7:.0f}" and row[8] == "sw_power_cap" and row[9] == "pass"
+    absent = console.result_row(_row(doc, "peer:triton"))
+    assert absent[1:9] == ("-",) * 8 and absent[9] == "absent" and absent[10] == "triton is not installed"
+    text = _render(doc)
+    assert "4096x4096x4096" in text and "1024x4096x4096" in text and "data randn" in text
+    assert "median of 7 interleaved rounds" in text and "1 s sustained" in text
+    for col in console.COLUMNS:
+        assert col in text
+    assert "no clock/power telemetry" not in text
+    assert "no clock/power telemetry: pynvml is not installed" in _render(make_doc(sweep=False, telemetry=False))
+
+
+def test_plots_from_a_document(tmp_path):
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    from cute_gemm.plot import plot_all
+
+    paths = plot_all(make_doc(data="ints"), str(tmp_path / "run"))
+    names = sorted(os.path.basename(p) for p in paths)
+    assert names == ["run_ladder.png", "run_sweep.png", "run_worklog.png"]
+    for p in paths:
+        assert os.path.getsize(p) > 10_000
+        with Image.open(p) as im:
+            assert im.size[0] > 800 and im.size[1] > 400
+    # without square sizes beyond the headline ones there is no sweep figure
+    assert len(plot_all(make_doc(sweep=False), str(tmp_path / "nosweep"))) == 2
+
+
+def test_worklog_figure_shows_both_ladders(tmp_path, monkeypatch):
+    """The side-by-side figure puts the worklog's % of cuBLASLt and this run's % of vendor on every phase."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.axes
+
+    from cute_gemm import plot, worklog
+
+    bars = []
+    real_bar = matplotlib.axes.Axes.bar
+
+    def spy(self, x, height, *a, **k):
+        bars.append((k.get("label"), list(height)))
+        return real_bar(self, x, height, *a, **k)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "bar", spy)
+    plot.worklog_figure(make_doc(sweep=False), str(tmp_path / "w.png"))
+    b300_4096, h200_4096 = bars[0][1], bars[1][1]
+    phases = sorted(PHASE_TFLOPS, key=plot.phase_order)
+    assert b300_4096[phases.index("5")] == pytest.approx(100 * 1451 / 1762)
+    assert b300_4096[phases.index("6")] == 0  # beyond the worklog: no B300 number
+    assert h200_4096[phases.index("5")] == pytest.approx(100 * 712 / 736)
+    assert "cuBLASLt" in bars[0][0] and worklog.GPU in bars[0][0]
+
+
+def test_progress_in_a_log_is_one_line_per_step(capsys):
+    with console.Progress(5) as bar:
+        bar.step("4096x4096x4096 check sm90:0: ok")
+        bar.step("4096x4096x4096: nothing to time", advance=4)
+    with console.Progress(3, enabled=False) as bar:
+        bar.step("silent")
+    assert capsys.readouterr().err == "[1/5] 4096x4096x4096 check sm90:0: ok\n[5/5] 4096x4096x4096: nothing to time\n"
+
+
+def test_one_line_errors():
+    assert console.one_line(RuntimeError("launch failed\nat line 3")) == "RuntimeError: launch failed"
+    assert console.one_line(KeyboardInterrupt()) == "KeyboardInterrupt"

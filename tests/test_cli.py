@@ -1,5 +1,8 @@
-"""The CLI on a CPU-only machine: help everywhere, list, inspect's census, bench's compile-only fallback,
-compare without timings, and plot from a bench document."""
+"""The CLI as a new user meets it on a CPU-only machine: help and --version, list, inspect's census, bench's
+compile-only fallback, compare without timings, plot from a bench document; and every bad argument or
+file answered by ONE line on stderr and a non-zero exit, never a traceback, checked before any GPU is
+looked for. Most run in-process (``cli.main``); a few through ``python -m cute_gemm``, including a stdout
+closed early."""
 
 import json
 import os
@@ -9,65 +12,246 @@ import sys
 import pytest
 
 from conftest import gpu_family
+from cute_gemm import bench, cli
+from synthetic_doc import make_doc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NO_GPU = pytest.mark.skipif(gpu_family() is not None, reason="CPU-only behaviour")
 
 
-def cli(*args, check=True):
+def cli_proc(*args, check=True, **kw):
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run([sys.executable, "-m", "cute_gemm", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, env=env, **kw)
     if check:
         assert proc.returncode == 0, proc.stderr[-2000:]
     return proc
 
 
+def run_main(capsys, *args):
+    rc = cli.main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+# --------------------------------------------------------------------------------------- the happy paths
 @pytest.mark.parametrize("cmd", ["list", "inspect", "run", "bench", "compare", "plot"])
-def test_every_command_has_help(cmd):
-    out = cli(cmd, "--help").stdout
-    assert "usage: cute-gemm " + cmd in out and len(out) > 200
+def test_every_command_has_help(cmd, capsys):
+    rc, out, _ = run_main(capsys, cmd, "--help")
+    assert rc == 0 and "usage: cute-gemm " + cmd in out and len(out) > 200
+    assert "{phase_ids" not in out
 
 
-def test_list_shows_both_ladders():
-    out = cli("list").stdout
-    assert "sm90" in out and "sm100" in out and "adds:" in out
-    assert out.count("adds:") == 16  # 8 phases on each ladder (0, 1, 2a, 2b, 3, 4, 5, 6)
+def test_top_level_help_lists_registered_phases(capsys):
+    from cute_gemm import registry
+
+    rc, out, _ = run_main(capsys, "--help")
+    assert rc == 0 and "sm90 only so far" not in out
+    for fam in ("sm90", "sm100"):
+        ids = " ".join(e.phase for e in registry.all_entries(fam))
+        assert f"{fam + ':':<7} {ids}" in out
 
 
-def test_inspect_sm100_phase0_census(tmp_path):
-    proc = cli("inspect", "--arch", "sm100", "--phase", "0", "--dump", str(tmp_path))
-    out = proc.stdout
-    assert "sm100:0" in out
+def test_version(capsys):
+    from cute_gemm import __version__
+
+    rc, out, _ = run_main(capsys, "--version")
+    assert rc == 0 and out.strip() == f"cute-gemm {__version__}"
+
+
+def test_list_shows_both_ladders(capsys):
+    from cute_gemm import registry
+
+    rc, out, _ = run_main(capsys, "list")
+    assert rc == 0 and "sm90" in out and "sm100" in out
+    assert out.count("adds:") == len(registry.all_entries())
+
+
+def test_inspect_sm100_phase0_census(tmp_path, capsys):
+    rc, out, err = run_main(capsys, "inspect", "--arch", "sm100", "--phase", "0", "--dump", str(tmp_path / "d"))
+    assert rc == 0 and "sm100:0" in out
     for row in ("tcgen05.mma cta_group::1", "cp.async.cg (16 B)", "fence.proxy.async.shared::cta", "registers",
                 "smem_bytes", "tmem_cols"):
         assert row in out, row
     assert "bulk tensor load" not in out  # the census only prints rows some phase has
-    assert (tmp_path / "sm100_phase0.ptx").stat().st_size > 1000
-    assert (tmp_path / "sm100_phase0.cubin").stat().st_size > 1000
+    assert (tmp_path / "d" / "sm100_phase0.ptx").stat().st_size > 1000
+    assert (tmp_path / "d" / "sm100_phase0.cubin").stat().st_size > 1000
 
 
-def test_inspect_json_and_bad_phase():
-    doc = json.loads(cli("inspect", "--arch", "sm90", "--phase", "2b", "--json").stdout)
-    (ins,) = doc["sm_90a"]
-    assert ins["key"] == "sm90:2b" and ins["census"]["setmaxnreg"] > 0
-    bad = cli("inspect", "--arch", "sm90", "--phase", "9", check=False)
-    assert bad.returncode == 2 and "unknown phase" in bad.stderr
+def test_inspect_json(capsys):
+    rc, out, _ = run_main(capsys, "inspect", "--arch", "sm90", "--phase", "2b", "--json")
+    (ins,) = json.loads(out)["sm_90a"]
+    assert rc == 0 and ins["key"] == "sm90:2b" and ins["census"]["setmaxnreg"] > 0
 
 
-@pytest.mark.skipif(gpu_family() is not None, reason="CPU-only behaviour")
-def test_bench_without_gpu_falls_back_to_compile_report():
-    proc = cli("bench", "--arch", "sm100", "--phases", "0,4")
-    assert "No GPU to benchmark on" in proc.stderr
-    assert "sm100:0" in proc.stdout and "sm100:4" in proc.stdout and "tcgen05.mma cta_group::2" in proc.stdout
+@NO_GPU
+def test_bench_without_gpu_falls_back_to_compile_report(capsys):
+    rc, out, err = run_main(capsys, "bench", "--arch", "sm100", "--phases", "0,4")
+    assert rc == 0 and "No GPU to benchmark on" in err
+    assert "sm100:0" in out and "sm100:4" in out and "tcgen05.mma cta_group::2" in out
 
 
-@pytest.mark.skipif(gpu_family() is not None, reason="CPU-only behaviour")
-def test_run_without_gpu_says_why():
-    proc = cli("run", "--phase", "0", check=False)
-    assert proc.returncode == 2 and "needs a Hopper (sm90) or Blackwell (sm100) GPU" in proc.stderr
+@NO_GPU
+def test_bench_without_gpu_writes_the_compile_report_to_out(tmp_path, capsys):
+    out_path = tmp_path / "sub" / "report.json"
+    rc, out, err = run_main(capsys, "bench", "--arch", "sm90", "--phases", "2b", "--shapes", "1024,2048,512",
+                            "--out", str(out_path))
+    assert rc == 0 and f"wrote {out_path}" in err
+    doc = json.loads(out_path.read_text())
+    assert doc["schema"] == "cute-gemm/inspect-v1" and doc["shapes"] == ["1024x2048x512"]
+    (report,) = doc["reports"]
+    assert report["target"] == "sm_90a" and [i["key"] for i in report["phases"]] == ["sm90:2b"]
 
 
-def test_compare_without_gpu():
-    out = cli("compare", "sm90:4", "sm90:5", "--shape", "1024,4096,4096").stdout
-    assert "config differences" in out and "bulk tensor store" in out and "st.shared" in out
-    out = cli("compare", "sm90:3", "sm100:3").stdout
-    assert "wgmma.mma_async" in out and "tcgen05.mma cta_group::1" in out
+def test_compare_without_gpu(capsys):
+    rc, out, _ = run_main(capsys, "compare", "sm90:4", "sm90:5", "--shape", "1024,4096,4096")
+    assert rc == 0 and "config differences" in out and "bulk tensor store" in out and "st.shared" in out
+    if gpu_family() is None:
+        assert "(no timing: no CUDA GPU is visible to torch)" in out
+
+
+def test_plot_from_a_bench_document(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "run.json"
+    bench.save(make_doc(), str(path))
+    rc, out, _ = run_main(capsys, "plot", str(path), "--out", str(tmp_path / "figs" / "x"))
+    assert rc == 0
+    for name in ("x_ladder.png", "x_worklog.png", "x_sweep.png"):
+        assert (tmp_path / "figs" / name).stat().st_size > 10_000 and name in out
+
+
+# ------------------------------------------------------------------------------------------ bad inputs
+# id -> (argv, what the one line must say); {tmp} is a directory holding the files the fixture writes
+BAD = {
+    "plot missing file": (["plot", "{tmp}/missing.json"], "no such file"),
+    "plot a directory": (["plot", "{tmp}"], "is a directory"),
+    "plot garbage": (["plot", "{tmp}/garbage.json"], "is not JSON"),
+    "plot bench-v1": (["plot", "{tmp}/v1.json"], "bench-v1"),
+    "plot nothing timed": (["plot", "{tmp}/api.json"], "no timed results"),
+    "dump unwritable": (["inspect", "--arch", "sm100", "--phase", "4", "--dump", "/proc/nope"], "--dump"),
+    "inspect target vs arch": (["inspect", "--arch", "sm100", "--target", "sm_90a"], "--target sm_90a"),
+    "inspect bad target": (["inspect", "--target", "sm_80"], "unknown arch"),
+    "inspect ragged phase 0": (["inspect", "--arch", "sm90", "--phase", "0", "--shape", "1000,1024,1024"],
+                               "sm90:0 cannot do 1000x1024x1024"),
+    "bench shape not numbers": (["bench", "--shapes", "4096,abc"], "4096,abc"),
+    "bench shape not positive": (["bench", "--shapes", "0,1,2"], "positive"),
+    "bench N not multiple of 8": (["bench", "--shapes", "4096,4100,4096"], "multiples of 8"),
+    "bench unknown arch": (["bench", "--arch", "sm80"], "unknown arch 'sm80'"),
+    "bench unknown phase": (["bench", "--phases", "0,9"], "unknown phase '9'"),
+    "bench rounds 0": (["bench", "--rounds", "0"], "at least 1"),
+    "bench rounds text": (["bench", "--rounds", "many"], "whole number"),
+    "bench sustained negative": (["bench", "--sustained", "-1"], ">= 0"),
+    "bench unknown peer": (["bench", "--peers", "cublas,mkl"], "unknown peer 'mkl'"),
+    "bench unknown data": (["bench", "--data", "zeros"], "invalid choice"),
+    "bench out is a directory": (["bench", "--out", "{tmp}"], "is a directory"),
+    "bench out unwritable": (["bench", "--out", "/proc/nope/x.json"], "cannot create directory"),
+    "bench api with sweep": (["bench", "--api", "--sweep"], "drop --sweep"),
+    "run unknown phase": (["run", "--phase", "9"], "unknown phase '9'"),
+    "run bad shape": (["run", "--phase", "0", "--shape", "4096,abc"], "4096,abc"),
+    "run unknown arch": (["run", "--phase", "0", "--arch", "sm80"], "unknown arch 'sm80'"),
+    "run ragged phase 0": (["run", "--phase", "0", "--arch", "sm90", "--shape", "1000,1024,1024"],
+                           "sm90:0 cannot do 1000x1024x1024: M=1000"),
+    "run json unwritable": (["run", "--phase", "0", "--json", "/proc/nope/r.json"], "--json"),
+    "compare unknown phase": (["compare", "2a", "9"], "unknown phase '9'"),
+    "compare bad shape": (["compare", "2a", "2b", "--shape", "-5"], "positive"),
+    "unknown command": (["frobnicate"], "invalid choice"),
+    "unknown option": (["list", "--fast"], "unrecognized arguments: --fast"),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bad")
+    (tmp / "garbage.json").write_text("garbage\n")
+    (tmp / "v1.json").write_text(json.dumps({"schema": "cute-gemm/bench-v1", "results": []}))
+    doc = make_doc()
+    doc["results"], doc["api"] = [], {"phases": []}
+    bench.save(doc, str(tmp / "api.json"))
+    return tmp
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_is_one_line(case, bad_files, capsys):
+    argv, expect = BAD[case]
+    rc, out, err = run_main(capsys, *(a.format(tmp=bad_files) for a in argv))
+    line = _one_line(err)
+    assert rc == 2, (rc, err)
+    assert line.startswith("cute-gemm") and expect in line, line
+    assert "Traceback" not in out + err
+
+
+@NO_GPU
+@pytest.mark.parametrize("argv,expect", [
+    (["bench", "--out", "X.json", "--sweep"], "--sweep applies only to timing on a GPU"),
+    (["bench", "--data", "ints", "--rounds", "3"], "--data, --rounds apply only to timing on a GPU"),
+    (["bench", "--api"], "--api applies only to timing on a GPU"),
+    (["run", "--phase", "0"], "needs a Hopper (sm90) or Blackwell (sm100) GPU"),
+])
+def test_gpu_only_requests_refused_without_gpu(argv, expect, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run_main(capsys, *argv)
+    assert rc == 2 and expect in _one_line(err) and "Traceback" not in out + err
+    assert not (tmp_path / "X.json").exists()
+
+
+def test_unexpected_error_is_one_line_unless_debug(capsys, monkeypatch):
+    def boom(args):
+        raise RuntimeError("something broke\nsecond line")
+
+    monkeypatch.setattr(cli, "cmd_list", boom)
+    rc, out, err = run_main(capsys, "list")
+    assert rc == 1 and "Traceback" not in err
+    assert _one_line(err) == ("cute-gemm list: unexpected RuntimeError: something broke "
+                              "(--debug or CUTE_GEMM_DEBUG=1 shows the traceback)")
+    with pytest.raises(RuntimeError):
+        cli.main(["list", "--debug"])
+    monkeypatch.setenv("CUTE_GEMM_DEBUG", "1")
+    with pytest.raises(RuntimeError):
+        cli.main(["list"])
+
+
+def test_a_command_is_one_line_in_COMMANDS(capsys, monkeypatch):
+    """The extension point other modules use: an add_parser(subparsers) function in cli.COMMANDS."""
+
+    def add_hello(sub):
+        p = sub.add_parser("hello", help="say hello")
+        p.add_argument("--shape", type=cli.shape_arg, default="64,64,64")
+        p.set_defaults(fn=lambda args: print(f"hello {args.shape}") or 0)
+
+    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, add_hello))
+    assert run_main(capsys, "hello")[:2] == (0, "hello 64x64x64\n")
+    rc, _, err = run_main(capsys, "hello", "--shape", "64,60,64")
+    assert rc == 2 and "multiples of 8" in _one_line(err)
+
+
+# --------------------------------------------------------------------------------- through a subprocess
+def test_subprocess_bad_file_and_version():
+    proc = cli_proc("plot", "missing.json", check=False)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "cute-gemm plot: missing.json: no such file\n"
+    assert cli_proc("--version").stdout.startswith("cute-gemm ")
+
+
+def test_closed_stdout_is_quiet():
+    """`cute-gemm list | head -1`: the reader goes away before the output is written."""
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "cute_gemm", "list"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # closed before the interpreter has even started: every write hits a closed pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) in (0, 141)
+    assert err == ""
+
+
+def test_pipe_into_head():
+    proc = subprocess.run(f"{sys.executable} -m cute_gemm list | head -1", shell=True, cwd=ROOT, text=True,
+                          capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    assert proc.returncode == 0 and proc.stdout.startswith("sm90 (") and proc.stdout.count("\n") == 1
+    assert "Traceback" not in proc.stderr and "Error" not in proc.stderr

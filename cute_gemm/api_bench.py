@@ -1,0 +1,94 @@
+"""Host overhead of the Python calling face, measured by ``cute-gemm bench --api``.
+
+All wall clock, back to back, after warm-up, synchronized once at the end:
+
+- per call at ``SMALL`` (256^3: the kernel takes a few microseconds, so the host cost shows):
+  ``torch.mm(a, b, out_dtype=torch.float32)``, ``cute_gemm.gemm(a, b, phase=p, out=c)`` and the compiled
+  kernel alone (the zero-argument callable of ``cute_gemm.api.launcher``);
+- TFLOP/s of a loop of calls at ``LOOP`` (1024x4096x4096: the kernel dominates), the same three;
+- the first ``gemm()`` call of each phase in this process, before anything else compiled it: what a user
+  waits for the first time (compile + launch).
+"""
+
+from __future__ import annotations
+
+import time
+
+from cute_gemm.problem import Problem
+
+SMALL = Problem(256, 256, 256)
+LOOP = Problem(1024, 4096, 4096)
+CALLS = 2000  # per-call overhead: calls timed at SMALL
+LOOP_CALLS = 200  # calls timed at LOOP
+WARMUP_CALLS = 50
+
+
+def wall_per_call_s(fn, calls: int, warmup: int = WARMUP_CALLS) -> float:
+    """Seconds per call of ``fn`` over ``calls`` back-to-back calls after ``warmup`` (GPU drained at both
+    ends, so queued kernels count)."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls
+
+
+def _operands(p: Problem):
+    from cute_gemm.problem import make_inputs, poisoned_output
+
+    return (*make_inputs(p, "cuda"), poisoned_output(p))
+
+
+def _measure(fn, small_args, loop_args) -> dict:
+    """us per call at SMALL and TFLOP/s at LOOP of ``fn(a, b, c)``."""
+    return {
+        "us_per_call": 1e6 * wall_per_call_s(fn(*small_args), CALLS),
+        "loop_tflops": LOOP.flops / wall_per_call_s(fn(*loop_args), LOOP_CALLS) / 1e12,
+    }
+
+
+def run_api(entries) -> dict:
+    """The ``api`` section of a bench document for the phases ``entries`` of the GPU's arch."""
+    import cutlass.cute  # noqa: F401  (the DSL's import is a one-time cost, not a phase's first call)
+    import torch
+
+    import cute_gemm
+    from cute_gemm import reference
+    from cute_gemm.api import launcher
+    from cute_gemm.console import one_line
+
+    small, loop = _operands(SMALL), _operands(LOOP)
+    torch.cuda.synchronize()
+    out = {
+        "small_shape": str(SMALL), "loop_shape": str(LOOP), "calls": CALLS, "loop_calls": LOOP_CALLS,
+        "warmup_calls": WARMUP_CALLS,
+        "first_call_note": "compile + launch of the phase's first gemm() in this process; the first phase measured "
+                           "also pays the DSL runtime's one-time set-up",
+        "torch_mm": _measure(lambda a, b, c: lambda: reference.mm_fp32_out(a, b), small, loop),
+        "phases": [],
+    }
+    for e in entries:
+        row = {"key": e.key, "phase": e.phase, "first_call_s": None, "gemm": None, "launcher": None, "reason": None}
+        why = [f"{p}: {w}" for p in (SMALL, LOOP) for w in e.make().can_implement(p.m, p.n, p.k)]
+        if why:
+            row["reason"] = "; ".join(why)
+            out["phases"].append(row)
+            continue
+        try:
+            a, b, c = small
+            t0 = time.perf_counter()
+            cute_gemm.gemm(a, b, phase=e.phase, out=c)
+            torch.cuda.synchronize()
+            row["first_call_s"] = time.perf_counter() - t0
+            row["gemm"] = _measure(lambda a, b, c, e=e: lambda: cute_gemm.gemm(a, b, phase=e.phase, out=c),
+                                   small, loop)
+            row["launcher"] = _measure(lambda a, b, c, e=e: launcher(e, a, b, c), small, loop)
+        except Exception as exc:  # reported in the section; the other phases are still measured
+            row["reason"] = one_line(exc)
+        out["phases"].append(row)
+    return out

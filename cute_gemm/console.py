@@ -1,0 +1,142 @@
+"""Terminal output: the progress bar of long runs (stderr) and the end-of-run result table (rich).
+
+rich renders plain text when the stream is not a terminal (a log file, a pipe), so the same table goes to
+the screen and into ``tee``'d logs; off a terminal it is drawn at ``LOG_WIDTH`` columns so no column wraps.
+"""
+
+from __future__ import annotations
+
+LOG_WIDTH = 220
+ADDS_WIDTH = 60
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as the one line a report or a user sees: its type and the first line of its message."""
+    msg = str(exc).splitlines()
+    return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
+
+
+def console(stderr: bool = False):
+    """A rich Console on stdout (or stderr); wide when it writes to a file or a pipe."""
+    from rich.console import Console
+
+    c = Console(stderr=stderr)
+    return c if c.is_terminal else Console(stderr=stderr, width=LOG_WIDTH)
+
+
+class Progress:
+    """``with Progress(total) as bar: bar.step(label)``: a rich progress bar on a terminal; in a log (stderr
+    not a terminal) one line per step instead, so a run cut short by a timeout shows how far it got.
+    ``enabled=False`` makes it silent."""
+
+    def __init__(self, total: int, enabled: bool = True):
+        self.total, self.enabled, self.done = total, enabled, 0
+        self._bar = self._task = self._log = None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, \
+                TimeElapsedColumn
+
+            err = console(stderr=True)
+            if err.is_terminal:
+                self._bar = RichProgress(BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                         TextColumn("{task.description}"), console=err)
+                self._bar.start()
+                self._task = self._bar.add_task("", total=self.total)
+            else:
+                self._log = err
+        return self
+
+    def step(self, label: str, advance: int = 1):
+        self.done += advance
+        if self._bar is not None:
+            self._bar.update(self._task, advance=advance, description=label)
+        elif self._log is not None:
+            self._log.print(f"[{self.done}/{self.total}] {label}", highlight=False)
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.stop()
+
+
+COLUMNS = ("kernel", "TFLOP/s", "min..max", "% vendor", "% peak", "SM MHz", "W", "TFLOP/s/kW", "throttle",
+           "status", "adds / why not timed")
+
+
+def _num(v, fmt="{:.0f}"):
+    return "-" if v is None else fmt.format(v)
+
+
+def result_row(r: dict) -> tuple[str, ...]:
+    """One table row for one result of a bench-v2 document (strings, '-' where nothing was measured)."""
+    t, pw = r.get("timing"), r.get("power") or {}
+    clock = (pw.get("sm_clock_mhz") or {}).get("median")
+    if t:
+        nums = (f"{t['tflops']:.1f}", f"{t['tflops_worst']:.0f}..{t['tflops_best']:.0f}",
+                _num(r.get("pct_vendor"), "{:.1f}"), _num(r.get("pct_peak")), _num(clock), _num(pw.get("power_w")),
+                _num(pw.get("tflops_per_kw")), ",".join(pw.get("throttle_reasons") or []) or "-")
+        status, note = "pass", r.get("adds") or r.get("detail") or ""
+    else:
+        nums = ("-",) * 8
+        status, note = r["status"], r.get("reason") or ""
+    note = note if len(note) <= ADDS_WIDTH else note[: ADDS_WIDTH - 3] + "..."
+    return (r["label"], *nums, status, note)
+
+
+def shapes(doc: dict) -> list[str]:
+    return list(dict.fromkeys(r["shape"] for r in doc["results"]))
+
+
+def caption(doc: dict) -> str:
+    """Data kind and protocol in one line (the table's and the plots' caption)."""
+    p = doc["protocol"]
+    parts = [f"data {doc['data']}", f"CUDA-graph timing, median of {p['rounds']} interleaved rounds"]
+    if p.get("sustained_s"):
+        parts.append(f"{p['sustained_s']:g} s sustained before each timed window")
+    parts.append("cold L2" if p.get("cold_l2") else "L2-resident")
+    return ", ".join(parts)
+
+
+def render(doc: dict, out=None):
+    """Print one table per shape of a bench-v2 document (``out``: a rich Console; default stdout)."""
+    from rich.table import Table
+
+    out = out or console()
+    tel = doc.get("telemetry") or {}
+    if not tel.get("available"):
+        out.print(f"no clock/power telemetry: {tel.get('reason') or 'not recorded'}")
+    for shape in shapes(doc):
+        table = Table(title=f"{shape}  ({caption(doc)})", title_justify="left", box=None, pad_edge=False)
+        for i, col in enumerate(COLUMNS):
+            table.add_column(col, justify="left" if i in (0, 8, 9, 10) else "right", no_wrap=True)
+        for r in doc["results"]:
+            if r["shape"] == shape:
+                table.add_row(*result_row(r))
+        out.print(table)
+        out.print()
+
+
+def render_api(api: dict, out=None):
+    """Print the ``api`` section of a bench document: host cost per call and loop TFLOP/s."""
+    from rich.table import Table
+
+    out = out or console()
+    table = Table(title=f"Python API host overhead (wall clock, back to back, {api['calls']} calls at "
+                        f"{api['small_shape']}, {api['loop_calls']} at {api['loop_shape']})",
+                  title_justify="left", box=None, pad_edge=False)
+    for i, col in enumerate(("call", "us per call", "loop TFLOP/s", "first call s", "note")):
+        table.add_column(col, justify="left" if i in (0, 4) else "right", no_wrap=True)
+    mm = api["torch_mm"]
+    table.add_row("torch.mm(a, b, out_dtype=fp32)", f"{mm['us_per_call']:.1f}", f"{mm['loop_tflops']:.1f}", "-", "")
+    for row in api["phases"]:
+        first = _num(row["first_call_s"], "{:.2f}")
+        for how, label in (("gemm", f"cute_gemm.gemm(phase={row['phase']}, out=c)"),
+                           ("launcher", f"phase {row['phase']} compiled kernel alone")):
+            m = row[how]
+            if m:
+                table.add_row(label, f"{m['us_per_call']:.1f}", f"{m['loop_tflops']:.1f}",
+                              first if how == "gemm" else "", "")
+            else:
+                table.add_row(label, "-", "-", first if how == "gemm" else "", row["reason"] or "")
+    out.print(table)

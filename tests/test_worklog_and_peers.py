@@ -1,0 +1,56 @@
+"""The worklog's B300 numbers as the side-by-side figure uses them, the peers' names and availability,
+and (GPU) every available peer against the reference and through a CUDA graph."""
+
+import pytest
+
+from conftest import gpu_family
+from cute_gemm import peers, worklog
+
+
+def test_worklog_numbers():
+    assert worklog.TFLOPS["4096x4096x4096"] == {"0": 713, "1": 824, "2a": 959, "2b": 978, "3": 1153, "4": 1285,
+                                                "5": 1451}
+    assert worklog.CUBLASLT_TFLOPS == {"4096x4096x4096": 1762, "1024x4096x4096": 1400}
+    pct = worklog.pct_of_vendor("4096x4096x4096")
+    assert pct["5"][0] == pytest.approx(82.35, abs=0.01) and pct["5"][1] == pct["5"][2] == pct["5"][0]
+    skinny = worklog.pct_of_vendor("1024x4096x4096")
+    assert set(skinny) == {"0", "1"}
+    mid, lo, hi = skinny["1"]
+    assert lo == pytest.approx(100 * 478 / 1400) and hi == pytest.approx(100 * 485 / 1400) and lo < mid < hi
+
+
+def test_peer_lists():
+    assert peers.parse_peer_list("cublas, Triton,cublas") == ["cublas", "triton"]
+    assert peers.parse_peer_list("none") == []
+    with pytest.raises(ValueError, match="unknown peer 'mkl'"):
+        peers.parse_peer_list("cublas,mkl")
+    assert set(peers.DEFAULT) <= set(peers.PEERS) and set(peers.VENDOR) <= set(peers.DEFAULT)
+
+
+def test_missing_peers_say_which_package():
+    for name, package in (("triton", "triton"), ("quack", "quack-kernels")):
+        reason = peers.PEERS[name].missing()
+        assert reason is None or reason == f"{package} is not installed"
+    assert peers.PEERS["cublas"].missing() is None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(peers.DEFAULT))
+def test_peer_matches_reference_and_captures(name):
+    """Each installed peer computes the problem right and can be timed through the CUDA-graph timer."""
+    if gpu_family() != "sm90":
+        pytest.skip("peers are measured on the sm90 ladder's GPU")
+    peer = peers.PEERS[name]
+    if peer.missing():
+        pytest.skip(peer.missing())
+    from cute_gemm import timing
+    from cute_gemm.measure import timing_inputs
+    from cute_gemm.problem import Problem
+
+    p = Problem(1024, 1024, 512)
+    chk = peers.check_peer(peer, p)
+    assert chk["error"] is None and chk["passed"], chk
+    sets = timing_inputs(p, "ints", 1)
+    cap = timing.capture(lambda: [peer.factory(a, b, c) for a, b, c in sets])
+    (t, _), = timing.interleave({name: cap}, rounds=2).values()
+    assert cap.launches >= 1 and 0 < min(t.ms_rounds) < 10
