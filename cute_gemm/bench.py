@@ -41,7 +41,8 @@ def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict,
 
 
 def run_bench(entries, shapes, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
-              sustained_s: float = 0.0, cold_l2: bool = False, progress: bool = True) -> dict:
+              sustained_s: float = 0.0, cold_l2: bool = False, progress: bool = True,
+              best_arch: str | None = None) -> dict:
     """Check every entry at every shape, then shape by shape check the peers and time everything that
     passed, interleaved -> a bench-v2 document."""
     from cute_gemm.console import Progress
@@ -51,10 +52,10 @@ def run_bench(entries, shapes, peer_list, *, data: str = "randn", rounds: int = 
     peak = peak_for(env["gpu"]["name"]) if env["gpu"] else None
     telemetry = Telemetry.open()
     results = []
-    total = len(shapes) * (len(entries) + len(peer_list) + rounds)
+    total = len(shapes) * (len(entries) + (best_arch is not None) + len(peer_list) + rounds)
     try:
         with Progress(total, enabled=progress) as bar:
-            checked = [check_phases(entries, p, step=bar.step) for p in shapes]
+            checked = [check_phases(entries, p, step=bar.step, best_arch=best_arch) for p in shapes]
             for p, phases in zip(shapes, checked):
                 results += measure_shape(p, phases, peer_list, data=data, rounds=rounds, sustained_s=sustained_s,
                                          cold_l2=cold_l2, telemetry=telemetry, peak=peak, step=bar.step)
@@ -168,3 +169,39 @@ def entries_for(arch: str, phases: list[str] | None):
             raise LookupError(f"no {arch} kernel for phase(s) {', '.join(missing)} (registered: {have})")
         ents = [e for e in ents if e.phase in phases]
     return ents
+
+
+NCU_AGREE = 0.05  # graph-replay time per launch and ncu's kernel duration agree within 5%
+
+
+def ncu_check(doc: dict, shapes, arch: str, progress=print) -> dict:
+    """Hold the CUDA-graph timing against Nsight Compute's duration of one launch of the same kernels.
+
+    For every shape in ``shapes`` that ``doc`` timed: one ncu run (``cute_gemm.profile``), clocks and
+    caches left alone, profiling each timed phase and cuBLAS once after warm-ups; per kernel the graph time
+    per launch, ncu's duration, their ratio and whether they agree within ``NCU_AGREE``.
+    """
+    from cute_gemm import profile, registry
+
+    out = {"tolerance": NCU_AGREE, "shapes": {}}
+    for p in shapes:
+        rows = {r["key"]: r for r in doc["results"] if r["shape"] == str(p) and r.get("timing")}
+        phases = [registry.get(arch, r["phase"]) for k, r in rows.items() if r["kind"] == "phase" and k != "best"]
+        if not rows:
+            continue
+        try:
+            ncu_ns = profile.ncu_kernel_durations(phases, f"{p.m},{p.n},{p.k}", peers=("cublas",))
+        except Exception as exc:  # reported in the document, never fatal to the bench
+            out["shapes"][str(p)] = {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+            continue
+        per = {}
+        for label, ns in ncu_ns.items():
+            key = label if label in rows else f"peer:{label}"
+            if key not in rows:
+                continue
+            graph_us = rows[key]["timing"]["ms_median"] * 1e3
+            ratio = graph_us / (ns / 1e3)
+            per[key] = {"graph_us": graph_us, "ncu_us": ns / 1e3, "ratio": ratio, "agree": abs(ratio - 1) <= NCU_AGREE}
+        out["shapes"][str(p)] = per
+        progress(f"ncu check {p}: " + ", ".join(f"{k} {v['ratio']:.3f}" for k, v in per.items()))
+    return out

@@ -23,7 +23,7 @@ import sys
 
 from cute_gemm import __version__
 from cute_gemm import arch as _arch
-from cute_gemm import peers, timing
+from cute_gemm import peers, profile, timing
 from cute_gemm.bench import CHECK, SWEEP
 from cute_gemm.console import one_line
 from cute_gemm.problem import HEADLINE, Problem
@@ -249,6 +249,9 @@ def cmd_list(args) -> int:
             wl = f"  [worklog: {e.worklog}]" if e.worklog else ""
             print(f"  {e.phase:<3} {tile:<24} {e.summary}")
             print(f"      adds: {e.adds}{wl}")
+            print(f"      shapes: {e.make().shape_rule()}")
+        if fam == "sm90":
+            print('  best: per shape, the phase-7 config a wave-arithmetic heuristic picks (gemm(phase="best"))')
         print()
     return 0
 
@@ -368,7 +371,7 @@ def add_timing_options(p, default_peers):
                    help="rotate input sets larger than twice the L2 (default: L2-resident, as the worklog)")
 
 
-TIMING_OPTIONS = ("data", "rounds", "sustained", "peers", "cold_l2")
+TIMING_OPTIONS = ("data", "rounds", "sustained", "peers", "cold_l2", "best", "ncu_check")
 
 
 def _given(args, names) -> list[str]:
@@ -376,14 +379,15 @@ def _given(args, names) -> list[str]:
     return ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, False)]
 
 
-def _time_shapes(entries, shapes, args, default_peers, progress=False) -> dict:
+def _time_shapes(entries, shapes, args, default_peers, progress=False, best_arch=None) -> dict:
     """A bench-v2 document for ``entries`` and the chosen peers at ``shapes`` (GPU)."""
     from cute_gemm import bench
 
     names = args.peers if args.peers is not None else default_peers
     return bench.run_bench(entries, shapes, [peers.PEERS[n] for n in names],
                            data=args.data or "randn", rounds=args.rounds or timing.ROUNDS,
-                           sustained_s=args.sustained or 0.0, cold_l2=args.cold_l2, progress=progress)
+                           sustained_s=args.sustained or 0.0, cold_l2=args.cold_l2, progress=progress,
+                           best_arch=best_arch)
 
 
 # ----------------------------------------------------------------------------------------------- run
@@ -482,7 +486,12 @@ def cmd_bench(args) -> int:
                                      args.sustained or 0.0)
     if seconds > 60:
         print(f"timing takes at least ~{seconds / 60:.0f} min of GPU time (plus checks and compiles)", file=sys.stderr)
-    doc = _time_shapes(entries, shapes, args, peers.DEFAULT, progress=not args.quiet)
+    doc = _time_shapes(entries, shapes, args, peers.DEFAULT, progress=not args.quiet,
+                       best_arch=_arch.family(tgt) if args.best else None)
+    if args.ncu_check:
+        checked = [p for p in shapes if str(p) in {"512x512x512", "1024x1024x1024", "4096x4096x4096"}] or shapes
+        doc["ncu_check"] = bench.ncu_check(doc, checked, _arch.family(tgt),
+                                           progress=lambda line: print(line, file=sys.stderr))
     return _finish(args, doc, plots=not args.no_plot)
 
 
@@ -570,6 +579,13 @@ def add_bench(sub):
                    help="measure the Python API's host overhead instead (torch.mm vs cute_gemm.gemm vs the "
                         "compiled kernel alone, per call at 256^3 and in a loop at 1024x4096x4096, and each "
                         "phase's first-call compile time); combine with --phases")
+    p.add_argument("--best", action="store_true",
+                   help='add a row "best": the phase and config cute_gemm.gemm(phase="best") picks for each shape '
+                        "(a wave-arithmetic heuristic over phase-7 tile widths), checked and timed like a phase")
+    p.add_argument("--ncu-check", action="store_true",
+                   help="after timing, profile one launch of each timed phase and cuBLAS with Nsight Compute at "
+                        "512^3, 1024^3 and 4096^3 (those of --shapes, else all) and record, per kernel, graph "
+                        "time / ncu duration (they should agree within 5%%)")
     p.add_argument("--out", help=f"JSON path; plots go beside it (default on a GPU: {DEFAULT_OUT}; without a GPU "
                                  f"only written when given)")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
@@ -616,7 +632,23 @@ def cmd_compare(args) -> int:
     tf = {r["key"]: r["timing"]["tflops"] for r in doc["results"] if r.get("timing")}
     if ea.key in tf and eb.key in tf:
         print(f"speed-up {eb.key} / {ea.key}: {tf[eb.key] / tf[ea.key]:.3f}x (same run, interleaved)")
+    if len(runnable) == 2 and not args.no_profile:
+        _compare_profiles(runnable, p)
     return 0
+
+
+def _compare_profiles(entries, p) -> None:
+    """What the step changed in the machine: Nsight Compute counters of both phases and their deltas."""
+    try:
+        doc = profile.run_profile(entries, f"{p.m},{p.n},{p.k}", peers=())
+    except Exception as exc:  # no ncu, no counter access: the timings above stand on their own
+        print(f"\n(no profile: {one_line(exc)})")
+        return
+    kernels = {k["label"]: k for k in doc["kernels"]}
+    a, b = (kernels.get(e.key) for e in entries)
+    if a and b:
+        print(f"\nwhere the cycles went (Nsight Compute, one launch each, clocks untouched):")
+        print(profile.render_deltas(a, b))
 
 
 def add_compare(sub):
@@ -630,6 +662,8 @@ def add_compare(sub):
     p.add_argument("--arch", type=arch_arg, help="arch for bare phase ids (default: the GPU's, else sm90)")
     p.add_argument("--shape", type=shape_arg, default="4096,4096,4096", help="M,N,K (default 4096,4096,4096)")
     add_timing_options(p, peers.VENDOR)
+    p.add_argument("--no-profile", action="store_true",
+                   help="on a GPU, skip the Nsight Compute profile of both phases and its deltas")
     p.set_defaults(fn=cmd_compare)
 
 
@@ -670,7 +704,7 @@ def add_plot(sub):
 
 # ---------------------------------------------------------------------------------------------- main
 # Each registers one sub-command (help order). A command from another module is one more entry here.
-COMMANDS = (add_list, add_inspect, add_run, add_bench, add_compare, add_plot)
+COMMANDS = (add_list, add_inspect, add_run, add_bench, add_compare, add_plot, profile.add_parser)
 
 
 def build_parser() -> Parser:

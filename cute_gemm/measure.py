@@ -74,33 +74,46 @@ class PhaseChecks:
     factories: dict
 
 
-def check_phases(entries, p: Problem, config=None, step=None) -> PhaseChecks:
+def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | None = None) -> PhaseChecks:
     """Check every entry at ``p`` (compiling it there); one that cannot do the shape is skipped.
 
+    With ``best_arch``, one more row, ``best``: the phase and config ``phase="best"`` picks for this shape
+    (``cute_gemm.choose``), checked and timed like a phase, its label naming the pick.
     The bench checks every phase at every shape before any peer runs: importing quack patches the
     DSL's tensor classes process-wide, and the phases are compiled before that happens.
     """
+    from cute_gemm import choose, registry
     from cute_gemm.api import launcher
     from cute_gemm.check import check_phase
 
+    todo = [(e, config, e.key, e.phase, f"phase {e.phase}", e.adds) for e in entries]
+    if best_arch:
+        candidates = choose.explain(best_arch, p.m, p.n, p.k)  # cheapest first; [] if none takes the shape
+        if candidates:
+            pick = candidates[0]
+            phase, cfg = choose.pick(best_arch, p.m, p.n, p.k)
+            todo.append((registry.get(best_arch, phase), cfg, "best", "best", f"best ({pick['label']})",
+                         f'phase="best" picked phase {pick["label"]}'))
+        else:
+            todo.append((None, None, "best", "best", "best", 'phase="best"'))
     rows, factories = [], {}
-    for e in entries:
-        row = _row("phase", e.key, e.phase, f"phase {e.phase}", p, phase=e.phase, adds=e.adds)
-        why = e.make(config).can_implement(p.m, p.n, p.k)
+    for e, cfg, key, name, label, adds in todo:
+        row = _row("phase", key, name, label, p, phase=name, adds=adds)
+        why = ["no candidate of phase 'best' takes this shape"] if e is None else e.make(cfg).can_implement(p.m, p.n, p.k)
         if why:
             row.update(status="skipped", reason="; ".join(why))
         else:
-            res = check_phase(e, p, config)
+            res = check_phase(e, p, cfg)
             row["check"] = dataclasses.asdict(res)
             if res.error:
                 row.update(status="error", reason=res.error.splitlines()[0])
             elif not res.passed:
                 row.update(status="failed", reason=res.summary())
             else:
-                factories[e.key] = lambda a, b, c, e=e: launcher(e, a, b, c, config)
+                factories[key] = lambda a, b, c, e=e, cfg=cfg: launcher(e, a, b, c, cfg)
         rows.append(row)
         if step:
-            step(f"{p} check {e.key}: {row['status']}")
+            step(f"{p} check {label}: {row['status']}")
     return PhaseChecks(rows, factories)
 
 

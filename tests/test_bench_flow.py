@@ -187,7 +187,8 @@ def test_bench_on_gpu_writes_json_and_plots(on_h200, tmp_path, capsys):
     assert [e.phase for e in entries] == ["3", "4", "5"]
     assert [str(s) for s in shapes] == ["2048x2048x2048"] + [str(s) for s in bench.SWEEP if s.m != 2048]
     assert [pr.name for pr in peer_list] == ["cublas", "triton"]
-    assert kw == {"data": "ints", "rounds": 3, "sustained_s": 1.0, "cold_l2": False, "progress": False}
+    assert kw == {"data": "ints", "rounds": 3, "sustained_s": 1.0, "cold_l2": False, "progress": False,
+                  "best_arch": None}
     assert bench.load(str(out))["data"] == "ints"
     assert "4096x4096x4096" in stdout and "phase 6" in stdout and "sw_power_cap" in stdout
     for name in ("bench_ladder.png", "bench_worklog.png"):
