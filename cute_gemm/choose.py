@@ -19,10 +19,11 @@ from functools import lru_cache
 
 from cute_gemm import registry
 
-# (phase, config overrides, relative cost per unit of tile width): the narrower tile reads A once per
-# 192 instead of 256 columns of B, ~3% more smem/L2 bytes per FLOP
+# (phase, config overrides, relative cost per unit of tile width): a narrower tile reads A once per 192
+# or 128 instead of 256 columns of B, i.e. more smem/L2 bytes per FLOP (the penalties are that, roughly);
+# the 128-wide tile keeps 6 stages in the same smem
 CANDIDATES = {
-    "sm90": (("7", {}, 1.0), ("7", {"bn": 192}, 1.03)),
+    "sm90": (("7", {}, 1.0), ("7", {"bn": 192}, 1.03), ("7", {"bn": 128, "stages": 6}, 1.08)),
     "sm100": (("7", {}, 1.0),),
 }
 

@@ -69,12 +69,17 @@ def _median_min_max(values):
     return {"median": statistics.median(values), "min": min(values), "max": max(values)} if values else None
 
 
+ENERGY_MIN_S = 1.0  # below this, the energy counter's ~100 ms steps make energy / time meaningless
+
+
 def summarize(windows: list[Window], tflops: float | None) -> dict:
     """One measurement's telemetry: SM clock spread, power, energy efficiency and throttle reasons.
 
-    Power is energy / time over all the windows when the energy counter advanced, else the mean of the
-    sampled power readings (``power_source`` says which; the sampled mean is kept as ``power_w_sampled``
-    either way); ``tflops_per_kw`` is TFLOP/s per kW drawn.
+    Power is energy / time over all the windows when they add up to at least ``ENERGY_MIN_S`` and the
+    energy counter advanced, else the mean of the sampled power readings (``power_source`` says which;
+    the sampled mean is kept as ``power_w_sampled`` either way): on the H200 the energy counter moves in
+    steps of ~100 ms, so over a few tens of milliseconds it reads 0 J or a whole step (measured: 0 to
+    2,400 W for 60 ms windows of one run). ``tflops_per_kw`` is TFLOP/s per kW drawn.
     """
     samples = [s for w in windows for s in w.samples]
     clocks = [s.sm_mhz for s in samples if s.sm_mhz is not None]
@@ -84,7 +89,7 @@ def summarize(windows: list[Window], tflops: float | None) -> dict:
     energies = [w.energy_mj for w in windows]
     energy_j = sum(energies) / 1000 if energies and None not in energies else None
     sampled = statistics.fmean(powers) / 1000 if powers else None
-    if energy_j and seconds > 0:
+    if energy_j and seconds >= ENERGY_MIN_S:
         power_w, source = energy_j / seconds, "energy"
     else:
         power_w, source = sampled, "samples" if powers else None

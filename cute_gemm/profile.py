@@ -254,8 +254,11 @@ def run_profile(entries, shape, peers=("cublas",), warmup: int = WARMUP, timeout
     return doc
 
 
+CLOCK_METRIC = nm.COLUMNS["sm_clock"].metrics[0]  # Hz over the kernel: to compare times taken at other clocks
+
+
 def ncu_kernel_durations(phases, shape, peers=("cublas",), warmup: int = WARMUP, timeout: float = TIMEOUT_S,
-                         ncu: str | None = None) -> dict[str, float]:
+                         ncu: str | None = None, with_clock: bool = False) -> dict:
     """{label: ncu's gpu__time_duration.sum in ns} for one profiled launch of each phase and peer at ``shape``.
 
     ``phases``: registry entries, or phase ids resolved for this GPU's arch. The same machinery as the
@@ -274,8 +277,12 @@ def ncu_kernel_durations(phases, shape, peers=("cublas",), warmup: int = WARMUP,
     targets += [peer_target(name) for name in peers]
     if not targets:
         return {}
-    cmd = ncu_command(ncu, targets, p, [nm.DURATION_METRIC], launch_stats=False, warmup=warmup)
+    metrics = [nm.DURATION_METRIC] + ([CLOCK_METRIC] if with_clock else [])
+    cmd = ncu_command(ncu, targets, p, metrics, launch_stats=False, warmup=warmup)
     run = run_ncu(cmd, targets, timeout)
+    if with_clock:  # {label: (duration ns, SM clock Hz)}
+        return {label: (row.value(nm.DURATION_METRIC), row.value(CLOCK_METRIC)) for label, row in run.rows.items()
+                if row.value(nm.DURATION_METRIC) is not None}
     return {label: row.value(nm.DURATION_METRIC) for label, row in run.rows.items()
             if row.value(nm.DURATION_METRIC) is not None}
 

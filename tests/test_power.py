@@ -32,16 +32,25 @@ def test_reason_bits_match_nvml():
         assert power.THROTTLE_REASONS[bit] == name
 
 
-def test_summarize_prefers_energy():
-    w1 = power.Window(0.02, 14_000, [power.Sample(1410, 690_000, 0x4), power.Sample(1380, 700_000, 0x4)])
-    w2 = power.Window(0.02, 14_400, [power.Sample(1500, 710_000, 0x0)])
+def test_summarize_prefers_energy_over_a_second_or_more():
+    w1 = power.Window(0.6, 420_000, [power.Sample(1410, 690_000, 0x4), power.Sample(1380, 700_000, 0x4)])
+    w2 = power.Window(0.6, 432_000, [power.Sample(1500, 710_000, 0x0)])
     s = power.summarize([w1, w2], tflops=700.0)
     assert s["sm_clock_mhz"] == {"median": 1410, "min": 1380, "max": 1500}
-    assert s["power_source"] == "energy" and s["power_w"] == pytest.approx(28.4 / 0.04)
+    assert s["power_source"] == "energy" and s["power_w"] == pytest.approx(852.0 / 1.2)
     assert s["power_w_sampled"] == pytest.approx(700.0)
-    assert s["energy_j"] == pytest.approx(28.4) and s["window_s"] == pytest.approx(0.04)
+    assert s["energy_j"] == pytest.approx(852.0) and s["window_s"] == pytest.approx(1.2)
     assert s["throttle_reasons"] == ["sw_power_cap"] and s["throttle_mask"] == 0x4 and s["samples"] == 3
     assert s["tflops_per_kw"] == pytest.approx(700.0 / (710.0 / 1000))
+
+
+def test_short_windows_use_the_samples_not_the_coarse_energy_counter():
+    """Over 40 ms the H200's energy counter (~100 ms steps) reads a whole step or nothing: 0 J -> 0 W,
+    144 J -> 3,600 W. The sampled power readings are what such a window can use."""
+    for energy_mj in (0, 144_000):
+        w = power.Window(0.04, energy_mj, [power.Sample(1650, 630_000, 0x4), power.Sample(1650, 640_000, 0x4)])
+        s = power.summarize([w], tflops=700.0)
+        assert s["power_source"] == "samples" and s["power_w"] == pytest.approx(635.0)
 
 
 def test_summarize_falls_back_to_sampled_power():
