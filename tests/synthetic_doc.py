@@ -23,7 +23,7 @@ def _timed(row, p, tflops, mhz=1500, watts=700.0, reasons=0x4):
     t = timing.Timing([ms * 1.02, ms, ms * 0.99, ms * 1.01, ms], launches_per_graph=8, replays_per_round=10,
                       input_sets=1)
     row["timing"] = t.as_dict(p.flops)
-    window = power.Window(seconds=0.02, energy_mj=int(watts * 20),
+    window = power.Window(seconds=0.25, energy_mj=int(watts * 250),
                           samples=[power.Sample(mhz, int(watts * 1000), reasons), power.Sample(mhz + 15, None, reasons)])
     row["power"] = power.summarize([window] * 5, row["timing"]["tflops"])
     row["check"] = dataclasses.asdict(CheckResult(row["key"], str(p), True, unwritten=0, mismatches=0,
