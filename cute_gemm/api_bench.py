@@ -7,11 +7,19 @@ All wall clock, back to back, after warm-up, synchronized once at the end:
   kernel alone (the zero-argument callable of ``cute_gemm.api.launcher``);
 - TFLOP/s of a loop of calls at ``LOOP`` (1024x4096x4096: the kernel dominates), the same three;
 - the first ``gemm()`` call of each phase in this process, before anything else compiled it: what a user
-  waits for the first time (compile + launch).
+  waits for the first time (compile + launch);
+- ``cold_start``: the same in fresh processes, twice per phase, sharing one new compile-cache directory:
+  the first process compiles (and exports the kernel to the cache), the second loads it from disk. Each
+  reports its import time (torch + cute_gemm) and its first call (import of the DSL included).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 
 from cute_gemm.problem import Problem
@@ -91,4 +99,33 @@ def run_api(entries) -> dict:
         except Exception as exc:  # reported in the section; the other phases are still measured
             row["reason"] = one_line(exc)
         out["phases"].append(row)
+    out["cold_start"] = [cold_start(e.phase) for e in entries if not e.make().can_implement(SMALL.m, SMALL.n, SMALL.k)]
     return out
+
+
+_COLD = """
+import json, time
+t0 = time.perf_counter()
+import torch, cute_gemm
+a = torch.randn(256, 256, device="cuda").half(); torch.cuda.synchronize()
+t1 = time.perf_counter()
+cute_gemm.gemm(a, a, phase=PHASE); torch.cuda.synchronize()
+t2 = time.perf_counter()
+from cute_gemm import api
+print(json.dumps({"import_s": t1 - t0, "first_call_s": t2 - t1, "source": [p.source for p in api._PLANS.values()][0]}))
+"""
+
+
+def cold_start(phase: str, timeout: float = 300) -> dict:
+    """First call of ``phase`` in a fresh process: compiling (empty cache), then loading from the disk cache."""
+    with tempfile.TemporaryDirectory(prefix="cute-gemm-cold-") as cache:
+        env = {**os.environ, "CUTE_GEMM_CACHE_DIR": cache}
+        env.pop("CUTE_GEMM_NO_DISK_CACHE", None)
+        runs = []
+        for _ in range(2):
+            proc = subprocess.run([sys.executable, "-c", _COLD.replace("PHASE", repr(phase))], env=env,
+                                  capture_output=True, text=True, timeout=timeout)
+            lines = proc.stdout.strip().splitlines()
+            runs.append(json.loads(lines[-1]) if proc.returncode == 0 and lines else
+                        {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1]})
+    return {"phase": phase, "compile": runs[0], "from_disk": runs[1]}

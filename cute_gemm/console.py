@@ -140,3 +140,10 @@ def render_api(api: dict, out=None):
             else:
                 table.add_row(label, "-", "-", first if how == "gemm" else "", row["reason"] or "")
     out.print(table)
+    for cold in api.get("cold_start") or []:
+        parts = []
+        for how in ("compile", "from_disk"):
+            r = cold[how]
+            parts.append(f"{how.replace('_', ' ')}: " + (f"import {r['import_s']:.1f} s + first call {r['first_call_s']:.2f} s"
+                                                       if "error" not in r else f"error {r['error']}"))
+        out.print(f"fresh process, phase {cold['phase']}: " + "; ".join(parts))
