@@ -34,8 +34,6 @@ from phases.sm100.common import MMA_K
 AB_DTYPE = cutlass.Float16
 ACC_DTYPE = cutlass.Float32
 SMEM_ALIGN = 1024  # SW128 keys its XOR off address bits [9:7]: stage bases must be 1024-B aligned
-SMEM_PER_SM = 228 * 1024  # sm100: 228 KiB of shared memory per SM ...
-SMEM_RESERVED_PER_CTA = 1024  # ... of which the system reserves 1 KiB per resident CTA
 
 
 # ------------------------------------------------------------------------------------------------

@@ -61,9 +61,9 @@ those have done all their tiles: still correct, but up to twice the time. On the
 2 x ``cutlass.utils.HardwareInfo().get_max_active_clusters(2)`` is the exact value to configure.
 
 Constraints:
-- M % 256 == 0 (the pair's tile), N % 256 == 0, K % 32 == 0; K >= (NSTAGES-1)*BK = 160 (the base
-  class's prologue check); A K-major, B N-major, C row-major fp32; K and N multiples of 8 (16-B TMA
-  rows); C's row pitch N*4 B a multiple of 16.
+- Any M >= 1; N and K multiples of 8 (16-B TMA rows; C's row pitch N*4 B a multiple of 16); A
+  K-major, B N-major, C row-major fp32; partial tiles as in phase 5 (zero-filled loads, clipped
+  stores). The pair-tile counts and the cluster count are runtime values (``schedule``).
 - sm_100a / sm_103a; cluster launch (2,1,1); grid min(pair tiles, sm_count // 2) x 2 CTAs; 320
   threads per CTA (epilogue warps 0-7, MMA warp 8, TMA warp 9); TMEM 512 columns per CTA (one CTA
   per SM); dynamic smem ~161 KiB per CTA.
@@ -82,6 +82,7 @@ from cutlass.memory import SmemAllocator, TmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases.base import GemmPhase, TileConfig
+from phases.raster import ceil_div, persistent_clusters
 from phases.raster import grouped_tile_coord as grouped_pair_tile  # tiles_m = pair rows
 from phases.sm100 import common
 from phases.sm100 import common_tma as ct
@@ -104,12 +105,6 @@ class Sm100Phase6Config(TileConfig):
     sm_count: int = 148  # SMs the persistent grid fills (B200; B300: 160); not queried, see the module docstring
 
 
-def persistent_clusters(m: int, n: int, cfg) -> tuple[int, int]:
-    """(pair tiles, clusters launched) for an (m, n) problem: one cluster per SM pair, never more than the tiles."""
-    pair_tiles = (m // (cfg.bm * cfg.cluster_m)) * (n // cfg.bn)
-    return pair_tiles, min(pair_tiles, cfg.sm_count // cfg.cluster_m)
-
-
 class Sm100Phase6(GemmPhase):
     arch = "sm100"
     phase = "6"
@@ -118,58 +113,64 @@ class Sm100Phase6(GemmPhase):
     adds = "persistent grouped-raster tile loop; 2 TMEM accumulators: tile i's epilogue overlaps tile i+1's MMAs"
     worklog = ""
 
-    def can_implement(self, m, n, k):
-        why = super().can_implement(m, n, k)
-        if k % 8 or n % 8:
-            why.append(f"TMA needs 16-B aligned rows: K={k} and N={n} must be multiples of 8")
-        return why
-
-    @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def _setup_attributes(self):
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         # per CTA: its 128 rows of the pair's accumulator, once per stage (2 x 256 = all 512 columns)
         self.tmem_cols = common.tmem_cols_for(c.bn * c.acc_stages)
         assert self.tmem_cols <= TMEM_COLUMNS, f"{c.acc_stages} x BN={c.bn} accumulators need {self.tmem_cols} columns"
-
-        tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
+        self.cluster = (c.cluster_m, 1, 1)
+        self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
         # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA, no further multicast along M or N
-        cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (tiled_mma.thr_id,))
-        a_smem_layout, b_smem_layout = ct.make_ab_smem_layouts(tiled_mma, self.mma_tiler, c.stages)
-        tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
-        tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
-            tma_op, mA, mB, a_smem_layout, b_smem_layout, self.mma_tiler, tiled_mma, cluster_vmnk.shape
-        )
-        a_bytes, b_bytes = ct.stage_bytes(a_smem_layout, b_smem_layout)  # this CTA's A rows and half of B
+        self.cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (self.tiled_mma.thr_id,))
+        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(self.tiled_mma, self.mma_tiler, c.stages)
+        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)  # this CTA's A rows and half of B
         # the leader's full barrier counts both CTAs' bytes: each CTA's TMA completes on rank 0's barrier
         self.tx_bytes = (a_bytes + b_bytes) * c.cluster_m
         # C staging: per column part and stage one (128, 32) fp32 tile, SW128 (8-row atoms of 128 B, rows
         # in order, so a warp's 32 rows and each 16-row box are contiguous and 1024-B aligned)
         epi_buffers = (c.epi_warps // 4) * c.epi_stages
-        epi_smem_layout = sm100_utils.make_smem_layout_epi(
+        self.epi_smem_layout = sm100_utils.make_smem_layout_epi(
             ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, (c.bm, ct.EPI_CHUNK), epi_buffers
         )
         # chunk j of every tile must land in the same buffer, so the wait before reusing one is static
         assert ct.epi_chunks(c.epi_warps, c.bn) % c.epi_stages == 0, "chunks per warp must be a multiple of epi_stages"
-        # the TMA store atom: one {32 columns, 16 rows} box of the staging tile, SWIZZLE_128B
-        box_smem_layout = sm100_utils.make_smem_layout_epi(ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, ct.EPI_BOX, 1)
-        tma_atom_c, mC_tma = cpasync.make_tiled_tma_atom(
-            cpasync.CopyBulkTensorTileS2GOp(), mC, cute.select(box_smem_layout, mode=[0, 1]), ct.EPI_BOX
-        )
-        epi_bytes = int(cute.size_in_bytes(ct.ACC_DTYPE, epi_smem_layout))
+        epi_bytes = int(cute.size_in_bytes(ct.ACC_DTYPE, self.epi_smem_layout))
         self.shared_storage = ct.make_shared_storage(c.stages, c.acc_stages)
         self.smem_bytes = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages, epi_bytes)
         # TMEM (all 512 columns) already limits the SM to this one CTA: smem may use what a CTA can ask for
         assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem per CTA: lower stages or epi_stages"
 
-        # persistent grid: one cluster per SM pair (sm_count // 2), never more than the pair tiles
-        _, self.clusters = persistent_clusters(cute.size(mC, mode=[0]), cute.size(mC, mode=[1]), c)
-        self.grid_ctas = self.clusters * c.cluster_m
+    def schedule(self, m, n, k):
+        """(pair tiles, clusters launched) for an (m, n, k) problem: one cluster per SM pair, never more than
+        the pair tiles. Python or DSL integers (the kernel runs the same arithmetic on its runtime extents)."""
+        c = self.cfg
+        tiles = ceil_div(m, c.tile_m()) * ceil_div(n, c.bn)
+        return tiles, persistent_clusters(tiles, c.sm_count // c.cluster_m)
+
+    def grid(self, m, n, k):
+        return (self.schedule(m, n, k)[1] * self.cfg.cluster_m, 1, 1)
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
+        tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
+        tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
+            tma_op, mA, mB, self.a_smem_layout, self.b_smem_layout, self.mma_tiler, self.tiled_mma,
+            self.cluster_vmnk.shape,
+        )
+        # the TMA store atom: one {32 columns, 16 rows} box of the staging tile, SWIZZLE_128B; boxes that
+        # stick out of C are clipped by the TMA unit
+        box_smem_layout = sm100_utils.make_smem_layout_epi(ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, ct.EPI_BOX, 1)
+        tma_atom_c, mC_tma = cpasync.make_tiled_tma_atom(
+            cpasync.CopyBulkTensorTileS2GOp(), mC, cute.select(box_smem_layout, mode=[0, 1]), ct.EPI_BOX
+        )
         self.kernel(
-            tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, tma_atom_c, mC_tma,
-            a_smem_layout, b_smem_layout, epi_smem_layout, cluster_vmnk,
-        ).launch(grid=(self.grid_ctas, 1, 1), block=(self.threads, 1, 1), cluster=(c.cluster_m, 1, 1), stream=stream)
+            self.tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, tma_atom_c, mC_tma,
+            self.a_smem_layout, self.b_smem_layout, self.epi_smem_layout, self.cluster_vmnk,
+        ).launch(grid=self.grid(*self.problem_mnk(mA, mC)), block=(self.threads, 1, 1), cluster=self.cluster,
+                 smem=self.smem_bytes, stream=stream)
 
     @cute.kernel
     def kernel(
@@ -198,9 +199,9 @@ class Sm100Phase6(GemmPhase):
         # the persistent schedule: cluster c takes pair tiles c, c + clusters, c + 2 clusters, ...; both
         # CTAs of the pair walk the same list, so their TMA bytes, MMAs and arrivals stay matched
         cluster_id = bidx // self.cfg.cluster_m
-        pair_tiles_m = cute.size(mC_tma, mode=[0]) // self.mma_tiler[0]
-        tiles_n = cute.size(mC_tma, mode=[1]) // self.mma_tiler[1]
-        pair_tiles = pair_tiles_m * tiles_n
+        pair_tiles_m = ceil_div(mC_tma.shape[0], self.mma_tiler[0])  # a partial last tile counts
+        tiles_n = ceil_div(mC_tma.shape[1], self.mma_tiler[1])
+        pair_tiles, clusters = self.schedule(mC_tma.shape[0], mC_tma.shape[1], mA_tma.shape[1])
 
         # --- smem: barriers, the A and B rings (1024-B aligned for SW64/SW128), the C staging tiles ---
         smem = SmemAllocator()
@@ -281,7 +282,7 @@ class Sm100Phase6(GemmPhase):
         k_tiles = cute.size(gA, mode=[3])
         if warp_idx == TMA_WARP:
             # --- producer warp: runs up to NSTAGES k-tiles ahead, across tile boundaries too ---
-            for tile in cutlass.range(cluster_id, pair_tiles, self.clusters, unroll=1):
+            for tile in cutlass.range(cluster_id, pair_tiles, clusters, unroll=1):
                 m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, self.cfg.group_m)
                 for kt in cutlass.range(k_tiles, unroll=1):
                     # acquire waits on empty[slot] (the MMA that last read it), then arms full[slot] with expect_tx
@@ -302,7 +303,7 @@ class Sm100Phase6(GemmPhase):
                 # --- MMA warp of the leader: one thread issues the pair's m256n256k16 MMAs, which read
                 # A and B from both CTAs' smem and write both CTAs' TMEM; the peer's MMA warp idles ---
                 if is_leader_cta:
-                    for tile in cutlass.range(cluster_id, pair_tiles, self.clusters, unroll=1):
+                    for tile in cutlass.range(cluster_id, pair_tiles, clusters, unroll=1):
                         # stage tile % 2 is free once both CTAs' epilogues of the tile two back released it
                         acc_empty = acc_producer.acquire_and_advance()
                         tCtAcc = tCtAcc_base[(None, None, None, acc_empty.index)]
@@ -318,7 +319,7 @@ class Sm100Phase6(GemmPhase):
                     acc_producer.tail()  # wait for both CTAs' last epilogue releases: no arrival after exit
             else:
                 # --- epilogue warps 0..7: per tile, warp w drains TMEM lanes (w%4)*32.. of column half w//4 ---
-                for tile in cutlass.range(cluster_id, pair_tiles, self.clusters, unroll=1):
+                for tile in cutlass.range(cluster_id, pair_tiles, clusters, unroll=1):
                     m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, self.cfg.group_m)
                     acc_full = acc_consumer.wait_and_advance()
                     tCtAcc = tCtAcc_base[(None, None, None, acc_full.index)]
