@@ -33,6 +33,7 @@ MMA_K = 16  # K of one tcgen05.mma.kind::f16
 COPY_BITS = 128  # one cp.async moves 16 B
 TMEM_LANES = 128  # TMEM is 128 lanes x 512 columns of 32-bit cells
 TMEM_ALLOC_BARRIER_ID = 1  # named barrier for "TMEM address is in smem" (0 is __syncthreads)
+TMEM_COLUMNS = 512  # all of an SM's tensor memory: 128 lanes x 512 columns of 32 bit
 SMEM_PER_SM = 228 * 1024  # sm100: 228 KiB of shared memory per SM ...
 SMEM_RESERVED_PER_CTA = 1024  # ... of which the system reserves 1 KiB per resident CTA
 
@@ -152,6 +153,25 @@ def tmem_cols_for(bn: int, acc_dtype=cutlass.Float32) -> int:
     while alloc < cols:
         alloc *= 2
     return alloc
+
+
+def residency(smem_bytes: int, tmem_cols: int) -> tuple[int, int]:
+    """CTAs one SM can hold (by shared memory, by TMEM columns) for a kernel asking for this much of each."""
+    return SMEM_PER_SM // (smem_bytes + SMEM_RESERVED_PER_CTA), TMEM_COLUMNS // tmem_cols
+
+
+def smem_request(smem_bytes: int, tmem_cols: int) -> int:
+    """Dynamic smem to ask for: ``smem_bytes``, raised until smem admits no more CTAs per SM than TMEM.
+
+    A CTA that shared memory admits but TMEM cannot hold does not wait in the block scheduler: it
+    starts, and its allocating warp blocks inside ``tcgen05.alloc`` until a resident CTA frees its
+    columns, holding its smem, warps and registers all the while (and, with cta_group::2, its pair).
+    Asking for more smem than the kernel uses keeps such CTAs from being scheduled at all.
+    """
+    by_tmem = TMEM_COLUMNS // tmem_cols
+    # floor(SMEM_PER_SM / (s + reserved)) <= by_tmem  <=>  s + reserved > SMEM_PER_SM / (by_tmem + 1)
+    least = SMEM_PER_SM // (by_tmem + 1) + 1 - SMEM_RESERVED_PER_CTA
+    return max(smem_bytes, least)
 
 
 def tmem_allocate(holding_buf_ptr, num_cols: int, threads: int):

@@ -10,7 +10,10 @@ lanes 32w..32w+31 = rows of C) and writes fp32 with st.global.
 Why it is slow (worklog 3.2-3.3): one iteration keeps the tensor pipe busy ~130 cycles (2 x 64-cycle
 MMAs) out of ~1100: the MMA round trip (issue, execute, commit, mbarrier flip, 128 threads notice)
 and the cp.async latency are both exposed, every iteration. Numbers: 8 KB of A + 8 KB of B per
-stage, 32 KB in all; 128 TMEM columns, so TMEM (512 columns) caps residency at 4 CTAs per SM.
+stage, 32 KB in all; 128 TMEM columns, so TMEM (512 columns) caps residency at 4 CTAs per SM. 32 KB
+would let 6 CTAs share an SM's 228 KB, and the 5th and 6th would start only to block in tcgen05.alloc
+(holding smem and warps) until a resident CTA frees its columns: the launch asks for 45,671 B of smem
+(``common.smem_request``), the least that admits no more than 4.
 Bytes per FLOP: each CTA loads (BM + BN) * BK * 2 B = 16 KB per 2*BM*BN*BK = 1 MFLOP, 1/64 B/FLOP.
 
 Over the worklog: a ``fence.proxy.async.shared::cta`` after each thread's copies land (generic proxy
@@ -82,7 +85,9 @@ class Sm100Phase0(GemmPhase):
         a_bytes = cute.size_in_bytes(cutlass.Float16, self.a_smem_layout.outer)
         b_bytes = cute.size_in_bytes(cutlass.Float16, self.b_smem_layout.outer)
         # sA and sB, each 1024-aligned (B's SW128 key is address bits [9:7]), then the barriers
-        self.smem_bytes = a_bytes + b_bytes + SharedStorage.size_in_bytes()
+        used = a_bytes + b_bytes + SharedStorage.size_in_bytes()
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
         self.cluster = (1, 1, 1)
 
     def grid(self, m, n, k):

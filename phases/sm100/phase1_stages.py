@@ -11,7 +11,7 @@ sync to issue loads + wait MMA + sync + issue MMA; the exposed load latency (the
 gone. The MMA wait stays one iteration deep for any NSTAGES: (t + NSTAGES - 1) = (t - 1) mod NSTAGES,
 so the slot refilled at t is the one the MMA of t-1 read (worklog 4.4).
 Numbers: 16 KB per stage (8 KB A + 8 KB B); NS=2 32 KB (6 CTAs by smem, 4 by TMEM's 512 columns at
-128 each), NS=4 64 KB (3 CTAs). Worklog sweep at 4096^3: NS=2 808.8, NS=3 801.2, NS=4 627.3; the
+128 each: the launch asks for 45,671 B so that smem admits 4, as in phase 0), NS=4 64 KB (3 CTAs). Worklog sweep at 4096^3: NS=2 808.8, NS=3 801.2, NS=4 627.3; the
 default is its best, 2. At M=1024 (one CTA on most SMs) it does nothing: the memory wait dominates.
 
 The carve keeps A at offset 0 and B at NSTAGES * 8 KB; every stage stride is a multiple of 1024, so
@@ -113,7 +113,9 @@ class Sm100Phase1(GemmPhase):
         self.b_offset, self.ring_bytes = _carve(c.stages, a_stage_bytes, b_stage_bytes)
         self.shared_storage = _shared_storage(c.stages)
         # the ring at the 1024-aligned base (the DSL aligns dynamic smem; no +1024 slack), then barriers
-        self.smem_bytes = self.ring_bytes + self.shared_storage.size_in_bytes()
+        used = self.ring_bytes + self.shared_storage.size_in_bytes()
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
         self.cluster = (1, 1, 1)
 
     def grid(self, m, n, k):

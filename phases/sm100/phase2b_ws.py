@@ -71,7 +71,9 @@ class Sm100Phase2b(GemmPhase):
         a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)
         self.tx_bytes = a_bytes + b_bytes  # what expect_tx arms per stage: A's box + B's slabs
         self.shared_storage = ct.make_shared_storage(c.stages)
-        self.smem_bytes = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
+        used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
 
     def grid(self, m, n, k):
         return (ceil_div(m, self.cfg.bm), ceil_div(n, self.cfg.bn), 1)  # one CTA per tile, partial ones included

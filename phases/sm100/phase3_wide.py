@@ -14,7 +14,8 @@ instead of ~130) for the same fixed costs: one full/empty handshake, one expect_
 the same MMA issue and commit round trip. Bytes per FLOP of a stage drop by a quarter: A 8 KiB +
 B 16 KiB = 24 KiB per 2*128*256*32 FLOP = 3/256 B/FLOP (vs 1/64). The cost is residency: the
 accumulator takes 256 of the 512 TMEM columns, so at most 2 CTAs per SM (4 before); smem is
-3 x 24 KiB = 72 KiB per CTA, 144 KiB for two. The wider tile needs twice the epilogue work per CTA,
+3 x 24 KiB = 72 KiB per CTA, which would admit 3, the third blocking in tcgen05.alloc: the launch
+asks for 76,801 B (``common.smem_request``), the least that admits 2. The wider tile needs twice the epilogue work per CTA,
 hence 8 epilogue warps instead of 4 (the worklog's "epilogue win").
 
 M=1024 is not the target here: BN=256 leaves that shape 64 CTAs for 160 SMs (the worklog stops its
@@ -69,7 +70,9 @@ class Sm100Phase3(GemmPhase):
         a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)
         self.tx_bytes = a_bytes + b_bytes  # what expect_tx arms per stage: A's box + B's slabs
         self.shared_storage = ct.make_shared_storage(c.stages)
-        self.smem_bytes = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
+        used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
 
     def grid(self, m, n, k):
         return (ceil_div(m, self.cfg.bm), ceil_div(n, self.cfg.bn), 1)  # one CTA per tile, partial ones included

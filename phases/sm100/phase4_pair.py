@@ -19,7 +19,8 @@ stage shrinks from 24 KiB (A 8 + B 16) to 16 KiB (A 8 + B 8), because the B tile
 pair instead of loaded twice. Per stage the pair moves 32 KiB for 2*256*256*32 FLOP = 1/128 B/FLOP
 (phase 3: 3/256; phase 2: 1/64), so L2 -> smem traffic per FLOP falls by a third, and the tensor
 work per handshake doubles again (one m256n256k16 keeps both SMs' tensor pipes busy ~128 cycles).
-NSTAGES=3 is 48 KiB per CTA.
+NSTAGES=3 is 48 KiB per CTA; the launch asks for 76,801 B so that smem, like TMEM, admits 2 CTAs per
+SM (48 KiB would admit 4, two of them only to block in tcgen05.alloc).
 
 Constraints:
 - Any M >= 1; N and K multiples of 8 (16-B TMA rows); A K-major, B N-major, C row-major. The grid
@@ -76,7 +77,9 @@ class Sm100Phase4(GemmPhase):
         # the leader's full barrier counts both CTAs' bytes: each CTA's TMA completes on rank 0's barrier
         self.tx_bytes = (a_bytes + b_bytes) * c.cluster_m
         self.shared_storage = ct.make_shared_storage(c.stages)
-        self.smem_bytes = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
+        used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
 
     def grid(self, m, n, k):
         # one cluster of 2 CTAs per 256-row pair tile; the second CTA of the last pair may lie entirely past
@@ -130,6 +133,8 @@ class Sm100Phase4(GemmPhase):
         )
 
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---
+        # (constructed here so that its 2-CTA dealloc mbarrier is initialised before the pipelines' cluster
+        # sync below publishes it to the peer; the columns are allocated after that sync)
         tmem = TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (self.cfg.epi_warps + 1)),
@@ -137,8 +142,6 @@ class Sm100Phase4(GemmPhase):
             is_two_cta=True,  # tcgen05.alloc/dealloc.cta_group::2: both CTAs allocate the same columns
             two_cta_tmem_dealloc_mbar_ptr=storage.tmem_dealloc_mbar.ptr,
         )
-        tmem.allocate(self.tmem_cols)
-        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         if warp_idx == TMA_WARP:
             cpasync.prefetch_descriptor(tma_atom_a)
@@ -166,6 +169,11 @@ class Sm100Phase4(GemmPhase):
             barrier_storage=storage.acc_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
         ).make_participants()
+        # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is
+        # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to
+        # know that the peer CTA has launched and is still running
+        tmem.allocate(self.tmem_cols)
+        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         # --- partition: the pair's (2*BM, BK, k) A, (BN, BK, k) B and (2*BM, BN) C tiles; the MMA
         # slice of rank v selects this CTA's 128 rows of A and C and its half (128 columns) of B ---

@@ -3,9 +3,9 @@
 Compared to phase 4 (each epilogue thread st.global's its own row of C: 32 lanes of a warp write 32
 different rows, 32 B-segments 1 KiB apart per instruction), each epilogue warp now stages its block
 in shared memory and lets the TMA write it: per 32-column chunk, tcgen05.ld.32x32b.x32 gives every
-thread 32 fp32 of its row, the thread writes them as one 128-B row of a SW128-swizzled staging tile,
-``fence.proxy.async.shared::cta`` hands the writes to the async proxy, and after ``__syncwarp`` one
-thread issues two ``cp.async.bulk.tensor.2d.global.shared::cta`` stores of a {32 columns, 16 rows}
+thread 32 fp32 of its row (valid after ``tcgen05.wait::ld``), the thread writes them as one 128-B row of a
+SW128-swizzled staging tile, ``fence.proxy.async.shared::cta`` hands the writes to the async proxy, and
+after ``__syncwarp`` lane 0 issues two ``cp.async.bulk.tensor.2d.global.shared::cta`` stores of a {32 columns, 16 rows}
 fp32 box (the worklog's C tensor map: box {32, 16}, SWIZZLE_128B) and commits them as one bulk group.
 Staging is double-buffered per warp (``epi_stages=2``): chunk j+2 reuses chunk j's buffer after
 ``cp.async.bulk.wait_group.read 1``. The mainloop, pipelines and warp roles are phase 4's.
@@ -87,7 +87,9 @@ class Sm100Phase5(GemmPhase):
         )
         epi_bytes = int(cute.size_in_bytes(ct.ACC_DTYPE, self.epi_smem_layout))
         self.shared_storage = ct.make_shared_storage(c.stages)
-        self.smem_bytes = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages, epi_bytes)
+        used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages, epi_bytes)
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
         # TMEM (256 of 512 columns) allows 2 CTAs per SM; the staging tiles must not make smem the limit
         assert 2 * (self.smem_bytes + common.SMEM_RESERVED_PER_CTA) <= common.SMEM_PER_SM, (
             f"{self.smem_bytes} B of smem per CTA would leave one CTA per SM; lower epi_stages or stages"
@@ -156,6 +158,8 @@ class Sm100Phase5(GemmPhase):
         )
 
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---
+        # (constructed here so that its 2-CTA dealloc mbarrier is initialised before the pipelines' cluster
+        # sync below publishes it to the peer; the columns are allocated after that sync)
         tmem = TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (self.cfg.epi_warps + 1)),
@@ -163,8 +167,6 @@ class Sm100Phase5(GemmPhase):
             is_two_cta=True,  # tcgen05.alloc/dealloc.cta_group::2: both CTAs allocate the same columns
             two_cta_tmem_dealloc_mbar_ptr=storage.tmem_dealloc_mbar.ptr,
         )
-        tmem.allocate(self.tmem_cols)
-        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         if warp_idx == TMA_WARP:
             cpasync.prefetch_descriptor(tma_atom_a)
@@ -193,6 +195,11 @@ class Sm100Phase5(GemmPhase):
             barrier_storage=storage.acc_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
         ).make_participants()
+        # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is
+        # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to
+        # know that the peer CTA has launched and is still running
+        tmem.allocate(self.tmem_cols)
+        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         # --- partition: the pair's (2*BM, BK, k) A, (BN, BK, k) B and (2*BM, BN) C tiles; the MMA
         # slice of rank v selects this CTA's 128 rows of A and C and its half (128 columns) of B ---
@@ -259,11 +266,12 @@ class Sm100Phase5(GemmPhase):
         """TMEM -> registers -> swizzled staging smem -> TMA store, per warp and 32-column chunk.
 
         Warp w owns accumulator rows 32*(w%4)..+31 (its TMEM lane quarter) of column part w//4. Per
-        chunk: tcgen05.ld.32x32b.x32 hands each thread 32 fp32 of its row; the thread writes them as
-        one 128-B row of the staging tile (the SW128 XOR spreads the 32 rows over all banks); a proxy
-        fence makes those generic-proxy writes visible to the TMA unit; after __syncwarp one thread
-        issues the two {32, 16} box stores that cover the warp's 32 rows and commits them as a bulk
-        group. The mapping is ``common_tma``'s ``epi_*`` functions (checked by the coverage test).
+        chunk: tcgen05.ld.32x32b.x32 hands each thread 32 fp32 of its row (tcgen05.wait::ld before they
+        are read); the thread writes them as one 128-B row of the staging tile (the SW128 XOR spreads
+        the 32 rows over all banks); a proxy fence makes those generic-proxy writes visible to the TMA
+        unit; after __syncwarp lane 0 issues the two {32, 16} box stores that cover the warp's 32 rows
+        and commits them as a bulk group. The mapping is ``common_tma``'s ``epi_*`` functions (checked
+        by the coverage test).
         """
         c = self.cfg
         acc = tCtAcc[(None, None), 0, 0]  # (BM, BN) fp32 in TMEM, lane = row
@@ -288,6 +296,7 @@ class Sm100Phase5(GemmPhase):
         for j in cutlass.range_constexpr(ct.epi_chunks(c.epi_warps, c.bn)):
             buf = ct.epi_staging_buffer(warp_idx, j, c.epi_stages)
             cute.copy(tiled_t2r, tTR_tAcc[None, None, None, 0, j], tTR_rAcc)  # tcgen05.ld: 32 fp32 of my row
+            cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld: the registers hold the values only now
             if j >= c.epi_stages:
                 # the buffer's previous stores (chunk j - epi_stages) must have finished reading it; only
                 # the storing thread has bulk groups to wait for, the others pass at once and meet it
@@ -297,11 +306,12 @@ class Sm100Phase5(GemmPhase):
             cute.autovec_copy(tTR_rAcc, tTR_sC[None, None, None, buf])  # st.shared: one swizzled 128-B row
             cute.arch.fence_proxy("async.shared", space="cta")  # generic-proxy writes -> visible to the TMA
             cute.arch.sync_warp()  # all 32 rows are written before one thread stores them
-            with cute.arch.elect_one():  # a TMA store is issued by one thread (the DSL elects only loads)
+            # one thread issues the warp's box stores and later waits for them: bulk async-groups belong to
+            # the thread that commits them, so it must be the same lane every time (lane 0, not elect.sync)
+            if cute.arch.lane_idx() == 0:
                 box_col = ct.epi_box_col(warp_idx, j, c.epi_warps, c.bn)
                 for h in cutlass.range_constexpr(ct.BOXES_PER_WARP):
                     box = ct.epi_box_row(warp_idx, h)
                     cute.copy(tma_atom_c, tCsC[None, box, 0, buf], tCgC_box[None, box, box_col])
                 cute.arch.cp_async_bulk_commit_group()  # this chunk's boxes form one bulk group
-        cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld: TMEM reads done before it is released
         cute.arch.cp_async_bulk_wait_group(0, read=True)  # the staging smem must outlive the TMA's reads

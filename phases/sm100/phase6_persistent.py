@@ -88,7 +88,6 @@ from phases.sm100 import common
 from phases.sm100 import common_tma as ct
 
 SMEM_OPT_IN_MAX = 227 * 1024  # the most dynamic smem one CTA may ask for on sm100
-TMEM_COLUMNS = 512  # all of an SM's tensor memory (128 lanes x 512 columns of 32 bit)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +118,7 @@ class Sm100Phase6(GemmPhase):
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         # per CTA: its 128 rows of the pair's accumulator, once per stage (2 x 256 = all 512 columns)
         self.tmem_cols = common.tmem_cols_for(c.bn * c.acc_stages)
-        assert self.tmem_cols <= TMEM_COLUMNS, f"{c.acc_stages} x BN={c.bn} accumulators need {self.tmem_cols} columns"
+        assert self.tmem_cols <= common.TMEM_COLUMNS, f"{c.acc_stages} x BN={c.bn} accumulators: {self.tmem_cols} columns"
         self.cluster = (c.cluster_m, 1, 1)
         self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
         # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA, no further multicast along M or N
@@ -138,7 +137,9 @@ class Sm100Phase6(GemmPhase):
         assert ct.epi_chunks(c.epi_warps, c.bn) % c.epi_stages == 0, "chunks per warp must be a multiple of epi_stages"
         epi_bytes = int(cute.size_in_bytes(ct.ACC_DTYPE, self.epi_smem_layout))
         self.shared_storage = ct.make_shared_storage(c.stages, c.acc_stages)
-        self.smem_bytes = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages, epi_bytes)
+        used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages, epi_bytes)
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
         # TMEM (all 512 columns) already limits the SM to this one CTA: smem may use what a CTA can ask for
         assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem per CTA: lower stages or epi_stages"
 
@@ -217,6 +218,8 @@ class Sm100Phase6(GemmPhase):
         )
 
         # --- TMEM: epilogue warp 0 allocates both accumulator stages; the MMA and epilogue warps read the address ---
+        # (constructed here so that its 2-CTA dealloc mbarrier is initialised before the pipelines' cluster
+        # sync below publishes it to the peer; the columns are allocated after that sync)
         tmem = TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (self.cfg.epi_warps + 1)),
@@ -224,8 +227,6 @@ class Sm100Phase6(GemmPhase):
             is_two_cta=True,  # tcgen05.alloc/dealloc.cta_group::2: both CTAs allocate the same columns
             two_cta_tmem_dealloc_mbar_ptr=storage.tmem_dealloc_mbar.ptr,
         )
-        tmem.allocate(self.tmem_cols)
-        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         if warp_idx == TMA_WARP:
             cpasync.prefetch_descriptor(tma_atom_a)
@@ -255,6 +256,11 @@ class Sm100Phase6(GemmPhase):
             barrier_storage=storage.acc_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
         ).make_participants()
+        # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is
+        # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to
+        # know that the peer CTA has launched and is still running
+        tmem.allocate(self.tmem_cols)
+        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         # --- partition every tile: the (2*BM, BK, pair rows, k) A, (BN, BK, N tiles, k) B and
         # (2*BM, BN, pair rows, N tiles) C views; the MMA slice of rank v selects this CTA's 128 rows
@@ -340,8 +346,8 @@ class Sm100Phase6(GemmPhase):
 
         Phase 5's epilogue with two changes for the tile loop: the wait before a staging buffer is
         rewritten runs for every chunk (chunks 0 .. epi_stages-1 reuse the buffers of the previous
-        tile's last chunks; in a CTA's first tile it passes at once), and the tile ends after
-        ``tcgen05.wait::ld`` without waiting for its stores, which drain behind the next tile.
+        tile's last chunks; in a CTA's first tile it passes at once), and the tile ends without waiting
+        for its stores, which drain behind the next tile.
         The mapping is ``common_tma``'s ``epi_*`` functions (checked by the coverage tests).
         """
         c = self.cfg
@@ -367,6 +373,7 @@ class Sm100Phase6(GemmPhase):
         for j in cutlass.range_constexpr(ct.epi_chunks(c.epi_warps, c.bn)):
             buf = ct.epi_staging_buffer(warp_idx, j, c.epi_stages)
             cute.copy(tiled_t2r, tTR_tAcc[None, None, None, 0, j], tTR_rAcc)  # tcgen05.ld: 32 fp32 of my row
+            cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld: the registers hold the values only now
             # the buffer's previous stores (chunk j - epi_stages, of this tile or, for the first chunks,
             # of the previous one) must have finished reading it; only the storing thread has bulk groups
             # to wait for, the others pass at once and meet it at the warp barrier
@@ -375,12 +382,11 @@ class Sm100Phase6(GemmPhase):
             cute.autovec_copy(tTR_rAcc, tTR_sC[None, None, None, buf])  # st.shared: one swizzled 128-B row
             cute.arch.fence_proxy("async.shared", space="cta")  # generic-proxy writes -> visible to the TMA
             cute.arch.sync_warp()  # all 32 rows are written before one thread stores them
-            # a TMA store is issued by one thread (the DSL elects only loads); bulk groups are per thread, and
-            # elect.sync in this converged warp picks the same lane every chunk and tile, so its waits cover them
-            with cute.arch.elect_one():
+            # one thread issues the warp's box stores and later waits for them: bulk async-groups belong to
+            # the thread that commits them, so it must be the same lane every time (lane 0, not elect.sync)
+            if cute.arch.lane_idx() == 0:
                 box_col = ct.epi_box_col(warp_idx, j, c.epi_warps, c.bn)
                 for h in cutlass.range_constexpr(ct.BOXES_PER_WARP):
                     box = ct.epi_box_row(warp_idx, h)
                     cute.copy(tma_atom_c, tCsC[None, box, 0, buf], tCgC_box[None, box, box_col])
                 cute.arch.cp_async_bulk_commit_group()  # this chunk's boxes form one bulk group
-        cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld: TMEM reads done before the stage is released
