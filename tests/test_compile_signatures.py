@@ -47,6 +47,7 @@ SIGNATURES = {
 }
 SIGNATURES[("sm90", "6")] = SIGNATURES[("sm90", "5")]  # everything of 5; the persistence is checked below
 SIGNATURES[("sm100", "6")] = SIGNATURES[("sm100", "5")]  # everything of 5; persistence: test_sm100_phase6.py
+SIGNATURES[("sm100", "7")] = SIGNATURES[("sm100", "6")]  # everything of 6; the split: test_sm100_phase7.py
 
 
 
