@@ -38,8 +38,8 @@ The design, and why:
   arrives on the peer's ``free`` again (phase 1: "received"), which the sending warps wait for before
   the CTA tears down, so no CTA exits while its stores into the peer are in flight.
 - Rounds at 4096^3 on 148 SMs: 34 leftover tiles -> 68 halves on 68 of the 74 pairs: 3.5 tile times +
-  the exchange instead of 4. At 1024x4096x4096 (64 tiles, one partial round) every tile splits: 128
-  halves do not fit on 74 pairs, so nothing is split there (stream-K only helps when 2R <= slots).
+  the exchange instead of 4. At 1024x4096x4096 (64 tiles, one partial round) the 128 halves would not
+  fit on 74 pairs: nothing is split, as at 3072^3 (70 leftover tiles); a split needs 2R <= slots.
 - The schedule is runtime arithmetic on the tile counts (one compile serves every shape): the split
   happens or not per call, and without it the kernel runs phase 6's loop.
 - Cost: a cluster of 4 must find 4 free SMs in one GPC: ``sm_count`` must be a multiple of 4 and at
