@@ -52,6 +52,7 @@ SIGNATURES[("sm90", "6")] = SIGNATURES[("sm90", "5")]  # everything of 5; the pe
 # everything of 6, plus the stream-K exchange: remote (DSMEM) stores counted on the peer's mbarrier
 SIGNATURES[("sm90", "7")] = (SIGNATURES[("sm90", "6")][0] + ["st.async (DSMEM)"], SIGNATURES[("sm90", "6")][1])
 SIGNATURES[("sm100", "6")] = SIGNATURES[("sm100", "5")]  # everything of 5; persistence: test_sm100_phase6.py
+SIGNATURES[("sm100", "7")] = SIGNATURES[("sm100", "6")]  # everything of 6; the split: test_sm100_phase7.py
 
 
 def _cases():

@@ -91,10 +91,13 @@ def dsl_maps(cfg) -> dict:
     return rec
 
 
-def check_epilogue(cfg, dsl: dict, m=ct) -> list[str]:
+def check_epilogue(cfg, dsl: dict, m=ct, inside: tuple | None = None) -> list[str]:
     """Follow every accumulator value through TMEM -> registers -> staging -> box -> C; list the problems.
 
     ``m`` supplies the kernel's mapping functions and constants (``common_tma`` or a mutant of it).
+    ``inside`` = (rows, columns) of the (pair) tile that lie inside C, for a tile that sticks out of C
+    (any M; N a multiple of 8): the TMA clips each box store at C's edges, so an element past them is
+    not written, and exactly the elements inside must be, once each. None: a whole tile.
     """
     errors: list[str] = []
     bm, bn, pair, warps, stages = cfg.bm, cfg.bn, cfg.cluster_m, cfg.epi_warps, cfg.epi_stages
@@ -147,7 +150,11 @@ def check_epilogue(cfg, dsl: dict, m=ct) -> list[str]:
                         written[dest[0]] = written.get(dest[0], 0) + 1
                 in_flight.append(j)
     errors += [f"staging row {k} is written by warps {sorted(ws)}" for k, ws in writers.items() if len(ws) > 1]
-    tile = {(r, c) for r in range(bm * pair) for c in range(bn)}
+    rows, cols = inside if inside is not None else (bm * pair, bn)
+    clipped = [k for k in written if k[0] >= rows or k[1] >= cols]  # the TMA drops these elements
+    for k in clipped:
+        del written[k]
+    tile = {(r, c) for r in range(min(rows, bm * pair)) for c in range(min(cols, bn))}
     missing, outside = tile - written.keys(), written.keys() - tile
     twice = [k for k, n in written.items() if n > 1]
     if missing:
@@ -172,6 +179,25 @@ def _dsl(name):
 def test_every_c_element_stored_once(name):
     errors = check_epilogue(CONFIGS[name], _dsl(name))
     assert errors == [], "\n".join(errors[:10])
+
+
+# (rows, columns) of the pair tile inside C: M or N not a multiple of the tile (phase 5 takes any shape)
+PARTIAL = [(256, 200), (200, 256), (100, 8), (128, 96)]
+
+
+@pytest.mark.parametrize("inside", PARTIAL, ids=lambda rc: f"{rc[0]}x{rc[1]}")
+def test_partial_tile_stored_exactly_inside_c(inside):
+    """A pair tile that sticks out of C: every element inside C is stored once, none outside (the TMA clips
+    boxes at C's edges). With 100 or 128 rows inside, the pair's second CTA lies wholly past M."""
+    errors = check_epilogue(PHASE5, _dsl("pair-8warps"), inside=inside)
+    assert errors == [], "\n".join(errors[:10])
+
+
+def test_partial_tile_check_is_not_vacuous():
+    """The clip must not hide a misplaced box: boxes shifted down by one row of boxes push the tile's
+    last rows past C's edge (clipped there) and leave its first 16 rows unwritten."""
+    shifted = _mutant(epi_box_row=lambda w, h: ct.BOXES_PER_WARP * (w % 4) + h + 1)
+    assert check_epilogue(PHASE5, _dsl("pair-8warps"), shifted, inside=(200, 256))
 
 
 def test_pair_halves():

@@ -11,7 +11,8 @@
    A's by 128 B breaks the match.
 2. The epilogue (tcgen05.ld 32x32b -> registers -> st.global) for 4 and 8 warps: every element of
    the C tile is written exactly once, from the TMEM cell that holds it, by a warp allowed to read
-   that TMEM lane quarter.
+   that TMEM lane quarter; for a tile that sticks out of C (phases 2a-4 take any shape), the
+   per-chunk predicate stores exactly the elements inside C.
 3. The compiled kernels' smem descriptors carry the worklog's LBO/SBO/swizzle (one PTX compile each).
 """
 
@@ -290,6 +291,78 @@ def test_epilogue_check_catches_a_wrong_lane_quarter():
     assert check_epilogue(mapping, 4, 128, lane_shift=32), "the check must reject a shifted lane quarter"
 
 
+def _partial_tile_records(warps: int, bn: int, m: int, n: int, tile: tuple, out: dict):
+    """The kernels' predicated epilogue of C tile ``tile`` in an (m, n) C: per thread and chunk, the
+    coordinate the predicate tests (the chunk's first element) and the C elements the chunk stores.
+    ``cC`` is built as the kernels build it: the tile of an identity tensor over C's shape."""
+    tAcc = _tmem_accumulator(bn)
+    tmem_copy = common.make_epilogue_tmem_copy(tAcc, warps)
+    cC = cute.local_tile(cute.make_identity_tensor((m, n)), (128, bn), tile)
+    out["chunks"] = []
+    for t in range(32 * warps):
+        _, tDcC = common.partition_epilogue(tmem_copy, tAcc, cC, t, warps)
+        for i in range(cute.size(tDcC, mode=[2])):
+            chunk = tDcC[None, None, i]
+            first = tuple(int(x) for x in chunk[0])
+            out["chunks"].append((first, [tuple(int(x) for x in chunk[j]) for j in range(cute.size(chunk))]))
+
+
+@functools.lru_cache(maxsize=None)
+def partial_tile_chunks(warps: int, bn: int, m: int, n: int, tile: tuple) -> list:
+    out = {}
+
+    @cute.jit
+    def trace():
+        _partial_tile_records(warps, bn, m, n, tile, out)
+
+    trace()
+    return out["chunks"]
+
+
+def stored_by_predicate(chunks, m: int, n: int, inside=lambda rc, mn: rc[0] < mn[0] and rc[1] < mn[1]) -> dict:
+    """C element -> times stored, when a chunk is stored iff ``inside`` its first element (the kernels'
+    ``cute.elem_less(first, mC.shape)``)."""
+    written = {}
+    for first, elems in chunks:
+        if inside(first, (m, n)):
+            for e in elems:
+                written[e] = written.get(e, 0) + 1
+    return written
+
+
+# (warps, BN, M, N, tile): tiles that stick out along both M and N
+PARTIAL_CASES = [
+    (4, 128, 200, 136, (1, 1)),  # phases 2a-2b: 72 rows x 8 columns of the tile are inside C
+    (8, 256, 1000, 3000, (3, 11)),  # phases 3-4: 8 warps, BN=256, 104 rows x 184 columns inside C
+]
+
+
+@pytest.mark.parametrize("warps,bn,m,n,tile", PARTIAL_CASES)
+def test_predicated_epilogue_writes_exactly_the_tile_inside_c(warps, bn, m, n, tile):
+    """Every element of the tile inside C is stored once, none outside: each 8-column chunk is inside C
+    or outside it as a whole (N % 8 == 0), so one predicate per chunk is exact."""
+    chunks = partial_tile_chunks(warps, bn, m, n, tile)
+    rows = range(128 * tile[0], min(128 * (tile[0] + 1), m))
+    cols = range(bn * tile[1], min(bn * (tile[1] + 1), n))
+    want = {(r, c) for r in rows for c in cols}
+    written = stored_by_predicate(chunks, m, n)
+    assert set(written) == want and set(written.values()) <= {1}
+    for first, elems in chunks:
+        inside = [r < m and c < n for r, c in elems]
+        assert all(inside) or not any(inside), f"chunk at {first} straddles C's edge"
+
+
+def test_partial_tile_check_catches_a_wrong_predicate():
+    """Negative controls: predicating on the row alone stores columns past N; on the tile's column
+    count instead of N (an off-by-one chunk) drops or adds a chunk."""
+    warps, bn, m, n, tile = PARTIAL_CASES[0]
+    chunks = partial_tile_chunks(warps, bn, m, n, tile)
+    rows_only = stored_by_predicate(chunks, m, n, inside=lambda rc, mn: rc[0] < mn[0])
+    assert any(c >= n for _, c in rows_only)
+    shifted = stored_by_predicate(chunks, m, n, inside=lambda rc, mn: rc[0] < mn[0] and rc[1] + 8 < mn[1])
+    assert len(shifted) < len(stored_by_predicate(chunks, m, n))
+
+
 def test_epilogue_rejects_unsupported_warp_counts():
     @cute.jit
     def trace():
@@ -314,9 +387,9 @@ def smem_descriptor_constants(ptx: str) -> set:
     "kernel", [Sm100Phase0(), Sm100Phase1(Sm100Phase1Config(stages=3))], ids=["phase0", "phase1-NS3"]
 )
 def test_compiled_descriptors_match_the_worklog(kernel):
-    from cute_gemm.compile import compile_fake
+    from cute_gemm.compile import compile_kernel
 
-    ptx = compile_fake(kernel, "sm_100a", 256, 256, 256).ptx
+    ptx = compile_kernel(kernel, "sm_100a", keep=True).ptx
     assert ptx is not None
     # A: SW64 (mode 4), LBO unused (encodes 1 = 16 B), SBO 512; B: SW128 (mode 2), LBO 1024, SBO 2048
     assert smem_descriptor_constants(ptx) == {(4, 16, A_SBO), (2, B_LBO, B_SBO)}

@@ -2,8 +2,8 @@
 
 - it compiles for sm_100a and sm_103a with everything phase 5's PTX shows (cta_group::2 MMA, multicast
   commits, bulk tensor loads and stores, cluster launch), no spills, smem <= 227 KiB;
-- it is persistent: grid_ctas <= sm_count < pair tiles at 4096^3, and the tile loop's stride (the
-  cluster count) is in the PTX of its three role loops;
+- it is persistent: grid_ctas <= sm_count < pair tiles at 4096^3, and the PTX computes the cluster
+  count at run time as min(pair tiles, sm_count / 2) (one compile serves every shape);
 - TMEM holds 2 accumulator stages of 256 columns each (all 512), as the DSL's own fragment says;
 - the grouped raster visits every pair tile exactly once over clusters x rounds;
 - the epilogue still stores every C element of a tile exactly once (phase 5's coverage check on this
@@ -25,13 +25,16 @@ from cute_gemm.inspection import inspect_phase  # noqa: E402
 from cute_gemm.problem import Problem  # noqa: E402
 from phases.sm100 import common  # noqa: E402
 from phases.sm100 import common_tma as ct  # noqa: E402
-from phases.sm100.phase6_persistent import Sm100Phase6, grouped_pair_tile, persistent_clusters  # noqa: E402
+from phases.raster import ceil_div, persistent_clusters  # noqa: E402
+from phases.raster import grouped_tile_coord as grouped_pair_tile  # noqa: E402
+from phases.sm100.phase6_persistent import Sm100Phase6  # noqa: E402
 
 # phase 5's coverage check (tests/ is on sys.path under pytest: it is not a package)
 from test_sm100_epilogue_coverage import check_epilogue, dsl_maps  # noqa: E402
 
 TARGETS = ("sm_100a", "sm_103a")
 BIG, SKINNY, SMALL = Problem(4096, 4096, 4096), Problem(1024, 4096, 4096), Problem(512, 256, 768)
+RAGGED = Problem(1000, 3000, 520)
 SMEM_LIMIT = 227 * 1024
 CFG = Sm100Phase6.Config()
 
@@ -46,10 +49,9 @@ def _inspect(target, shape):
     return inspect_phase(registry.get("sm100", "6"), target, shape)
 
 
-@pytest.mark.parametrize("shape", [BIG, SKINNY, SMALL], ids=str)
 @pytest.mark.parametrize("target", TARGETS)
-def test_signature_and_resources(target, shape):
-    ins = _inspect(target, shape)
+def test_signature_and_resources(target):
+    ins = _inspect(target, BIG)
     for name in PRESENT:
         assert ins.census[name] > 0, f"sm100:6 for {target}: expected {name} in the PTX"
     for name in ABSENT:
@@ -63,19 +65,22 @@ def test_signature_and_resources(target, shape):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_persistent_grid(target):
-    """At 4096^3 there are more pair tiles than SMs: the grid stops at sm_count, and each role loops over
-    tiles with a stride of the cluster count (TMA warp, MMA warp and epilogue warps: three loops)."""
+    """At 4096^3 there are more pair tiles than SMs: the grid stops at sm_count. The kernel computes the
+    same cluster count from its runtime extents: min(pair tiles, sm_count / 2) is in the PTX."""
     ins = _inspect(target, BIG)
     pair_tiles = (BIG.m // 256) * (BIG.n // 256)
     sm_count = ins.config["sm_count"]
     assert ins.grid_ctas <= sm_count < pair_tiles
     assert ins.grid_ctas == min(pair_tiles, sm_count // 2) * 2 and ins.grid_ctas % ins.cluster == 0
-    clusters = ins.grid_ctas // ins.cluster
-    steps = re.findall(rf"add\.s32\s+%r\d+, %r\d+, {clusters};", ins.ptx)
-    assert len(steps) >= 3, f"no tile loops stepping by {clusters} clusters in the PTX"
-    # the small problems launch one cluster per pair tile, no more
-    assert _inspect(target, SKINNY).grid_ctas == (SKINNY.m // 256) * (SKINNY.n // 256) * 2
-    assert _inspect(target, SMALL).grid_ctas == 4
+    assert re.search(rf"min\.s32\s+%r\d+, %r\d+, {sm_count // 2};", ins.ptx), "no runtime cluster count"
+
+
+@pytest.mark.parametrize("shape,pairs", [(SKINNY, 64), (SMALL, 2), (RAGGED, 4 * 12), (Problem(1, 8, 8), 1)], ids=str)
+def test_grid_of_small_and_ragged_problems(shape, pairs):
+    """Fewer pair tiles than SM pairs: one cluster per pair tile, a partial tile counted as a tile."""
+    kern = Sm100Phase6()
+    assert kern.can_implement(shape.m, shape.n, shape.k) == []
+    assert kern.grid(shape.m, shape.n, shape.k) == (2 * pairs, 1, 1)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -107,10 +112,10 @@ def test_accumulator_stage_is_256_columns():
     assert rec["cols"] == 512
 
 
-@pytest.mark.parametrize("m,n", [(4096, 4096), (1024, 4096), (512, 256), (3072, 1280), (8192, 2048)])
+@pytest.mark.parametrize("m,n", [(4096, 4096), (1024, 4096), (512, 256), (3072, 1280), (8192, 2048), (1000, 3000)])
 def test_grouped_raster_covers_every_tile_once(m, n):
-    pair_tiles_m, tiles_n = m // 256, n // 256
-    pair_tiles, clusters = persistent_clusters(m, n, CFG)
+    pair_tiles_m, tiles_n = ceil_div(m, 256), ceil_div(n, 256)
+    pair_tiles, clusters = Sm100Phase6().schedule(m, n, 64)
     seen = {}
     for cluster in range(clusters):
         for tile in range(cluster, pair_tiles, clusters):  # the kernel's persistent loop
@@ -123,9 +128,9 @@ def test_grouped_raster_covers_every_tile_once(m, n):
 def test_first_round_footprint():
     """The docstring's raster numbers at 4096^3: the 74 clusters of one round cover 8 pair rows x 10 N
     tiles (phase 5's M-first order would be 16 x 5)."""
-    _, clusters = persistent_clusters(4096, 4096, CFG)
+    _, clusters = Sm100Phase6().schedule(4096, 4096, 4096)
     first = {grouped_pair_tile(t, 16, 16, CFG.group_m) for t in range(clusters)}
-    assert clusters == 74
+    assert clusters == 74 == persistent_clusters(256, CFG.sm_count // 2)
     assert len({mp for mp, _ in first}) == 8 and len({nt for _, nt in first}) == 10
 
 
@@ -165,7 +170,9 @@ def test_staging_buffers_safe_across_tiles():
 
 def test_can_implement():
     k = Sm100Phase6()
-    assert k.can_implement(4096, 4096, 4096) == [] and k.can_implement(512, 256, 768) == []
-    assert k.can_implement(128, 256, 256), "M must be a multiple of the pair's 256 rows"
-    assert k.can_implement(256, 128, 256), "N must be a multiple of BN=256"
-    assert dataclasses.replace(CFG, sm_count=160).sm_count == 160  # the worklog's B300
+    for shape in (BIG, SMALL, RAGGED, Problem(128, 256, 256), Problem(256, 128, 8)):
+        assert k.can_implement(shape.m, shape.n, shape.k) == [], shape
+    assert k.can_implement(256, 260, 256), "N must be a multiple of 8 (16-B TMA rows)"
+    assert k.can_implement(256, 256, 12), "K must be a multiple of 8 (16-B TMA rows)"
+    assert k.schedule(4096, 4096, 4096) == (256, 74)
+    assert Sm100Phase6(dataclasses.replace(CFG, sm_count=160)).schedule(4096, 4096, 4096) == (256, 80)  # B300

@@ -33,6 +33,9 @@ MMA_K = 16  # K of one tcgen05.mma.kind::f16
 COPY_BITS = 128  # one cp.async moves 16 B
 TMEM_LANES = 128  # TMEM is 128 lanes x 512 columns of 32-bit cells
 TMEM_ALLOC_BARRIER_ID = 1  # named barrier for "TMEM address is in smem" (0 is __syncthreads)
+TMEM_COLUMNS = 512  # all of an SM's tensor memory: 128 lanes x 512 columns of 32 bit
+SMEM_PER_SM = 228 * 1024  # sm100: 228 KiB of shared memory per SM ...
+SMEM_RESERVED_PER_CTA = 1024  # ... of which the system reserves 1 KiB per resident CTA
 
 
 # ------------------------------------------------------------------------------------------------
@@ -152,6 +155,25 @@ def tmem_cols_for(bn: int, acc_dtype=cutlass.Float32) -> int:
     return alloc
 
 
+def residency(smem_bytes: int, tmem_cols: int) -> tuple[int, int]:
+    """CTAs one SM can hold (by shared memory, by TMEM columns) for a kernel asking for this much of each."""
+    return SMEM_PER_SM // (smem_bytes + SMEM_RESERVED_PER_CTA), TMEM_COLUMNS // tmem_cols
+
+
+def smem_request(smem_bytes: int, tmem_cols: int) -> int:
+    """Dynamic smem to ask for: ``smem_bytes``, raised until smem admits no more CTAs per SM than TMEM.
+
+    A CTA that shared memory admits but TMEM cannot hold does not wait in the block scheduler: it
+    starts, and its allocating warp blocks inside ``tcgen05.alloc`` until a resident CTA frees its
+    columns, holding its smem, warps and registers all the while (and, with cta_group::2, its pair).
+    Asking for more smem than the kernel uses keeps such CTAs from being scheduled at all.
+    """
+    by_tmem = TMEM_COLUMNS // tmem_cols
+    # floor(SMEM_PER_SM / (s + reserved)) <= by_tmem  <=>  s + reserved > SMEM_PER_SM / (by_tmem + 1)
+    least = SMEM_PER_SM // (by_tmem + 1) + 1 - SMEM_RESERVED_PER_CTA
+    return max(smem_bytes, least)
+
+
 def tmem_allocate(holding_buf_ptr, num_cols: int, threads: int):
     """Warp 0 allocates ``num_cols`` TMEM columns (tcgen05.alloc) and gives up the permit at once
     (tcgen05.relinquish_alloc_permit: this CTA allocates nothing else, so a co-resident CTA need
@@ -215,6 +237,8 @@ def partition_epilogue(tmem_copy, tAcc, gC, tidx, num_warps: int, cols_per_load:
 def epilogue_tmem_to_global(
     tAcc: cute.Tensor,
     gC: cute.Tensor,
+    cC,
+    mn_limit,
     tidx: cutlass.Int32,
     num_warps: cutlass.Constexpr[int],
     cols_per_load: cutlass.Constexpr[int] = 8,
@@ -226,16 +250,30 @@ def epilogue_tmem_to_global(
     thread, so the stores are scattered (one 32-B segment per row): the worklog's "crude" epilogue
     that phase 5 replaces. The caller must have waited for the last MMA's commit.
 
+    Partial tiles: ``cC`` is the identity (coordinate) tensor of the same tile and ``mn_limit`` C's
+    (M, N); a chunk is stored only if its first element lies inside C. A chunk is one row and
+    ``cols_per_load`` (8) consecutive columns starting at a multiple of 8, and N is a multiple of 8,
+    so a chunk is inside C or outside it as a whole: one predicate per chunk, and the stores stay
+    vectors. ``cC = None`` (phases 0-1: tile multiples only) stores unpredicated.
+
     ``num_warps``: 4 (BN=128, warp w -> lanes 32w) or 8 (warp w -> lanes (w%4)*32, column half w//4).
     ``tidx`` is the thread's index in the CTA: the draining warps must be warps 0 .. num_warps-1.
     """
     tmem_copy = make_epilogue_tmem_copy(tAcc, num_warps, cols_per_load)
     tDtC, tDgC = partition_epilogue(tmem_copy, tAcc, gC, tidx, num_warps, cols_per_load)
     tDrC = cute.make_rmem_tensor(tDgC[None, None, 0].shape, cutlass.Float32)
-    for i in cutlass.range_constexpr(cute.size(tDtC, mode=[2])):
-        cute.copy(tmem_copy, tDtC[None, None, i], tDrC)
-        cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld before the registers are read
-        cute.autovec_copy(tDrC, tDgC[None, None, i])
+    if cutlass.const_expr(cC is None):
+        for i in cutlass.range_constexpr(cute.size(tDtC, mode=[2])):
+            cute.copy(tmem_copy, tDtC[None, None, i], tDrC)
+            cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld before the registers are read
+            cute.autovec_copy(tDrC, tDgC[None, None, i])
+    else:
+        _, tDcC = partition_epilogue(tmem_copy, tAcc, cC, tidx, num_warps, cols_per_load)
+        for i in cutlass.range_constexpr(cute.size(tDtC, mode=[2])):
+            cute.copy(tmem_copy, tDtC[None, None, i], tDrC)
+            cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld before the registers are read
+            if cute.elem_less(tDcC[None, None, i][0], mn_limit):  # the chunk's (row, first column) is in C
+                cute.autovec_copy(tDrC, tDgC[None, None, i])
 
 
 def _check_epilogue(tAcc, num_warps: int, cols_per_load: int):

@@ -1,4 +1,4 @@
-"""Plumbing shared by the TMA phases of the sm100 ladder (2a, 2b, 3, 4, 5).
+"""Plumbing shared by the TMA phases of the sm100 ladder (2a and later).
 
 What never changes between those phases lives here once, so that ``diff phaseN phaseN+1`` shows only
 the optimization:
@@ -8,7 +8,9 @@ the optimization:
 - device side: the shared-storage struct (full/empty/accumulator mbarriers, the TMEM address slot)
   and the cluster-shape marker of the 2-CTA phases;
 - phase 5's epilogue mapping (warp -> TMEM lanes/columns -> staging tile -> TMA store boxes) as plain
-  functions that the kernel and ``tests/test_sm100_epilogue_coverage.py`` both evaluate.
+  functions that the kernel and ``tests/test_sm100_epilogue_coverage.py`` both evaluate;
+- what the persistent phases (6, 7) run once per tile, as ``@cute.jit`` helpers: the producer's
+  k-tile loads, the MMA warp's k-tile loop, the epilogue's per-chunk load and store.
 
 The TMEM -> registers -> st.global epilogue of phases 2a-4 is ``phases.sm100.common``'s (shared with
 phases 0-1).
@@ -27,15 +29,13 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.utils.blackwell_helpers as sm100_utils
 from cutlass._mlir import ir
-from cutlass.cute.nvgpu import OperandMajorMode, tcgen05
+from cutlass.cute.nvgpu import OperandMajorMode, cpasync, tcgen05
 
 from phases.sm100.common import MMA_K
 
 AB_DTYPE = cutlass.Float16
 ACC_DTYPE = cutlass.Float32
 SMEM_ALIGN = 1024  # SW128 keys its XOR off address bits [9:7]: stage bases must be 1024-B aligned
-SMEM_PER_SM = 228 * 1024  # sm100: 228 KiB of shared memory per SM ...
-SMEM_RESERVED_PER_CTA = 1024  # ... of which the system reserves 1 KiB per resident CTA
 
 
 # ------------------------------------------------------------------------------------------------
@@ -148,8 +148,11 @@ def stage_bytes(a_smem_layout, b_smem_layout) -> tuple[int, int]:
     return int(a), int(b)
 
 
-def make_shared_storage(stages: int, acc_stages: int = 1):
-    """The mbarriers and the TMEM address slot (the operand tiles follow it, 1024-B aligned)."""
+def make_shared_storage(stages: int, acc_stages: int = 1, exchange_mbars: int = 0):
+    """The mbarriers and the TMEM address slot (the operand tiles follow it, 1024-B aligned).
+
+    ``exchange_mbars``: phase 7's stream-K exchange barriers (free, full); no other phase has any.
+    """
 
     @cute.struct
     class SharedStorage:
@@ -159,6 +162,7 @@ def make_shared_storage(stages: int, acc_stages: int = 1):
         acc_mbar: cute.struct.MemRange[cutlass.Int64, 2 * acc_stages]
         # 2-CTA TMEM dealloc handshake (unused by the 1-CTA phases)
         tmem_dealloc_mbar: cutlass.Int64
+        exchange_mbar: cute.struct.MemRange[cutlass.Int64, exchange_mbars]
         tmem_holding_buf: cutlass.Int32
 
     return SharedStorage
@@ -189,3 +193,127 @@ def require_cluster_dims(dims: tuple[int, int, int]) -> None:
         op = op.operation.parent
     assert op is not None, "require_cluster_dims must be called while tracing a @cute.kernel"
     op.operation.attributes["nvvm.cluster_dim"] = ir.Attribute.parse("array<i32: {}, {}, {}>".format(*dims))
+
+
+# ------------------------------------------------------------------------------------------------
+# The persistent phases (6, 7): what they run once per tile, written once
+#
+# @cute.jit helpers, inlined where they are called: the producer's k-tile loads, the MMA warp's
+# k-tile loop, and the epilogue's per-chunk steps. ``diff phase6 phase7`` then shows stream-K only.
+# ------------------------------------------------------------------------------------------------
+
+
+def allocate_ab_ring(smem, a_smem_layout, b_smem_layout):
+    """The A and B rings as one 1024-B aligned region (A's stages, then B's): (region, sA, sB).
+
+    One region rather than two allocations so that its bytes are known to be contiguous: phase 7 reuses
+    the whole ring as the mailbox of its stream-K exchange once the last MMA has read it.
+    """
+    a_bytes = cute.size_in_bytes(AB_DTYPE, a_smem_layout.outer)
+    b_bytes = cute.size_in_bytes(AB_DTYPE, b_smem_layout.outer)
+    assert a_bytes % SMEM_ALIGN == 0, "B's ring must start 1024-B aligned after A's"
+    region = smem.allocate(a_bytes + b_bytes, byte_alignment=SMEM_ALIGN)
+    sA = cute.make_tensor(cute.recast_ptr(region, a_smem_layout.inner, dtype=AB_DTYPE), a_smem_layout.outer)
+    sB = cute.make_tensor(cute.recast_ptr(region + a_bytes, b_smem_layout.inner, dtype=AB_DTYPE), b_smem_layout.outer)
+    return region, sA, sB
+
+
+@cute.jit
+def load_k_tiles(ab_producer, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB, m_pair, n_tile, k_first, k_count):
+    """TMA producer: k-tiles [k_first, k_first + k_count) of pair tile (m_pair, n_tile) into the ring.
+
+    ``tAgA`` / ``tBgB`` are the TMA partitions of every tile, (box, tiles, k_tiles). Per k-tile: wait
+    until the slot is empty (the MMAs that last read it committed), the leader arms the slot's full
+    barrier with the pair's bytes (expect_tx), then this CTA's A box and B slabs. Returns the producer.
+    """
+    for kt in cutlass.range(k_count, unroll=1):
+        ab_empty = ab_producer.acquire_and_advance()
+        k = k_first + kt
+        cute.copy(tma_atom_a, tAgA[(None, m_pair, k)], tAsA[(None, ab_empty.index)], tma_bar_ptr=ab_empty.barrier)
+        cute.copy(tma_atom_b, tBgB[(None, n_tile, k)], tBsB[(None, ab_empty.index)], tma_bar_ptr=ab_empty.barrier)
+    return ab_producer
+
+
+@cute.jit
+def mma_k_tiles(ab_consumer, tiled_mma, tCtAcc, tCrA, tCrB, k_count):
+    """The leader's MMA thread: ``k_count`` landed k-tiles of the ring into the accumulator ``tCtAcc``.
+
+    The first MMA overwrites the accumulator (a fresh tile); each k-tile is BK/16 MMAs, then a commit
+    that multicasts its completion to the slot's empty barrier in both CTAs. Returns the consumer and
+    the tiled MMA (its accumulate flag is state the caller rebinds, so that it is carried across the
+    caller's loops and branches).
+    """
+    tiled_mma.set(tcgen05.Field.ACCUMULATE, False)
+    for kt in cutlass.range(k_count, unroll=1):
+        ab_full = ab_consumer.wait_and_advance()  # both CTAs' bytes of this k-tile have landed
+        for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):  # BK/16 MMAs per k-tile
+            kcoord = (None, None, kb, ab_full.index)
+            cute.gemm(tiled_mma, tCtAcc, tCrA[kcoord], tCrB[kcoord], tCtAcc)
+            tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
+        ab_full.release()  # tcgen05.commit multicast -> empty[slot] in both CTAs
+    return ab_consumer, tiled_mma
+
+
+@cute.jit
+def epi_views(tCtAcc, tCgC, sC, tma_atom_c, warp_idx, tidx, bm: cutlass.Constexpr, bn: cutlass.Constexpr,
+              epi_warps: cutlass.Constexpr):
+    """This epilogue thread's views of one tile: (tiled_t2r, tTR_tAcc, tTR_sC, tCsC, tCgC_box).
+
+    Warp w owns accumulator rows 32*(w%4)..+31 (its TMEM lane quarter) of column part w//4, chunk by
+    chunk of EPI_CHUNK columns: ``tTR_tAcc[None, None, None, 0, j]`` is the TMEM source of chunk j
+    (tcgen05.ld.32x32b.x32: one row of 32 fp32 per thread), ``tTR_sC`` the thread's row of each
+    staging buffer, and ``tCsC`` / ``tCgC_box`` the TMA store boxes of the staging buffers and of the
+    tile of C. The mapping is the ``epi_*`` functions above (checked by the coverage tests).
+    """
+    acc = tCtAcc[(None, None), 0, 0]  # (BM, BN) fp32 in TMEM, lane = row
+    part = epi_part_cols(epi_warps, bn)
+    # (BM, EPI_CHUNK, 1, chunks): this warp's column part, one tcgen05.ld chunk per staging tile
+    tAcc_epi = cute.flat_divide(cute.local_tile(acc, (bm, part), (0, epi_col_part(warp_idx))), (bm, EPI_CHUNK))
+    atom_t2r = cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x32), ACC_DTYPE)
+    tiled_t2r = tcgen05.make_tmem_copy(atom_t2r, tAcc_epi[None, None, 0, 0])
+    thr_t2r = tiled_t2r.get_slice(epi_t2r_thread(tidx))  # thread -> its TMEM lane (= row)
+    tTR_tAcc = thr_t2r.partition_S(tAcc_epi)  # (T2R, T2R_M, T2R_N, 1, chunks)
+    tTR_sC = thr_t2r.partition_D(sC)  # (T2R, T2R_M, T2R_N, buffers): this thread's row of each staging tile
+    # TMA boxes: staging (16, 32, BM/16, 1, buffers) and the tile of C (16, 32, BM/16, BN/32)
+    sC_box = cute.flat_divide(sC, EPI_BOX)
+    gC_box = cute.flat_divide(tCgC[(None, None), 0, 0], EPI_BOX)
+    tCsC, tCgC_box = cpasync.tma_partition(
+        tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC_box, 0, 2), cute.group_modes(gC_box, 0, 2)
+    )
+    return tiled_t2r, tTR_tAcc, tTR_sC, tCsC, tCgC_box
+
+
+@cute.jit
+def load_chunk(tiled_t2r, tTR_tAcc, tTR_rAcc, j: cutlass.Constexpr):
+    """TMEM -> registers: chunk j of this thread's row (tcgen05.ld, then tcgen05.wait::ld: the registers
+    hold the values only once the wait has returned)."""
+    cute.copy(tiled_t2r, tTR_tAcc[None, None, None, 0, j], tTR_rAcc)
+    cute.arch.fence_view_async_tmem_load()
+
+
+@cute.jit
+def store_chunk(tTR_rAcc, tTR_sC, tCsC, tCgC_box, tma_atom_c, warp_idx, j: cutlass.Constexpr,
+                epi_warps: cutlass.Constexpr, bn: cutlass.Constexpr, epi_stages: cutlass.Constexpr):
+    """Registers -> swizzled staging smem -> TMA store: chunk j of the warp's 32 rows.
+
+    Chunk j goes to staging buffer j % epi_stages of the warp's column part. Its previous stores (chunk
+    j - epi_stages, of this tile or, for the first chunks of a tile, of the one before) must have read
+    it: lane 0 waits until at most ``epi_store_wait_depth`` of its bulk groups are pending, and the warp
+    meets it at __syncwarp. Every thread writes its row (st.shared), makes the writes visible to the
+    TMA's async proxy (fence.proxy.async), __syncwarp, then lane 0 issues the two {32, 16} box stores
+    of the warp's rows and commits them as one bulk group. Nobody waits for the stores to finish here.
+    Lane 0, not elect.sync: a bulk group belongs to the thread that committed it, so the thread that
+    waits must be the one that issued, every time.
+    """
+    buf = epi_staging_buffer(warp_idx, j, epi_stages)
+    cute.arch.cp_async_bulk_wait_group(epi_store_wait_depth(epi_stages), read=True)
+    cute.arch.sync_warp()
+    cute.autovec_copy(tTR_rAcc, tTR_sC[None, None, None, buf])  # st.shared: one swizzled 128-B row
+    cute.arch.fence_proxy("async.shared", space="cta")  # generic-proxy writes -> visible to the TMA
+    cute.arch.sync_warp()  # all 32 rows are written before lane 0 stores them
+    if cute.arch.lane_idx() == 0:
+        box_col = epi_box_col(warp_idx, j, epi_warps, bn)
+        for h in cutlass.range_constexpr(BOXES_PER_WARP):
+            box = epi_box_row(warp_idx, h)
+            cute.copy(tma_atom_c, tCsC[None, box, 0, buf], tCgC_box[None, box, box_col])
+        cute.arch.cp_async_bulk_commit_group()  # this chunk's boxes form one bulk group

@@ -10,14 +10,18 @@ lanes 32w..32w+31 = rows of C) and writes fp32 with st.global.
 Why it is slow (worklog 3.2-3.3): one iteration keeps the tensor pipe busy ~130 cycles (2 x 64-cycle
 MMAs) out of ~1100: the MMA round trip (issue, execute, commit, mbarrier flip, 128 threads notice)
 and the cp.async latency are both exposed, every iteration. Numbers: 8 KB of A + 8 KB of B per
-stage, 32 KB in all; 128 TMEM columns, so TMEM (512 columns) caps residency at 4 CTAs per SM.
+stage, 32 KB in all; 128 TMEM columns, so TMEM (512 columns) caps residency at 4 CTAs per SM. 32 KB
+would let 6 CTAs share an SM's 228 KB, and the 5th and 6th would start only to block in tcgen05.alloc
+(holding smem and warps) until a resident CTA frees its columns: the launch asks for 45,671 B of smem
+(``common.smem_request``), the least that admits no more than 4.
 Bytes per FLOP: each CTA loads (BM + BN) * BK * 2 B = 16 KB per 2*BM*BN*BK = 1 MFLOP, 1/64 B/FLOP.
 
 Over the worklog: a ``fence.proxy.async.shared::cta`` after each thread's copies land (generic proxy
 writes, async proxy MMA reads); the worklog's phase 0 has none and is "correct by timing".
 
 Constraints:
-- M % 128 == 0, N % 128 == 0, K % 32 == 0 (no predication); exactly 2 stages, 4 warps.
+- M % 128 == 0, N % 128 == 0, K % 32 == 0 (no predication; phase 2a on takes any shape); one compile
+  serves all such shapes (symbolic M, N, K); exactly 2 stages, 4 warps.
 - A (M,K) K-major fp16, B (N,K) N-major fp16, C (M,N) N-major fp32, 16-B aligned.
 - sm_100a / sm_103a (tcgen05).
 """
@@ -60,6 +64,7 @@ class Sm100Phase0(GemmPhase):
     summary = "cp.async double buffer into UMMA layouts; tcgen05.mma x2 per BK, waited every iteration"
     adds = "baseline: 128 threads cp.async, one thread issues tcgen05.mma + commit, TMEM accumulator"
     worklog = "713 TFLOP/s at 4096^3, 460 at M=1024 (B300)"
+    ragged = False  # whole 16-B cp.async vectors and whole-tile stores: tile multiples only
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         why = super().can_implement(m, n, k)
@@ -70,23 +75,35 @@ class Sm100Phase0(GemmPhase):
             why.append(f"phase 0 needs BM=128 and 4 warps (a TMEM lane quarter each), got BM={c.bm}, warps={c.warps}")
         return why
 
-    @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def _setup_attributes(self):
         c = self.cfg
         self.threads = 32 * c.warps
-        tiled_mma, a_smem_layout, b_smem_layout = common.make_mma_and_smem_layouts(c.bm, c.bn, c.bk, c.stages)
+        self.tiled_mma, self.a_smem_layout, self.b_smem_layout = common.make_mma_and_smem_layouts(
+            c.bm, c.bn, c.bk, c.stages
+        )
+        self.tmem_cols = common.tmem_cols_for(c.bn)
+        a_bytes = cute.size_in_bytes(cutlass.Float16, self.a_smem_layout.outer)
+        b_bytes = cute.size_in_bytes(cutlass.Float16, self.b_smem_layout.outer)
+        # sA and sB, each 1024-aligned (B's SW128 key is address bits [9:7]), then the barriers
+        used = a_bytes + b_bytes + SharedStorage.size_in_bytes()
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
+        self.cluster = (1, 1, 1)
+
+    def grid(self, m, n, k):
+        return (m // self.cfg.bm, n // self.cfg.bn, 1)  # one CTA per tile (tile multiples only)
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
+        c = self.cfg
         tiled_copy_a = common.make_cpasync_copy_a(self.threads, c.bk)
         tiled_copy_b = common.make_cpasync_copy_b(self.threads, c.bn)
-
-        self.tmem_cols = common.tmem_cols_for(c.bn)
-        a_bytes = cute.size_in_bytes(cutlass.Float16, a_smem_layout.outer)
-        b_bytes = cute.size_in_bytes(cutlass.Float16, b_smem_layout.outer)
-        # sA and sB, each 1024-aligned (B's SW128 key is address bits [9:7]), then the barriers
-        self.smem_bytes = a_bytes + b_bytes + SharedStorage.size_in_bytes()
-
-        grid = (cute.size(mC, mode=[0]) // c.bm, cute.size(mC, mode=[1]) // c.bn, 1)
-        self.kernel(tiled_mma, tiled_copy_a, tiled_copy_b, mA, mB, mC, a_smem_layout, b_smem_layout).launch(
-            grid=grid, block=(self.threads, 1, 1), smem=self.smem_bytes, stream=stream
+        self.kernel(
+            self.tiled_mma, tiled_copy_a, tiled_copy_b, mA, mB, mC, self.a_smem_layout, self.b_smem_layout
+        ).launch(
+            grid=self.grid(*self.problem_mnk(mA, mC)), block=(self.threads, 1, 1), smem=self.smem_bytes,
+            stream=stream,
         )
 
     @cute.kernel
@@ -186,5 +203,5 @@ class Sm100Phase0(GemmPhase):
 
         # --- epilogue: TMEM -> registers -> C ---------------------------------------------------------
         # the last iteration already waited for the last commit
-        common.epilogue_tmem_to_global(tCtAcc[(None, None), 0, 0], gC, tidx, c.warps)
+        common.epilogue_tmem_to_global(tCtAcc[(None, None), 0, 0], gC, None, None, tidx, c.warps)
         common.tmem_free(tmem, tmem_ptr, self.threads)

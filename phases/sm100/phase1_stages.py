@@ -11,7 +11,7 @@ sync to issue loads + wait MMA + sync + issue MMA; the exposed load latency (the
 gone. The MMA wait stays one iteration deep for any NSTAGES: (t + NSTAGES - 1) = (t - 1) mod NSTAGES,
 so the slot refilled at t is the one the MMA of t-1 read (worklog 4.4).
 Numbers: 16 KB per stage (8 KB A + 8 KB B); NS=2 32 KB (6 CTAs by smem, 4 by TMEM's 512 columns at
-128 each), NS=4 64 KB (3 CTAs). Worklog sweep at 4096^3: NS=2 808.8, NS=3 801.2, NS=4 627.3; the
+128 each: the launch asks for 45,671 B so that smem admits 4, as in phase 0), NS=4 64 KB (3 CTAs). Worklog sweep at 4096^3: NS=2 808.8, NS=3 801.2, NS=4 627.3; the
 default is its best, 2. At M=1024 (one CTA on most SMs) it does nothing: the memory wait dominates.
 
 The carve keeps A at offset 0 and B at NSTAGES * 8 KB; every stage stride is a multiple of 1024, so
@@ -21,7 +21,9 @@ the ring, never between A and B (the worklog's trap); ``_carve`` asserts it whil
 Over the worklog: ``fence.proxy.async.shared::cta`` after each thread's copies land (phase 0's fix).
 
 Constraints:
-- M % 128 == 0, N % 128 == 0, K % 32 == 0, K >= 32 * (NSTAGES - 1); NSTAGES in {2, 3, 4}; 4 warps.
+- M % 128 == 0, N % 128 == 0, K % 32 == 0 (no predication; phase 2a on takes any shape); one compile
+  serves all such shapes (symbolic M, N, K); K >= 32 * (NSTAGES - 1) (the prologue's tiles);
+  NSTAGES in {2, 3, 4}; 4 warps.
 - A (M,K) K-major fp16, B (N,K) N-major fp16, C (M,N) N-major fp32, 16-B aligned.
 - sm_100a / sm_103a (tcgen05).
 """
@@ -86,6 +88,7 @@ class Sm100Phase1(GemmPhase):
     summary = "NSTAGES cp.async ring into UMMA layouts; per-slot mbarriers, MMA waited before refill"
     adds = "NSTAGES ring in 1024-aligned dynamic smem, one mbarrier per slot, wait_group(NSTAGES-1)"
     worklog = "824 TFLOP/s at 4096^3 (NS sweep 808.8/801.2/627.3 for 2/3/4), ~478-485 at M=1024 (B300)"
+    ragged = False  # whole 16-B cp.async vectors and whole-tile stores: tile multiples only
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         why = super().can_implement(m, n, k)
@@ -94,29 +97,43 @@ class Sm100Phase1(GemmPhase):
             why.append(f"NSTAGES must be 2, 3 or 4 (the worklog's sweep), got {c.stages}")
         if (c.bm, c.warps) != (128, 4):
             why.append(f"phase 1 needs BM=128 and 4 warps (a TMEM lane quarter each), got BM={c.bm}, warps={c.warps}")
+        if k < c.bk * (c.stages - 1):
+            why.append(f"K={k} is shorter than the prologue's NSTAGES-1 = {c.stages - 1} tiles of BK={c.bk}")
         return why
+
+    def _setup_attributes(self):
+        c = self.cfg
+        self.threads = 32 * c.warps
+        self.tiled_mma, self.a_smem_layout, self.b_smem_layout = common.make_mma_and_smem_layouts(
+            c.bm, c.bn, c.bk, c.stages
+        )
+        self.tmem_cols = common.tmem_cols_for(c.bn)
+        a_stage_bytes = cute.size_in_bytes(cutlass.Float16, cute.slice_(self.a_smem_layout.outer, (None,) * 3 + (0,)))
+        b_stage_bytes = cute.size_in_bytes(cutlass.Float16, cute.slice_(self.b_smem_layout.outer, (None,) * 3 + (0,)))
+        self.b_offset, self.ring_bytes = _carve(c.stages, a_stage_bytes, b_stage_bytes)
+        self.shared_storage = _shared_storage(c.stages)
+        # the ring at the 1024-aligned base (the DSL aligns dynamic smem; no +1024 slack), then barriers
+        used = self.ring_bytes + self.shared_storage.size_in_bytes()
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
+        self.cluster = (1, 1, 1)
+
+    def grid(self, m, n, k):
+        return (m // self.cfg.bm, n // self.cfg.bn, 1)  # one CTA per tile (tile multiples only)
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
         c = self.cfg
-        self.threads = 32 * c.warps
-        tiled_mma, a_smem_layout, b_smem_layout = common.make_mma_and_smem_layouts(c.bm, c.bn, c.bk, c.stages)
         tiled_copy_a = common.make_cpasync_copy_a(self.threads, c.bk)
         tiled_copy_b = common.make_cpasync_copy_b(self.threads, c.bn)
-
-        self.tmem_cols = common.tmem_cols_for(c.bn)
-        a_stage_bytes = cute.size_in_bytes(cutlass.Float16, cute.slice_(a_smem_layout.outer, (None,) * 3 + (0,)))
-        b_stage_bytes = cute.size_in_bytes(cutlass.Float16, cute.slice_(b_smem_layout.outer, (None,) * 3 + (0,)))
-        b_offset, ring_bytes = _carve(c.stages, a_stage_bytes, b_stage_bytes)
-        storage_cls = _shared_storage(c.stages)
-        # the ring at the 1024-aligned base (the DSL aligns dynamic smem; no +1024 slack), then barriers
-        self.smem_bytes = ring_bytes + storage_cls.size_in_bytes()
-
-        grid = (cute.size(mC, mode=[0]) // c.bm, cute.size(mC, mode=[1]) // c.bn, 1)
         self.kernel(
-            tiled_mma, tiled_copy_a, tiled_copy_b, mA, mB, mC, a_smem_layout, b_smem_layout,
-            b_offset, ring_bytes, storage_cls,
-        ).launch(grid=grid, block=(self.threads, 1, 1), smem=self.smem_bytes, stream=stream)
+            self.tiled_mma, tiled_copy_a, tiled_copy_b, mA, mB, mC, self.a_smem_layout, self.b_smem_layout,
+            self.b_offset, self.ring_bytes, self.shared_storage,
+        ).launch(
+            grid=self.grid(*self.problem_mnk(mA, mC)), block=(self.threads, 1, 1), smem=self.smem_bytes,
+            stream=stream,
+        )
 
     @cute.kernel
     def kernel(
@@ -222,5 +239,5 @@ class Sm100Phase1(GemmPhase):
         ring_pipe.producer_tail(load_state)
 
         # --- epilogue: TMEM -> registers -> C ---------------------------------------------------------
-        common.epilogue_tmem_to_global(tCtAcc[(None, None), 0, 0], gC, tidx, c.warps)
+        common.epilogue_tmem_to_global(tCtAcc[(None, None), 0, 0], gC, None, None, tidx, c.warps)
         common.tmem_free(tmem, tmem_ptr, self.threads)

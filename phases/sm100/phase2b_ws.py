@@ -24,8 +24,8 @@ Numbers: unchanged from 2a -- 16 KiB per stage, NSTAGES=3 (48 KiB), 128 TMEM col
 TMEM), 1/64 B/FLOP per stage; 192 threads (6 warps) instead of 128.
 
 Constraints:
-- M % 128 == 0, N % 128 == 0, K % 32 == 0; K >= 2*BK; A K-major, B N-major, C row-major; K and N
-  multiples of 8 (16-B TMA rows).
+- Any M >= 1; N and K multiples of 8 (16-B TMA rows); A K-major, B N-major, C row-major; partial
+  tiles as in phase 2a (zero-filled boxes, predicated chunks).
 - sm_100a / sm_103a; 192 threads (epilogue warps 0-3, MMA warp 4, TMA warp 5); TMEM 128 columns;
   dynamic smem ~49 KiB.
 """
@@ -39,6 +39,7 @@ from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.memory import SmemAllocator, TmemAllocator
 
 from phases.base import GemmPhase, TileConfig
+from phases.raster import ceil_div
 from phases.sm100 import common
 from phases.sm100 import common_tma as ct
 
@@ -59,34 +60,35 @@ class Sm100Phase2b(GemmPhase):
     adds = "warp specialization: producer (TMA) warp, MMA warp and epilogue warps joined by mbarrier pipelines"
     worklog = "978 TFLOP/s at 4096^3 (B300); about +30% over 2a at M=1024"
 
-    def can_implement(self, m, n, k):
-        why = super().can_implement(m, n, k)
-        if k % 8 or n % 8:
-            why.append(f"TMA needs 16-B aligned rows: K={k} and N={n} must be multiples of 8")
-        return why
-
-    @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def _setup_attributes(self):
         c = self.cfg
         self.mma_tiler = (c.bm, c.bn, c.bk)
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         self.tmem_cols = common.tmem_cols_for(c.bn)
-
-        tiled_mma = ct.make_tiled_mma(c.bm, c.bn, tcgen05.CtaGroup.ONE)
-        a_smem_layout, b_smem_layout = ct.make_ab_smem_layouts(tiled_mma, self.mma_tiler, c.stages)
-        tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
-        tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
-            tma_op, mA, mB, a_smem_layout, b_smem_layout, self.mma_tiler, tiled_mma
-        )
-        a_bytes, b_bytes = ct.stage_bytes(a_smem_layout, b_smem_layout)
+        self.cluster = (1, 1, 1)
+        self.tiled_mma = ct.make_tiled_mma(c.bm, c.bn, tcgen05.CtaGroup.ONE)
+        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(self.tiled_mma, self.mma_tiler, c.stages)
+        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)
         self.tx_bytes = a_bytes + b_bytes  # what expect_tx arms per stage: A's box + B's slabs
         self.shared_storage = ct.make_shared_storage(c.stages)
-        self.smem_bytes = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
+        used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
 
-        grid = (cute.size(mC, mode=[0]) // c.bm, cute.size(mC, mode=[1]) // c.bn, 1)
-        self.kernel(tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, mC, a_smem_layout, b_smem_layout).launch(
-            grid=grid, block=(self.threads, 1, 1), stream=stream
+    def grid(self, m, n, k):
+        return (ceil_div(m, self.cfg.bm), ceil_div(n, self.cfg.bn), 1)  # one CTA per tile, partial ones included
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
+        tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
+        tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
+            tma_op, mA, mB, self.a_smem_layout, self.b_smem_layout, self.mma_tiler, self.tiled_mma
         )
+        self.kernel(
+            self.tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, mC, self.a_smem_layout, self.b_smem_layout
+        ).launch(grid=self.grid(*self.problem_mnk(mA, mC)), block=(self.threads, 1, 1), smem=self.smem_bytes,
+                 stream=stream)
 
     @cute.kernel
     def kernel(
@@ -151,10 +153,12 @@ class Sm100Phase2b(GemmPhase):
         gA = cute.local_tile(mA_tma, self.mma_tiler, mma_coord, proj=(1, None, 1))
         gB = cute.local_tile(mB_tma, self.mma_tiler, mma_coord, proj=(None, 1, 1))
         gC = cute.local_tile(mC, self.mma_tiler, mma_coord, proj=(1, 1, None))
+        cC = cute.local_tile(cute.make_identity_tensor(mC.shape), self.mma_tiler, mma_coord, proj=(1, 1, None))
         thr_mma = tiled_mma.get_slice(0)
         tCgA = thr_mma.partition_A(gA)
         tCgB = thr_mma.partition_B(gB)
         tCgC = thr_mma.partition_C(gC)
+        tCcC = thr_mma.partition_C(cC)  # (row, column) of each element of tCgC: the epilogue's predicate
         tCrA = tiled_mma.make_fragment_A(sA)  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
         tCrB = tiled_mma.make_fragment_B(sB)
         tCtAcc_fake = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C(self.mma_tiler[:2]))
@@ -196,7 +200,8 @@ class Sm100Phase2b(GemmPhase):
                 # --- epilogue warps 0..3: warp w drains TMEM lanes 32w..32w+31 ---
                 acc_full = acc_consumer.wait_and_advance()
                 common.epilogue_tmem_to_global(
-                    tCtAcc[(None, None), 0, 0], tCgC[(None, None), 0, 0], tidx, self.cfg.epi_warps
+                    tCtAcc[(None, None), 0, 0], tCgC[(None, None), 0, 0], tCcC[(None, None), 0, 0], mC.shape,
+                    tidx, self.cfg.epi_warps,
                 )
                 acc_full.release()
 

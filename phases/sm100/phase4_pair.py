@@ -19,11 +19,14 @@ stage shrinks from 24 KiB (A 8 + B 16) to 16 KiB (A 8 + B 8), because the B tile
 pair instead of loaded twice. Per stage the pair moves 32 KiB for 2*256*256*32 FLOP = 1/128 B/FLOP
 (phase 3: 3/256; phase 2: 1/64), so L2 -> smem traffic per FLOP falls by a third, and the tensor
 work per handshake doubles again (one m256n256k16 keeps both SMs' tensor pipes busy ~128 cycles).
-NSTAGES=3 is 48 KiB per CTA.
+NSTAGES=3 is 48 KiB per CTA; the launch asks for 76,801 B so that smem, like TMEM, admits 2 CTAs per
+SM (48 KiB would admit 4, two of them only to block in tcgen05.alloc).
 
 Constraints:
-- M % 256 == 0 (the pair's tile), N % 256 == 0, K % 32 == 0; K >= 2*BK; A K-major, B N-major, C
-  row-major; K and N multiples of 8 (16-B TMA rows).
+- Any M >= 1; N and K multiples of 8 (16-B TMA rows); A K-major, B N-major, C row-major. The grid
+  has ceil(M / 256) pairs: the second CTA of the last pair may lie entirely past M (its A boxes are
+  zero-filled, every chunk of its epilogue is predicated off), which keeps the pair's MMA and
+  barriers the same for every pair.
 - sm_100a / sm_103a; cluster launch (2,1,1); 320 threads per CTA (epilogue warps 0-7, MMA warp 8,
   TMA warp 9); TMEM 256 columns per CTA; dynamic smem ~49 KiB per CTA.
 """
@@ -37,6 +40,7 @@ from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.memory import SmemAllocator, TmemAllocator
 
 from phases.base import GemmPhase, TileConfig
+from phases.raster import ceil_div
 from phases.sm100 import common
 from phases.sm100 import common_tma as ct
 
@@ -59,37 +63,42 @@ class Sm100Phase4(GemmPhase):
     adds = "cta_group::2 MMA across a CTA pair: B shared by the pair, commits multicast to both CTAs"
     worklog = "1285 TFLOP/s at 4096^3 (B300)"
 
-    def can_implement(self, m, n, k):
-        why = super().can_implement(m, n, k)
-        if k % 8 or n % 8:
-            why.append(f"TMA needs 16-B aligned rows: K={k} and N={n} must be multiples of 8")
-        return why
-
-    @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def _setup_attributes(self):
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         self.tmem_cols = common.tmem_cols_for(c.bn)  # per CTA: its 128 rows of the pair's accumulator
-
-        tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
+        self.cluster = (c.cluster_m, 1, 1)
+        self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
         # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA, no further multicast along M or N
-        cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (tiled_mma.thr_id,))
-        a_smem_layout, b_smem_layout = ct.make_ab_smem_layouts(tiled_mma, self.mma_tiler, c.stages)
-        tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
-        tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
-            tma_op, mA, mB, a_smem_layout, b_smem_layout, self.mma_tiler, tiled_mma, cluster_vmnk.shape
-        )
-        a_bytes, b_bytes = ct.stage_bytes(a_smem_layout, b_smem_layout)  # this CTA's A rows and half of B
+        self.cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (self.tiled_mma.thr_id,))
+        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(self.tiled_mma, self.mma_tiler, c.stages)
+        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)  # this CTA's A rows and half of B
         # the leader's full barrier counts both CTAs' bytes: each CTA's TMA completes on rank 0's barrier
         self.tx_bytes = (a_bytes + b_bytes) * c.cluster_m
         self.shared_storage = ct.make_shared_storage(c.stages)
-        self.smem_bytes = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
+        used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
 
-        grid = (cute.size(mC, mode=[0]) // c.bm, cute.size(mC, mode=[1]) // c.bn, 1)
+    def grid(self, m, n, k):
+        # one cluster of 2 CTAs per 256-row pair tile; the second CTA of the last pair may lie entirely past
+        # M (its loads are zero-filled, its stores predicated off)
+        return (ceil_div(m, self.cfg.tile_m()) * self.cfg.cluster_m, ceil_div(n, self.cfg.bn), 1)
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
+        tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
+        tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
+            tma_op, mA, mB, self.a_smem_layout, self.b_smem_layout, self.mma_tiler, self.tiled_mma,
+            self.cluster_vmnk.shape,
+        )
         self.kernel(
-            tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, mC, a_smem_layout, b_smem_layout, cluster_vmnk
-        ).launch(grid=grid, block=(self.threads, 1, 1), cluster=(c.cluster_m, 1, 1), stream=stream)
+            self.tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, mC, self.a_smem_layout, self.b_smem_layout,
+            self.cluster_vmnk,
+        ).launch(grid=self.grid(*self.problem_mnk(mA, mC)), block=(self.threads, 1, 1), cluster=self.cluster,
+                 smem=self.smem_bytes, stream=stream)
 
     @cute.kernel
     def kernel(
@@ -124,6 +133,8 @@ class Sm100Phase4(GemmPhase):
         )
 
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---
+        # (constructed here so that its 2-CTA dealloc mbarrier is initialised before the pipelines' cluster
+        # sync below publishes it to the peer; the columns are allocated after that sync)
         tmem = TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (self.cfg.epi_warps + 1)),
@@ -131,8 +142,6 @@ class Sm100Phase4(GemmPhase):
             is_two_cta=True,  # tcgen05.alloc/dealloc.cta_group::2: both CTAs allocate the same columns
             two_cta_tmem_dealloc_mbar_ptr=storage.tmem_dealloc_mbar.ptr,
         )
-        tmem.allocate(self.tmem_cols)
-        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         if warp_idx == TMA_WARP:
             cpasync.prefetch_descriptor(tma_atom_a)
@@ -160,6 +169,11 @@ class Sm100Phase4(GemmPhase):
             barrier_storage=storage.acc_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
         ).make_participants()
+        # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is
+        # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to
+        # know that the peer CTA has launched and is still running
+        tmem.allocate(self.tmem_cols)
+        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         # --- partition: the pair's (2*BM, BK, k) A, (BN, BK, k) B and (2*BM, BN) C tiles; the MMA
         # slice of rank v selects this CTA's 128 rows of A and C and its half (128 columns) of B ---
@@ -167,10 +181,12 @@ class Sm100Phase4(GemmPhase):
         gA = cute.local_tile(mA_tma, self.mma_tiler, mma_coord, proj=(1, None, 1))
         gB = cute.local_tile(mB_tma, self.mma_tiler, mma_coord, proj=(None, 1, 1))
         gC = cute.local_tile(mC, self.mma_tiler, mma_coord, proj=(1, 1, None))
+        cC = cute.local_tile(cute.make_identity_tensor(mC.shape), self.mma_tiler, mma_coord, proj=(1, 1, None))
         thr_mma = tiled_mma.get_slice(mma_v)
         tCgA = thr_mma.partition_A(gA)
         tCgB = thr_mma.partition_B(gB)
         tCgC = thr_mma.partition_C(gC)
+        tCcC = thr_mma.partition_C(cC)  # (row, column) of each element of tCgC: the epilogue's predicate
         tCrA = tiled_mma.make_fragment_A(sA)  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
         tCrB = tiled_mma.make_fragment_B(sB)
         tCtAcc_fake = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C(self.mma_tiler[:2]))
@@ -215,7 +231,8 @@ class Sm100Phase4(GemmPhase):
                 # --- epilogue warps 0..7: warp w drains TMEM lanes (w%4)*32.. of column half w//4 ---
                 acc_full = acc_consumer.wait_and_advance()
                 common.epilogue_tmem_to_global(
-                    tCtAcc[(None, None), 0, 0], tCgC[(None, None), 0, 0], tidx, self.cfg.epi_warps
+                    tCtAcc[(None, None), 0, 0], tCgC[(None, None), 0, 0], tCcC[(None, None), 0, 0], mC.shape,
+                    tidx, self.cfg.epi_warps,
                 )
                 acc_full.release()
 

@@ -3,9 +3,9 @@
 Compared to phase 4 (each epilogue thread st.global's its own row of C: 32 lanes of a warp write 32
 different rows, 32 B-segments 1 KiB apart per instruction), each epilogue warp now stages its block
 in shared memory and lets the TMA write it: per 32-column chunk, tcgen05.ld.32x32b.x32 gives every
-thread 32 fp32 of its row, the thread writes them as one 128-B row of a SW128-swizzled staging tile,
-``fence.proxy.async.shared::cta`` hands the writes to the async proxy, and after ``__syncwarp`` one
-thread issues two ``cp.async.bulk.tensor.2d.global.shared::cta`` stores of a {32 columns, 16 rows}
+thread 32 fp32 of its row (valid after ``tcgen05.wait::ld``), the thread writes them as one 128-B row of a
+SW128-swizzled staging tile, ``fence.proxy.async.shared::cta`` hands the writes to the async proxy, and
+after ``__syncwarp`` lane 0 issues two ``cp.async.bulk.tensor.2d.global.shared::cta`` stores of a {32 columns, 16 rows}
 fp32 box (the worklog's C tensor map: box {32, 16}, SWIZZLE_128B) and commits them as one bulk group.
 Staging is double-buffered per warp (``epi_stages=2``): chunk j+2 reuses chunk j's buffer after
 ``cp.async.bulk.wait_group.read 1``. The mainloop, pipelines and warp roles are phase 4's.
@@ -24,8 +24,9 @@ CTA, so two CTAs still fit in an SM's 228 KiB (2 x (113 + 1 reserved) KiB), matc
 two 256-column accumulators; the host asserts it.
 
 Constraints:
-- M % 256 == 0 (the pair's tile), N % 256 == 0, K % 32 == 0; K >= 2*BK; A K-major, B N-major, C
-  row-major fp32; K and N multiples of 8 (16-B TMA rows); C's row pitch N*4 B a multiple of 16.
+- Any M >= 1; N and K multiples of 8 (16-B TMA rows; C's row pitch N*4 B a multiple of 16); A
+  K-major, B N-major, C row-major fp32. Partial tiles: zero-filled loads as in phase 4, and the TMA
+  clips each store box at C's edges (a box wholly outside C writes nothing).
 - sm_100a / sm_103a; cluster launch (2,1,1); 320 threads per CTA (epilogue warps 0-7, MMA warp 8,
   TMA warp 9); TMEM 256 columns per CTA; dynamic smem 113 KiB per CTA.
 """
@@ -41,6 +42,7 @@ from cutlass.memory import SmemAllocator, TmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases.base import GemmPhase, TileConfig
+from phases.raster import ceil_div
 from phases.sm100 import common
 from phases.sm100 import common_tma as ct
 
@@ -64,54 +66,59 @@ class Sm100Phase5(GemmPhase):
     adds = "TMA-store epilogue: TMEM -> SW128 staging smem -> cp.async.bulk.tensor stores, per warp"
     worklog = "1451 TFLOP/s at 4096^3 (B300)"
 
-    def can_implement(self, m, n, k):
-        why = super().can_implement(m, n, k)
-        if k % 8 or n % 8:
-            why.append(f"TMA needs 16-B aligned rows: K={k} and N={n} must be multiples of 8")
-        return why
-
-    @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def _setup_attributes(self):
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         self.tmem_cols = common.tmem_cols_for(c.bn)  # per CTA: its 128 rows of the pair's accumulator
-
-        tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
+        self.cluster = (c.cluster_m, 1, 1)
+        self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
         # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA, no further multicast along M or N
-        cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (tiled_mma.thr_id,))
-        a_smem_layout, b_smem_layout = ct.make_ab_smem_layouts(tiled_mma, self.mma_tiler, c.stages)
-        tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
-        tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
-            tma_op, mA, mB, a_smem_layout, b_smem_layout, self.mma_tiler, tiled_mma, cluster_vmnk.shape
-        )
-        a_bytes, b_bytes = ct.stage_bytes(a_smem_layout, b_smem_layout)  # this CTA's A rows and half of B
+        self.cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (self.tiled_mma.thr_id,))
+        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(self.tiled_mma, self.mma_tiler, c.stages)
+        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)  # this CTA's A rows and half of B
         # the leader's full barrier counts both CTAs' bytes: each CTA's TMA completes on rank 0's barrier
         self.tx_bytes = (a_bytes + b_bytes) * c.cluster_m
         # C staging: per column part and stage one (128, 32) fp32 tile, SW128 (8-row atoms of 128 B, rows
         # in order, so a warp's 32 rows and each 16-row box are contiguous and 1024-B aligned)
         epi_buffers = (c.epi_warps // 4) * c.epi_stages
-        epi_smem_layout = sm100_utils.make_smem_layout_epi(
+        self.epi_smem_layout = sm100_utils.make_smem_layout_epi(
             ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, (c.bm, ct.EPI_CHUNK), epi_buffers
         )
-        # the TMA store atom: one {32 columns, 16 rows} box of the staging tile, SWIZZLE_128B
+        epi_bytes = int(cute.size_in_bytes(ct.ACC_DTYPE, self.epi_smem_layout))
+        self.shared_storage = ct.make_shared_storage(c.stages)
+        used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages, epi_bytes)
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
+        # TMEM (256 of 512 columns) allows 2 CTAs per SM; the staging tiles must not make smem the limit
+        assert 2 * (self.smem_bytes + common.SMEM_RESERVED_PER_CTA) <= common.SMEM_PER_SM, (
+            f"{self.smem_bytes} B of smem per CTA would leave one CTA per SM; lower epi_stages or stages"
+        )
+
+    def grid(self, m, n, k):
+        # one cluster of 2 CTAs per 256-row pair tile; the second CTA of the last pair may lie entirely past
+        # M (its loads are zero-filled, its stores clipped)
+        return (ceil_div(m, self.cfg.tile_m()) * self.cfg.cluster_m, ceil_div(n, self.cfg.bn), 1)
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
+        tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
+        tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
+            tma_op, mA, mB, self.a_smem_layout, self.b_smem_layout, self.mma_tiler, self.tiled_mma,
+            self.cluster_vmnk.shape,
+        )
+        # the TMA store atom: one {32 columns, 16 rows} box of the staging tile, SWIZZLE_128B; boxes that
+        # stick out of C are clipped by the TMA unit
         box_smem_layout = sm100_utils.make_smem_layout_epi(ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, ct.EPI_BOX, 1)
         tma_atom_c, mC_tma = cpasync.make_tiled_tma_atom(
             cpasync.CopyBulkTensorTileS2GOp(), mC, cute.select(box_smem_layout, mode=[0, 1]), ct.EPI_BOX
         )
-        epi_bytes = int(cute.size_in_bytes(ct.ACC_DTYPE, epi_smem_layout))
-        self.shared_storage = ct.make_shared_storage(c.stages)
-        self.smem_bytes = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages, epi_bytes)
-        # TMEM (256 of 512 columns) allows 2 CTAs per SM; the staging tiles must not make smem the limit
-        assert 2 * (self.smem_bytes + ct.SMEM_RESERVED_PER_CTA) <= ct.SMEM_PER_SM, (
-            f"{self.smem_bytes} B of smem per CTA would leave one CTA per SM; lower epi_stages or stages"
-        )
-
-        grid = (cute.size(mC, mode=[0]) // c.bm, cute.size(mC, mode=[1]) // c.bn, 1)
         self.kernel(
-            tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, tma_atom_c, mC_tma,
-            a_smem_layout, b_smem_layout, epi_smem_layout, cluster_vmnk,
-        ).launch(grid=grid, block=(self.threads, 1, 1), cluster=(c.cluster_m, 1, 1), stream=stream)
+            self.tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, tma_atom_c, mC_tma,
+            self.a_smem_layout, self.b_smem_layout, self.epi_smem_layout, self.cluster_vmnk,
+        ).launch(grid=self.grid(*self.problem_mnk(mA, mC)), block=(self.threads, 1, 1), cluster=self.cluster,
+                 smem=self.smem_bytes, stream=stream)
 
     @cute.kernel
     def kernel(
@@ -151,6 +158,8 @@ class Sm100Phase5(GemmPhase):
         )
 
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---
+        # (constructed here so that its 2-CTA dealloc mbarrier is initialised before the pipelines' cluster
+        # sync below publishes it to the peer; the columns are allocated after that sync)
         tmem = TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (self.cfg.epi_warps + 1)),
@@ -158,8 +167,6 @@ class Sm100Phase5(GemmPhase):
             is_two_cta=True,  # tcgen05.alloc/dealloc.cta_group::2: both CTAs allocate the same columns
             two_cta_tmem_dealloc_mbar_ptr=storage.tmem_dealloc_mbar.ptr,
         )
-        tmem.allocate(self.tmem_cols)
-        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         if warp_idx == TMA_WARP:
             cpasync.prefetch_descriptor(tma_atom_a)
@@ -188,6 +195,11 @@ class Sm100Phase5(GemmPhase):
             barrier_storage=storage.acc_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
         ).make_participants()
+        # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is
+        # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to
+        # know that the peer CTA has launched and is still running
+        tmem.allocate(self.tmem_cols)
+        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         # --- partition: the pair's (2*BM, BK, k) A, (BN, BK, k) B and (2*BM, BN) C tiles; the MMA
         # slice of rank v selects this CTA's 128 rows of A and C and its half (128 columns) of B ---
@@ -254,11 +266,12 @@ class Sm100Phase5(GemmPhase):
         """TMEM -> registers -> swizzled staging smem -> TMA store, per warp and 32-column chunk.
 
         Warp w owns accumulator rows 32*(w%4)..+31 (its TMEM lane quarter) of column part w//4. Per
-        chunk: tcgen05.ld.32x32b.x32 hands each thread 32 fp32 of its row; the thread writes them as
-        one 128-B row of the staging tile (the SW128 XOR spreads the 32 rows over all banks); a proxy
-        fence makes those generic-proxy writes visible to the TMA unit; after __syncwarp one thread
-        issues the two {32, 16} box stores that cover the warp's 32 rows and commits them as a bulk
-        group. The mapping is ``common_tma``'s ``epi_*`` functions (checked by the coverage test).
+        chunk: tcgen05.ld.32x32b.x32 hands each thread 32 fp32 of its row (tcgen05.wait::ld before they
+        are read); the thread writes them as one 128-B row of the staging tile (the SW128 XOR spreads
+        the 32 rows over all banks); a proxy fence makes those generic-proxy writes visible to the TMA
+        unit; after __syncwarp lane 0 issues the two {32, 16} box stores that cover the warp's 32 rows
+        and commits them as a bulk group. The mapping is ``common_tma``'s ``epi_*`` functions (checked
+        by the coverage test).
         """
         c = self.cfg
         acc = tCtAcc[(None, None), 0, 0]  # (BM, BN) fp32 in TMEM, lane = row
@@ -283,6 +296,7 @@ class Sm100Phase5(GemmPhase):
         for j in cutlass.range_constexpr(ct.epi_chunks(c.epi_warps, c.bn)):
             buf = ct.epi_staging_buffer(warp_idx, j, c.epi_stages)
             cute.copy(tiled_t2r, tTR_tAcc[None, None, None, 0, j], tTR_rAcc)  # tcgen05.ld: 32 fp32 of my row
+            cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld: the registers hold the values only now
             if j >= c.epi_stages:
                 # the buffer's previous stores (chunk j - epi_stages) must have finished reading it; only
                 # the storing thread has bulk groups to wait for, the others pass at once and meet it
@@ -292,11 +306,12 @@ class Sm100Phase5(GemmPhase):
             cute.autovec_copy(tTR_rAcc, tTR_sC[None, None, None, buf])  # st.shared: one swizzled 128-B row
             cute.arch.fence_proxy("async.shared", space="cta")  # generic-proxy writes -> visible to the TMA
             cute.arch.sync_warp()  # all 32 rows are written before one thread stores them
-            with cute.arch.elect_one():  # a TMA store is issued by one thread (the DSL elects only loads)
+            # one thread issues the warp's box stores and later waits for them: bulk async-groups belong to
+            # the thread that commits them, so it must be the same lane every time (lane 0, not elect.sync)
+            if cute.arch.lane_idx() == 0:
                 box_col = ct.epi_box_col(warp_idx, j, c.epi_warps, c.bn)
                 for h in cutlass.range_constexpr(ct.BOXES_PER_WARP):
                     box = ct.epi_box_row(warp_idx, h)
                     cute.copy(tma_atom_c, tCsC[None, box, 0, buf], tCgC_box[None, box, box_col])
                 cute.arch.cp_async_bulk_commit_group()  # this chunk's boxes form one bulk group
-        cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld: TMEM reads done before it is released
         cute.arch.cp_async_bulk_wait_group(0, read=True)  # the staging smem must outlive the TMA's reads

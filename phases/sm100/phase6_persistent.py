@@ -39,9 +39,9 @@ under the next tile's MMAs, except after a CTA's last tile.
 Tiles per SM at 4096^3 on 148 SMs: 256 pair tiles over 74 clusters = 3.46, i.e. 34 clusters take 4
 tiles and 40 take 3 (256 / (74 x 4) = 86% of the last round busy). That wave quantization is what
 phase 5 has too (512 CTAs over 296 resident slots = 1.73 rounds): persistence removes per-tile fixed
-costs, not waves. At M=1024 there are 4 x 16 = 64 pair tiles for 74 clusters: one tile each, so
-persistence and the second accumulator stage change nothing there; split-K / stream-K for that
-shape (LADDER.md) is NOT done here.
+costs, not waves: phase 7 splits the partial last round along K. At M=1024 there are 4 x 16 = 64
+pair tiles for 74 clusters: one tile each, so persistence and the second accumulator stage change
+nothing there.
 TMEM: per CTA and stage 128 lanes x 256 fp32 columns = 256 columns (the CTA's 128 rows of the pair's
 256x256 accumulator; the stage stride of the accumulator fragment is 256 columns); 2 stages = 512
 columns, all of TMEM, so exactly one CTA per SM, which a persistent grid wants anyway.
@@ -61,9 +61,9 @@ those have done all their tiles: still correct, but up to twice the time. On the
 2 x ``cutlass.utils.HardwareInfo().get_max_active_clusters(2)`` is the exact value to configure.
 
 Constraints:
-- M % 256 == 0 (the pair's tile), N % 256 == 0, K % 32 == 0; K >= (NSTAGES-1)*BK = 160 (the base
-  class's prologue check); A K-major, B N-major, C row-major fp32; K and N multiples of 8 (16-B TMA
-  rows); C's row pitch N*4 B a multiple of 16.
+- Any M >= 1; N and K multiples of 8 (16-B TMA rows; C's row pitch N*4 B a multiple of 16); A
+  K-major, B N-major, C row-major fp32; partial tiles as in phase 5 (zero-filled loads, clipped
+  stores). The pair-tile counts and the cluster count are runtime values (``schedule``).
 - sm_100a / sm_103a; cluster launch (2,1,1); grid min(pair tiles, sm_count // 2) x 2 CTAs; 320
   threads per CTA (epilogue warps 0-7, MMA warp 8, TMA warp 9); TMEM 512 columns per CTA (one CTA
   per SM); dynamic smem ~161 KiB per CTA.
@@ -82,12 +82,12 @@ from cutlass.memory import SmemAllocator, TmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases.base import GemmPhase, TileConfig
+from phases.raster import ceil_div, persistent_clusters
 from phases.raster import grouped_tile_coord as grouped_pair_tile  # tiles_m = pair rows
 from phases.sm100 import common
 from phases.sm100 import common_tma as ct
 
 SMEM_OPT_IN_MAX = 227 * 1024  # the most dynamic smem one CTA may ask for on sm100
-TMEM_COLUMNS = 512  # all of an SM's tensor memory (128 lanes x 512 columns of 32 bit)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,12 +104,6 @@ class Sm100Phase6Config(TileConfig):
     sm_count: int = 148  # SMs the persistent grid fills (B200; B300: 160); not queried, see the module docstring
 
 
-def persistent_clusters(m: int, n: int, cfg) -> tuple[int, int]:
-    """(pair tiles, clusters launched) for an (m, n) problem: one cluster per SM pair, never more than the tiles."""
-    pair_tiles = (m // (cfg.bm * cfg.cluster_m)) * (n // cfg.bn)
-    return pair_tiles, min(pair_tiles, cfg.sm_count // cfg.cluster_m)
-
-
 class Sm100Phase6(GemmPhase):
     arch = "sm100"
     phase = "6"
@@ -118,58 +112,66 @@ class Sm100Phase6(GemmPhase):
     adds = "persistent grouped-raster tile loop; 2 TMEM accumulators: tile i's epilogue overlaps tile i+1's MMAs"
     worklog = ""
 
-    def can_implement(self, m, n, k):
-        why = super().can_implement(m, n, k)
-        if k % 8 or n % 8:
-            why.append(f"TMA needs 16-B aligned rows: K={k} and N={n} must be multiples of 8")
-        return why
-
-    @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def _setup_attributes(self):
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         # per CTA: its 128 rows of the pair's accumulator, once per stage (2 x 256 = all 512 columns)
         self.tmem_cols = common.tmem_cols_for(c.bn * c.acc_stages)
-        assert self.tmem_cols <= TMEM_COLUMNS, f"{c.acc_stages} x BN={c.bn} accumulators need {self.tmem_cols} columns"
-
-        tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
+        assert self.tmem_cols <= common.TMEM_COLUMNS, f"{c.acc_stages} x BN={c.bn} accumulators: {self.tmem_cols} columns"
+        self.cluster = (c.cluster_m, 1, 1)
+        self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
         # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA, no further multicast along M or N
-        cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (tiled_mma.thr_id,))
-        a_smem_layout, b_smem_layout = ct.make_ab_smem_layouts(tiled_mma, self.mma_tiler, c.stages)
-        tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
-        tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
-            tma_op, mA, mB, a_smem_layout, b_smem_layout, self.mma_tiler, tiled_mma, cluster_vmnk.shape
-        )
-        a_bytes, b_bytes = ct.stage_bytes(a_smem_layout, b_smem_layout)  # this CTA's A rows and half of B
+        self.cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (self.tiled_mma.thr_id,))
+        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(self.tiled_mma, self.mma_tiler, c.stages)
+        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)  # this CTA's A rows and half of B
         # the leader's full barrier counts both CTAs' bytes: each CTA's TMA completes on rank 0's barrier
         self.tx_bytes = (a_bytes + b_bytes) * c.cluster_m
         # C staging: per column part and stage one (128, 32) fp32 tile, SW128 (8-row atoms of 128 B, rows
         # in order, so a warp's 32 rows and each 16-row box are contiguous and 1024-B aligned)
         epi_buffers = (c.epi_warps // 4) * c.epi_stages
-        epi_smem_layout = sm100_utils.make_smem_layout_epi(
+        self.epi_smem_layout = sm100_utils.make_smem_layout_epi(
             ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, (c.bm, ct.EPI_CHUNK), epi_buffers
         )
         # chunk j of every tile must land in the same buffer, so the wait before reusing one is static
         assert ct.epi_chunks(c.epi_warps, c.bn) % c.epi_stages == 0, "chunks per warp must be a multiple of epi_stages"
-        # the TMA store atom: one {32 columns, 16 rows} box of the staging tile, SWIZZLE_128B
+        epi_bytes = int(cute.size_in_bytes(ct.ACC_DTYPE, self.epi_smem_layout))
+        self.shared_storage = ct.make_shared_storage(c.stages, c.acc_stages)
+        used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages, epi_bytes)
+        # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
+        self.smem_bytes = common.smem_request(used, self.tmem_cols)
+        # TMEM (all 512 columns) already limits the SM to this one CTA: smem may use what a CTA can ask for
+        assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem per CTA: lower stages or epi_stages"
+
+    def schedule(self, m, n, k):
+        """(pair tiles, clusters launched) for an (m, n, k) problem: one cluster per SM pair, never more than
+        the pair tiles. Python or DSL integers (the kernel runs the same arithmetic on its runtime extents)."""
+        c = self.cfg
+        tiles = ceil_div(m, c.tile_m()) * ceil_div(n, c.bn)
+        return tiles, persistent_clusters(tiles, c.sm_count // c.cluster_m)
+
+    def grid(self, m, n, k):
+        return (self.schedule(m, n, k)[1] * self.cfg.cluster_m, 1, 1)
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
+        tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
+        tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
+            tma_op, mA, mB, self.a_smem_layout, self.b_smem_layout, self.mma_tiler, self.tiled_mma,
+            self.cluster_vmnk.shape,
+        )
+        # the TMA store atom: one {32 columns, 16 rows} box of the staging tile, SWIZZLE_128B; boxes that
+        # stick out of C are clipped by the TMA unit
         box_smem_layout = sm100_utils.make_smem_layout_epi(ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, ct.EPI_BOX, 1)
         tma_atom_c, mC_tma = cpasync.make_tiled_tma_atom(
             cpasync.CopyBulkTensorTileS2GOp(), mC, cute.select(box_smem_layout, mode=[0, 1]), ct.EPI_BOX
         )
-        epi_bytes = int(cute.size_in_bytes(ct.ACC_DTYPE, epi_smem_layout))
-        self.shared_storage = ct.make_shared_storage(c.stages, c.acc_stages)
-        self.smem_bytes = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages, epi_bytes)
-        # TMEM (all 512 columns) already limits the SM to this one CTA: smem may use what a CTA can ask for
-        assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem per CTA: lower stages or epi_stages"
-
-        # persistent grid: one cluster per SM pair (sm_count // 2), never more than the pair tiles
-        _, self.clusters = persistent_clusters(cute.size(mC, mode=[0]), cute.size(mC, mode=[1]), c)
-        self.grid_ctas = self.clusters * c.cluster_m
         self.kernel(
-            tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, tma_atom_c, mC_tma,
-            a_smem_layout, b_smem_layout, epi_smem_layout, cluster_vmnk,
-        ).launch(grid=(self.grid_ctas, 1, 1), block=(self.threads, 1, 1), cluster=(c.cluster_m, 1, 1), stream=stream)
+            self.tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, tma_atom_c, mC_tma,
+            self.a_smem_layout, self.b_smem_layout, self.epi_smem_layout, self.cluster_vmnk,
+        ).launch(grid=self.grid(*self.problem_mnk(mA, mC)), block=(self.threads, 1, 1), cluster=self.cluster,
+                 smem=self.smem_bytes, stream=stream)
 
     @cute.kernel
     def kernel(
@@ -186,45 +188,42 @@ class Sm100Phase6(GemmPhase):
         epi_smem_layout: cute.ComposedLayout,
         cluster_vmnk: cute.Layout,
     ):
-        NSTAGES = self.cfg.stages
-        EPI_WARP0, MMA_WARP, TMA_WARP = 0, self.cfg.epi_warps, self.cfg.epi_warps + 1  # warp roles
+        c = self.cfg
+        NSTAGES = c.stages
+        EPI_WARP0, MMA_WARP, TMA_WARP = 0, c.epi_warps, c.epi_warps + 1  # warp roles
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, _, _ = cute.arch.block_idx()
-        ct.require_cluster_dims((self.cfg.cluster_m, 1, 1))  # PTX .reqnctapercluster 2, 1, 1
-        mma_v = bidx % self.cfg.cluster_m  # rank of this CTA in the pair (cluster (2,1,1) along M)
+        ct.require_cluster_dims((c.cluster_m, 1, 1))  # PTX .reqnctapercluster 2, 1, 1
+        mma_v = bidx % c.cluster_m  # rank of this CTA in the pair (cluster (2,1,1) along M)
         is_leader_cta = mma_v == 0  # rank 0 issues the pair's MMAs and owns the full barriers
 
-        # the persistent schedule: cluster c takes pair tiles c, c + clusters, c + 2 clusters, ...; both
-        # CTAs of the pair walk the same list, so their TMA bytes, MMAs and arrivals stay matched
-        cluster_id = bidx // self.cfg.cluster_m
-        pair_tiles_m = cute.size(mC_tma, mode=[0]) // self.mma_tiler[0]
-        tiles_n = cute.size(mC_tma, mode=[1]) // self.mma_tiler[1]
-        pair_tiles = pair_tiles_m * tiles_n
+        # the persistent schedule: the pair in slot s (here: cluster s) takes pair tiles s, s + clusters,
+        # s + 2 clusters, ...; both CTAs of the pair walk the same list, so their TMA bytes, MMAs and
+        # arrivals stay matched
+        slot = bidx // c.cluster_m
+        pair_tiles_m = ceil_div(mC_tma.shape[0], self.mma_tiler[0])  # a partial last tile counts
+        tiles_n = ceil_div(mC_tma.shape[1], self.mma_tiler[1])
+        pair_tiles, clusters = self.schedule(mC_tma.shape[0], mC_tma.shape[1], mA_tma.shape[1])
 
         # --- smem: barriers, the A and B rings (1024-B aligned for SW64/SW128), the C staging tiles ---
         smem = SmemAllocator()
         storage = smem.allocate(self.shared_storage)
-        sA = smem.allocate_tensor(
-            ct.AB_DTYPE, a_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner
-        )
-        sB = smem.allocate_tensor(
-            ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner
-        )
+        _, sA, sB = ct.allocate_ab_ring(smem, a_smem_layout, b_smem_layout)
         sC = smem.allocate_tensor(
             ct.ACC_DTYPE, epi_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=epi_smem_layout.inner
         )
 
         # --- TMEM: epilogue warp 0 allocates both accumulator stages; the MMA and epilogue warps read the address ---
+        # (constructed here so that its 2-CTA dealloc mbarrier is initialised before the pipelines' cluster
+        # sync below publishes it to the peer; the columns are allocated after that sync)
         tmem = TmemAllocator(
             storage.tmem_holding_buf.ptr,
-            barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (self.cfg.epi_warps + 1)),
+            barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (c.epi_warps + 1)),
             allocator_warp_id=EPI_WARP0,
             is_two_cta=True,  # tcgen05.alloc/dealloc.cta_group::2: both CTAs allocate the same columns
             two_cta_tmem_dealloc_mbar_ptr=storage.tmem_dealloc_mbar.ptr,
         )
-        tmem.allocate(self.tmem_cols)
-        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         if warp_idx == TMA_WARP:
             cpasync.prefetch_descriptor(tma_atom_a)
@@ -246,14 +245,19 @@ class Sm100Phase6(GemmPhase):
         # epilogue thread of the pair waits on its own CTA's barrier and releases stage s to the leader's
         # acc empty[s] (hence 2 x the epilogue threads), which the MMA warp acquires two tiles later
         acc_producer, acc_consumer = pipeline.PipelineUmmaAsync.create(
-            num_stages=self.cfg.acc_stages,
+            num_stages=c.acc_stages,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             consumer_group=pipeline.CooperativeGroup(
-                pipeline.Agent.Thread, self.cfg.cluster_m * 32 * self.cfg.epi_warps
+                pipeline.Agent.Thread, c.cluster_m * 32 * c.epi_warps
             ),
             barrier_storage=storage.acc_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
         ).make_participants()
+        # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is
+        # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to
+        # know that the peer CTA has launched and is still running
+        tmem.allocate(self.tmem_cols)
+        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait
 
         # --- partition every tile: the (2*BM, BK, pair rows, k) A, (BN, BK, N tiles, k) B and
         # (2*BM, BN, pair rows, N tiles) C views; the MMA slice of rank v selects this CTA's 128 rows
@@ -269,7 +273,7 @@ class Sm100Phase6(GemmPhase):
         tCrB = tiled_mma.make_fragment_B(sB)
         # (MMA, MMA_M, MMA_N, ACC_STAGES): stage s is 256 TMEM columns after stage s-1
         acc_shape = tiled_mma.partition_shape_C(self.mma_tiler[:2])
-        tCtAcc_fake = tiled_mma.make_fragment_C(cute.append(acc_shape, self.cfg.acc_stages))
+        tCtAcc_fake = tiled_mma.make_fragment_C(cute.append(acc_shape, c.acc_stages))
         # one TMA copy per stage and operand: A is one box, this CTA's half of B is (BN/2)/64 = 2 slab boxes
         tAsA, tAgA = cpasync.tma_partition(
             tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 3), cute.group_modes(tCgA, 0, 3)
@@ -281,17 +285,11 @@ class Sm100Phase6(GemmPhase):
         k_tiles = cute.size(gA, mode=[3])
         if warp_idx == TMA_WARP:
             # --- producer warp: runs up to NSTAGES k-tiles ahead, across tile boundaries too ---
-            for tile in cutlass.range(cluster_id, pair_tiles, self.clusters, unroll=1):
-                m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, self.cfg.group_m)
-                for kt in cutlass.range(k_tiles, unroll=1):
-                    # acquire waits on empty[slot] (the MMA that last read it), then arms full[slot] with expect_tx
-                    ab_empty = ab_producer.acquire_and_advance()
-                    cute.copy(
-                        tma_atom_a, tAgA[(None, m_pair, kt)], tAsA[(None, ab_empty.index)], tma_bar_ptr=ab_empty.barrier
-                    )
-                    cute.copy(
-                        tma_atom_b, tBgB[(None, n_tile, kt)], tBsB[(None, ab_empty.index)], tma_bar_ptr=ab_empty.barrier
-                    )
+            for tile in cutlass.range(slot, pair_tiles, clusters, unroll=1):
+                m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)
+                ab_producer = ct.load_k_tiles(
+                    ab_producer, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB, m_pair, n_tile, 0, k_tiles
+                )
             ab_producer.tail()  # wait for the last empty arrivals so no commit lands after this CTA exits
         else:
             tmem.wait_for_alloc()
@@ -302,84 +300,34 @@ class Sm100Phase6(GemmPhase):
                 # --- MMA warp of the leader: one thread issues the pair's m256n256k16 MMAs, which read
                 # A and B from both CTAs' smem and write both CTAs' TMEM; the peer's MMA warp idles ---
                 if is_leader_cta:
-                    for tile in cutlass.range(cluster_id, pair_tiles, self.clusters, unroll=1):
+                    for tile in cutlass.range(slot, pair_tiles, clusters, unroll=1):
                         # stage tile % 2 is free once both CTAs' epilogues of the tile two back released it
                         acc_empty = acc_producer.acquire_and_advance()
-                        tCtAcc = tCtAcc_base[(None, None, None, acc_empty.index)]
-                        tiled_mma.set(tcgen05.Field.ACCUMULATE, False)  # a fresh tile overwrites the stage
-                        for kt in cutlass.range(k_tiles, unroll=1):
-                            ab_full = ab_consumer.wait_and_advance()  # both CTAs' bytes of this stage landed
-                            for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):  # BK/16 = 2 MMAs per stage
-                                kcoord = (None, None, kb, ab_full.index)
-                                cute.gemm(tiled_mma, tCtAcc, tCrA[kcoord], tCrB[kcoord], tCtAcc)
-                                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
-                            ab_full.release()  # commit multicast -> empty[slot] in both CTAs
+                        ab_consumer, tiled_mma = ct.mma_k_tiles(
+                            ab_consumer, tiled_mma, tCtAcc_base[(None, None, None, acc_empty.index)], tCrA, tCrB,
+                            k_tiles,
+                        )
                         acc_empty.commit()  # commit multicast -> acc full[stage] in both CTAs; next tile starts at once
                     acc_producer.tail()  # wait for both CTAs' last epilogue releases: no arrival after exit
             else:
-                # --- epilogue warps 0..7: per tile, warp w drains TMEM lanes (w%4)*32.. of column half w//4 ---
-                for tile in cutlass.range(cluster_id, pair_tiles, self.clusters, unroll=1):
-                    m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, self.cfg.group_m)
+                # --- epilogue warps 0..7: per tile, warp w drains TMEM lanes (w%4)*32.. of column half w//4,
+                # chunk by chunk: TMEM -> registers -> staging smem -> TMA store (the stores drain behind) ---
+                for tile in cutlass.range(slot, pair_tiles, clusters, unroll=1):
+                    m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)
                     acc_full = acc_consumer.wait_and_advance()
-                    tCtAcc = tCtAcc_base[(None, None, None, acc_full.index)]
-                    self.epilogue_tma_store(
-                        tma_atom_c, tCtAcc, tCgC[(None, None, None, m_pair, n_tile)], sC, warp_idx, tidx
+                    tiled_t2r, tTR_tAcc, tTR_sC, tCsC, tCgC_box = ct.epi_views(
+                        tCtAcc_base[(None, None, None, acc_full.index)], tCgC[(None, None, None, m_pair, n_tile)],
+                        sC, tma_atom_c, warp_idx, tidx, c.bm, c.bn, c.epi_warps,
                     )
+                    tTR_rAcc = cute.make_rmem_tensor(tTR_sC[None, None, None, 0].shape, ct.ACC_DTYPE)
+                    for j in cutlass.range_constexpr(ct.epi_chunks(c.epi_warps, c.bn)):
+                        ct.load_chunk(tiled_t2r, tTR_tAcc, tTR_rAcc, j)
+                        ct.store_chunk(tTR_rAcc, tTR_sC, tCsC, tCgC_box, tma_atom_c, warp_idx, j, c.epi_warps, c.bn,
+                                       c.epi_stages)
                     acc_full.release()  # this thread's tcgen05.ld's of the stage are done: the MMA may refill it
                 # the staging smem must outlive the TMA's reads of the CTA's last stores
                 cute.arch.cp_async_bulk_wait_group(0, read=True)
 
                 # every epilogue warp's tcgen05.ld is done before the columns are freed
-                pipeline.NamedBarrier(barrier_id=2, num_threads=32 * self.cfg.epi_warps).arrive_and_wait()
+                pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps).arrive_and_wait()
                 tmem.free(tmem_ptr)
-
-    @cute.jit
-    def epilogue_tma_store(self, tma_atom_c, tCtAcc, tCgC, sC, warp_idx, tidx):
-        """TMEM -> registers -> swizzled staging smem -> TMA store, per warp and 32-column chunk, of one tile.
-
-        Phase 5's epilogue with two changes for the tile loop: the wait before a staging buffer is
-        rewritten runs for every chunk (chunks 0 .. epi_stages-1 reuse the buffers of the previous
-        tile's last chunks; in a CTA's first tile it passes at once), and the tile ends after
-        ``tcgen05.wait::ld`` without waiting for its stores, which drain behind the next tile.
-        The mapping is ``common_tma``'s ``epi_*`` functions (checked by the coverage tests).
-        """
-        c = self.cfg
-        acc = tCtAcc[(None, None), 0, 0]  # (BM, BN) fp32 in TMEM, lane = row
-        part = ct.epi_part_cols(c.epi_warps, c.bn)
-        # (BM, EPI_CHUNK, 1, chunks): this warp's column part, one tcgen05.ld chunk per staging tile
-        tAcc_part = cute.local_tile(acc, (c.bm, part), (0, ct.epi_col_part(warp_idx)))
-        tAcc_epi = cute.flat_divide(tAcc_part, (c.bm, ct.EPI_CHUNK))
-        atom_t2r = cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x32), ct.ACC_DTYPE)
-        tiled_t2r = tcgen05.make_tmem_copy(atom_t2r, tAcc_epi[None, None, 0, 0])
-        thr_t2r = tiled_t2r.get_slice(ct.epi_t2r_thread(tidx))  # thread -> its TMEM lane (= row)
-        tTR_tAcc = thr_t2r.partition_S(tAcc_epi)  # (T2R, T2R_M, T2R_N, 1, chunks)
-        tTR_sC = thr_t2r.partition_D(sC)  # (T2R, T2R_M, T2R_N, buffers): this thread's row of each staging tile
-        tTR_rAcc = cute.make_rmem_tensor(tTR_sC[None, None, None, 0].shape, ct.ACC_DTYPE)
-
-        # TMA boxes: staging (16, 32, BM/16, 1, buffers) and this CTA's C tile (16, 32, BM/16, BN/32)
-        sC_box = cute.flat_divide(sC, ct.EPI_BOX)
-        gC_box = cute.flat_divide(tCgC[(None, None), 0, 0], ct.EPI_BOX)
-        tCsC, tCgC_box = cpasync.tma_partition(
-            tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC_box, 0, 2), cute.group_modes(gC_box, 0, 2)
-        )
-
-        for j in cutlass.range_constexpr(ct.epi_chunks(c.epi_warps, c.bn)):
-            buf = ct.epi_staging_buffer(warp_idx, j, c.epi_stages)
-            cute.copy(tiled_t2r, tTR_tAcc[None, None, None, 0, j], tTR_rAcc)  # tcgen05.ld: 32 fp32 of my row
-            # the buffer's previous stores (chunk j - epi_stages, of this tile or, for the first chunks,
-            # of the previous one) must have finished reading it; only the storing thread has bulk groups
-            # to wait for, the others pass at once and meet it at the warp barrier
-            cute.arch.cp_async_bulk_wait_group(ct.epi_store_wait_depth(c.epi_stages), read=True)
-            cute.arch.sync_warp()
-            cute.autovec_copy(tTR_rAcc, tTR_sC[None, None, None, buf])  # st.shared: one swizzled 128-B row
-            cute.arch.fence_proxy("async.shared", space="cta")  # generic-proxy writes -> visible to the TMA
-            cute.arch.sync_warp()  # all 32 rows are written before one thread stores them
-            # a TMA store is issued by one thread (the DSL elects only loads); bulk groups are per thread, and
-            # elect.sync in this converged warp picks the same lane every chunk and tile, so its waits cover them
-            with cute.arch.elect_one():
-                box_col = ct.epi_box_col(warp_idx, j, c.epi_warps, c.bn)
-                for h in cutlass.range_constexpr(ct.BOXES_PER_WARP):
-                    box = ct.epi_box_row(warp_idx, h)
-                    cute.copy(tma_atom_c, tCsC[None, box, 0, buf], tCgC_box[None, box, box_col])
-                cute.arch.cp_async_bulk_commit_group()  # this chunk's boxes form one bulk group
-        cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld: TMEM reads done before the stage is released
