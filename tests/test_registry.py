@@ -70,9 +70,9 @@ def test_seed_configs():
 
 def test_unknown_lookup_says_what_exists(monkeypatch):
     full = registry._entries()
-    monkeypatch.setattr(registry, "_entries", lambda: {k: v for k, v in full.items() if k != ("sm100", "6")})
-    with pytest.raises(LookupError, match=r"no sm100 kernel for phase 6 \(registered sm100 phases: 0, 1, 2a, 2b, 3, 4, 5\)"):
-        registry.get("sm100", "6")
+    monkeypatch.setattr(registry, "_entries", lambda: {k: v for k, v in full.items() if k != ("sm100", "7")})
+    with pytest.raises(LookupError, match=r"no sm100 kernel for phase 7 \(registered sm100 phases: 0, 1, 2a, 2b, 3, 4, 5, 6\)"):
+        registry.get("sm100", "7")
     with pytest.raises(ValueError, match="unknown phase"):
         registry.get("sm100", "2c")
     assert registry.resolve("sm100:2", "sm90").key == "sm100:2b"
