@@ -21,14 +21,15 @@ from cute_gemm import registry
 from ptxkit import harness
 
 # (phase, M, N, K, config overrides)
+# K spans more k-tiles than the ring has stages, so every slot is refilled at least once
 CASES = [
-    ("0", 256, 256, 64, {}),
-    ("1", 256, 256, 96, {}),
-    ("2a", 200, 136, 80, {}),  # 2 x 2 CTAs, every tile partial but one; 2.5 k-tiles
-    ("2b", 200, 136, 80, {}),
-    ("3", 200, 264, 72, {}),
-    ("4", 300, 264, 72, {}),  # the last pair's second CTA lies wholly past M
-    ("5", 300, 264, 72, {}),
+    ("0", 256, 256, 128, {}),
+    ("1", 256, 256, 128, {}),
+    ("2a", 200, 136, 168, {}),  # 2 x 2 CTAs, every tile partial but one; 5.25 k-tiles on 3 stages
+    ("2b", 200, 136, 168, {}),
+    ("3", 200, 264, 168, {}),
+    ("4", 300, 264, 168, {}),  # the last pair's second CTA lies wholly past M
+    ("5", 300, 264, 168, {}),
     ("6", 300, 520, 72, {"sm_count": 2}),  # one cluster walks all 6 pair tiles: stages and buffers reused
     ("7", 200, 520, 64, {"sm_count": 4}),  # 2 pair slots, 3 tiles: one round + a tile split over the pairs
     ("7", 300, 520, 72, {"sm_count": 4}),  # 6 tiles, 3 rounds, nothing split (odd k-tiles)

@@ -168,7 +168,8 @@ def simulate(key: str, m: int, n: int, k: int, config=None, *, max_clusters: int
             if max_clusters is not None and clusters >= max_clusters:
                 break
             mach = Machine(pk, params=params, tensormaps=tmaps, globals_=globals_, threads=attrs["threads"],
-                           cluster=cx, first_ctaid=(x0, y, 0), c_out=c_out, errors=errors)
+                           cluster=cx, first_ctaid=(x0, y, 0), c_out=c_out, errors=errors,
+                           smem_bytes=attrs["smem_bytes"])
             try:
                 mach.run()
                 mach.check_barriers_at_rest()

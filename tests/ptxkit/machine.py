@@ -67,8 +67,8 @@ class Pending:
 def covered(vc: dict, token) -> bool:
     if isinstance(token, Pending):
         token = token.token
-        if token is None:
-            return False
+    if token is None:  # an access not complete yet
+        return False
     key, val = token
     return vc.get(key, 0) >= val
 
@@ -139,7 +139,7 @@ class Global:
 class Barrier:
     __slots__ = ("count", "pending", "tx", "phase", "vc", "phase_vcs", "key", "inited_by")
 
-    def __init__(self, key, count):
+    def __init__(self, key, count, inited_by=None):
         self.key = key
         self.count = count
         self.pending = count
@@ -147,6 +147,7 @@ class Barrier:
         self.phase = 0
         self.vc: dict = {}
         self.phase_vcs: list = []
+        self.inited_by = inited_by  # (warp key, clock) of the mbarrier.init
 
 
 class Cta:
@@ -203,7 +204,8 @@ class Machine:
     """One cluster of a launch. ``run()`` executes it; problems land in ``errors``; stores in ``c_out``."""
 
     def __init__(self, kernel: Kernel, *, params: dict, tensormaps: dict, globals_: list, threads: int,
-                 cluster: int, first_ctaid: tuple, c_out: dict, errors: list, max_steps: int = 4_000_000):
+                 cluster: int, first_ctaid: tuple, c_out: dict, errors: list, smem_bytes: int,
+                 max_steps: int = 4_000_000):
         self.k = kernel
         self.params = params
         self.param_names = [p.name for p in kernel.params]
@@ -213,6 +215,7 @@ class Machine:
         self.errors = errors
         self.max_steps = max_steps
         self.threads = threads
+        self.smem_bytes = smem_bytes  # the dynamic smem the launch asks for: every access must lie inside
         self.ctas = [Cta(r, (first_ctaid[0] + r, first_ctaid[1], first_ctaid[2])) for r in range(cluster)]
         for cta in self.ctas:
             for w in range(-(-threads // 32)):
@@ -339,7 +342,8 @@ class Machine:
         m = re.match(r"^(.*?)\s*\+\s*(-?\d+)$", inner)
         base, off = (m.group(1), int(m.group(2))) if m else (inner, 0)
         g = self._getter(base)
-        return lambda w, l: g(w, l) + off
+        mask = M32 if re.match(r"^%r\d", base) else M64  # the address wraps at its register's width
+        return lambda w, l: (g(w, l) + off) & mask
 
     def _vec(self, op: str) -> list:
         return [x.strip() for x in op.strip()[1:-1].split(",")]
@@ -393,7 +397,11 @@ class Machine:
             for l in lanes:
                 vals = [g(w, l) for g in srcs]
                 if float_op:
-                    res = _float_op(op, vals)
+                    try:
+                        res = _float_op(op, vals)
+                    except SimValueError as e:
+                        self.error(f"{w.name()}: {ins.text.strip()[:60]}: {e}")
+                        res = vals[0]
                 else:
                     for v in vals:
                         if not isinstance(v, int):
@@ -615,7 +623,13 @@ class Machine:
             return False  # not yet waited for (cp.async.wait_group)
         return self._ordered(write, read, vc)
 
+    def _bounds(self, cta: Cta, addr: int, size: int, what: str) -> None:
+        if addr + size > self.smem_bytes:
+            self.error(f"cta {cta.rank}: {what} accesses smem 0x{addr:x}, past the {self.smem_bytes} B the launch "
+                       f"asks for")
+
     def _smem_write(self, cta: Cta, addr: int, size: int, value, acc: Access, w: Warp | None) -> None:
+        self._bounds(cta, addr, size, acc.what)
         vc = w.vc if w is not None else {}
         for chunk in range(addr >> 4, (addr + size - 1 >> 4) + 1):
             meta = cta.meta.get(chunk)
@@ -640,6 +654,7 @@ class Machine:
         cta.smem[addr] = (size, value)
 
     def _smem_read(self, cta: Cta, addr: int, size: int, acc: Access, w: Warp | None):
+        self._bounds(cta, addr, size, acc.what)
         vc = w.vc if w is not None else {}
         for chunk in range(addr >> 4, (addr + size - 1 >> 4) + 1):
             meta = cta.meta.get(chunk)
@@ -684,6 +699,9 @@ class Machine:
             self.error(f"{w.name()}: {ins.text.strip()[:70]} uses an mbarrier at 0x{addr & OFFSET_MASK:x} "
                        f"of CTA {r} that was never initialised")
             b = cta.barriers[addr & OFFSET_MASK] = Barrier(("b", r, addr & OFFSET_MASK), 1 << 30)
+        elif b.inited_by is not None and b.inited_by[0] != w.key and not covered(w.vc, b.inited_by):
+            self.error(f"{w.name()}: {ins.text.strip()[:70]} uses mbarrier 0x{addr & OFFSET_MASK:x} of CTA {r} "
+                       f"before its initialisation is known to it (no fence.mbarrier_init + barrier after init)")
         return cta, b
 
     def _remote(self, w: Warp, cta: Cta, what: str, token) -> None:
@@ -734,8 +752,7 @@ class Machine:
                     b = w.cta.barriers.get(off)
                     if b is not None and (b.pending != b.count or b.tx):
                         self.error(f"{w.name()}: mbarrier.init of 0x{off:x} while a phase is in progress")
-                    w.cta.barriers[off] = Barrier(("b", w.cta.rank, off), gc(w, l))
-                    w.tick()
+                    w.cta.barriers[off] = Barrier(("b", w.cta.rank, off), gc(w, l), (w.key, w.tick()))
             return h
         if op.startswith("mbarrier.try_wait") or op.startswith("mbarrier.test_wait"):
             dst = a[0]
