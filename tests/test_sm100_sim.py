@@ -41,6 +41,17 @@ def _id(case):
     return f"phase{phase}-{m}x{n}x{k}" + "".join(f"-{k_}{v}" for k_, v in over.items())
 
 
+# The worklog's operand layouts (section 2.2), as the PTX ISA's descriptor tables decode the descriptors
+# the MMAs actually used: (swizzle bytes, LBO, SBO) of A (K-major) and of B (N-major), and the MMA's M x N.
+# Phases 0-1 pack B's 64-column SW128 atoms N first (LBO 1024, SBO 2048); the TMA phases K first (one
+# 4 KiB slab per 64 columns: LBO 4096, SBO 1024). A's LBO is unused by a swizzled K-major layout (1 x 16 B).
+A_SW64 = (64, 16, 512)
+B_CPASYNC, B_TMA = (128, 1024, 2048), (128, 4096, 1024)
+DESCRIPTORS = {"0": (B_CPASYNC, 128, 128), "1": (B_CPASYNC, 128, 128), "2a": (B_TMA, 128, 128),
+               "2b": (B_TMA, 128, 128), "3": (B_TMA, 128, 256), "4": (B_TMA, 256, 256), "5": (B_TMA, 256, 256),
+               "6": (B_TMA, 256, 256), "7": (B_TMA, 256, 256)}
+
+
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_simulation(case):
     phase, m, n, k, over = case
@@ -48,6 +59,17 @@ def test_simulation(case):
     cfg = dataclasses.replace(entry.default_config(), **over) if over else None
     result = harness.simulate(entry.key, m, n, k, cfg)
     assert result.ok, result.report()
+    # the descriptors, decoded with the PTX ISA's field tables (ptxkit/isa.py)
+    b_fields, mma_m, mma_n = DESCRIPTORS[phase]
+    for idesc, adesc, bdesc, two in result.mma_kinds:
+        assert (idesc.m, idesc.n, two) == (mma_m, mma_n, mma_m == 256), (phase, idesc)
+        assert (idesc.dtype, idesc.atype, idesc.btype) == (1, 0, 0), "f16 x f16 -> f32"
+        assert not idesc.transpose_a and idesc.transpose_b, "A K-major, B N-major (the worklog's idesc bit 16)"
+        swizzle = {0: None, 2: 128, 4: 64, 6: 32}
+        assert (swizzle[adesc.swizzle_mode], adesc.lbo, adesc.sbo) == A_SW64, adesc
+        assert (swizzle[bdesc.swizzle_mode], bdesc.lbo, bdesc.sbo) == b_fields, bdesc
+        assert adesc.version == bdesc.version == 1 and adesc.base_offset == bdesc.base_offset == 0
+    assert result.mma_kinds
 
 
 def test_simulation_catches_a_wrong_swizzle():

@@ -39,6 +39,7 @@ class SimResult:
     errors: list
     clusters: int
     steps: int
+    mma_kinds: set = dataclasses.field(default_factory=set)  # decoded descriptors the MMAs used
 
     @property
     def ok(self) -> bool:
@@ -163,6 +164,7 @@ def simulate(key: str, m: int, n: int, k: int, config=None, *, max_clusters: int
     c_out: dict = {}
     errors: list = []
     steps = clusters = 0
+    mma_kinds: set = set()
     for y in range(gy):
         for x0 in range(0, gx, cx):
             if max_clusters is not None and clusters >= max_clusters:
@@ -178,12 +180,13 @@ def simulate(key: str, m: int, n: int, k: int, config=None, *, max_clusters: int
             except SimError as e:
                 errors.append(f"cluster at ctaid ({x0}, {y}): {e}")
             steps += mach.steps
+            mma_kinds |= mach.mma_kinds
             clusters += 1
             if len(errors) > 40:
                 break
     if max_clusters is None:
         errors += check_c(c_out, m, n, k)
-    return SimResult(key, (m, n, k), errors, clusters, steps)
+    return SimResult(key, (m, n, k), errors, clusters, steps, mma_kinds)
 
 
 def check_c(c_out: dict, m: int, n: int, k: int, k_step: int = 32) -> list[str]:

@@ -223,6 +223,7 @@ class Machine:
         self.cluster_bar = {"arrived": 0, "phase": 0, "vc": {}, "phase_vcs": []}
         self.named: dict = {}
         self.steps = 0
+        self.mma_kinds: set = set()  # (idesc, A descriptor, B descriptor) of the MMAs, start addresses aside
         self.ipdom = _post_dominators(kernel)
         self.handlers = [self._compile(ins) for ins in kernel.instrs]
 
@@ -1182,6 +1183,7 @@ class Machine:
         if two and w.cta.rank % 2:
             self.error(f"{name}: a cta_group::2 MMA issued by the odd CTA of the pair")
         ad, bd = isa.decode_smem_desc(adesc), isa.decode_smem_desc(bdesc)
+        self.mma_kinds.add((d, dataclasses.replace(ad, start=0), dataclasses.replace(bd, start=0), two))
         for which, desc in (("A", ad), ("B", bd)):
             if desc.version != 1 or desc.lbo_mode or desc.swizzle_mode not in isa.SWIZZLE_BYTES:
                 self.error(f"{name}: {which} descriptor 0x{(adesc if which == 'A' else bdesc):016x} has invalid "
