@@ -151,7 +151,7 @@ MUTANTS = [
     _m("tmem-dealloc-early", "TMEM alloc/dealloc order", "2a", P + "phase2a_tma.py",
        "        pipeline.sync(barrier_id=1)  # every warp's tcgen05.ld is done before the columns are freed\n", "",
        note="warp 0 frees the columns while other warps may still read them"),
-    _m("init-not-published", "TMEM alloc/dealloc order", "4", P + "phase4_pair.py",
+    _m("init-not-published", "mbarrier initialisation", "4", P + "phase4_pair.py",
        "            barrier_storage=storage.acc_mbar.data_ptr(),\n            cta_layout_vmnk=cluster_vmnk,\n",
        "            barrier_storage=storage.acc_mbar.data_ptr(),\n            cta_layout_vmnk=cluster_vmnk,\n"
        "            defer_sync=True,\n",
