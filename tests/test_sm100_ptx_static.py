@@ -28,6 +28,11 @@ PAIR_KEYS = [k for k in KEYS if registry.resolve(k, "sm100").default_config().cl
 STORE_KEYS = [k for k in KEYS if k.split(":")[1] not in ("0", "1", "2a", "2b", "3", "4")]
 
 
+def phase_id(key: str) -> str:
+    """Test ids name the phase as ``phaseN`` (``pytest -k phase6`` selects one phase's checks)."""
+    return key.replace("sm100:", "phase")
+
+
 def _bulk_stores(k):
     return [i.index for i in k.instrs if i.op.startswith("cp.async.bulk.tensor") and ".global.shared::cta" in i.op]
 
@@ -48,7 +53,7 @@ def stores_by_lane0(k) -> list[int]:
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("key", PAIR_KEYS)
+@pytest.mark.parametrize("key", PAIR_KEYS, ids=phase_id)
 def test_tmem_alloc_after_the_cluster_sync(key, target):
     k = parse(compiled(key, target)[1])
     assert k.find("tcgen05.alloc.cta_group::2"), f"{key}: no cta_group::2 allocation"
@@ -56,7 +61,7 @@ def test_tmem_alloc_after_the_cluster_sync(key, target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("key", STORE_KEYS)
+@pytest.mark.parametrize("key", STORE_KEYS, ids=phase_id)
 def test_tma_store_issued_by_lane_0(key, target):
     k = parse(compiled(key, target)[1])
     stores = _bulk_stores(k)
@@ -66,7 +71,7 @@ def test_tma_store_issued_by_lane_0(key, target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize("key", KEYS, ids=phase_id)
 def test_tcgen05_ld_waited_before_use(key, target):
     k = parse(compiled(key, target)[1])
     assert k.find("tcgen05.ld"), f"{key}: no tcgen05.ld"
@@ -74,7 +79,7 @@ def test_tcgen05_ld_waited_before_use(key, target):
     assert problems == [], "\n".join(problems[:5])
 
 
-@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize("key", KEYS, ids=phase_id)
 def test_smem_admits_no_more_ctas_than_tmem(key):
     attrs = compiled(key, "sm_100a")[0].attributes()
     by_smem, by_tmem = common.residency(attrs["smem_bytes"], attrs["tmem_cols"])

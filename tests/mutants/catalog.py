@@ -1,0 +1,205 @@
+"""The planted bugs: each a source-text substitution in one file, and the CPU checks that should catch it.
+
+``checks`` are pytest arguments run in the mutated copy; ``-k phaseN`` selects that phase's PTX rules
+(tests/test_sm100_ptx_static.py) and its runs on the PTX machine (tests/test_sm100_sim.py), which run
+the kernel with the problem and config listed there (phase 6 walks 6 tiles on one cluster, phase 7
+splits a tile between two pairs). ``fast`` marks the subset CI runs (``--fast``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+PHASES = "tests/test_sm100_ptx_static.py tests/test_sm100_sim.py".split()
+
+
+def checks(phase: str, *extra: str, select: str = "") -> tuple:
+    """The phase's static and simulation checks (+ ``extra`` files), selected by ``-k phaseN [or ...]``."""
+    return (*PHASES, *extra, "-k", f"phase{phase}" + (f" or {select}" if select else ""))
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    id: str
+    kind: str  # what class of bug it is (the report groups by it)
+    phase: str  # the phase whose file it changes or whose checks it runs
+    path: str
+    old: str
+    new: str
+    checks: tuple
+    fast: bool = False
+    note: str = ""
+
+
+def _m(id, kind, phase, path, old, new, fast=False, extra=(), select="", note=""):
+    return Mutant(id, kind, phase, path, old, new, checks(phase, *extra, select=select), fast, note)
+
+
+P = "phases/sm100/"
+CT = P + "common_tma.py"
+
+MUTANTS = [
+    # --- a wrong tile coordinate ---------------------------------------------------------------------
+    _m("a-coord-m-zero", "tile coordinate (A)", "6", CT,
+       "tAgA[(None, m_pair, k)]", "tAgA[(None, 0, k)]", fast=True,
+       note="the A tile's M coordinate forced to 0 (planted by hand in an earlier review)"),
+    _m("b-coord-k-zero", "tile coordinate (B)", "2b", P + "phase2b_ws.py",
+       "tBgB[(None, kt)], tBsB[(None, ab_empty.index)]", "tBgB[(None, 0)], tBsB[(None, ab_empty.index)]",
+       note="every stage of B loads k-tile 0"),
+    _m("b-coord-n-zero", "tile coordinate (B)", "6", CT,
+       "tBgB[(None, n_tile, k)]", "tBgB[(None, 0, k)]"),
+    _m("c-box-col-zero", "tile coordinate (C)", "5", P + "phase5_tma_store.py",
+       "tCgC_box[None, box, box_col]", "tCgC_box[None, box, 0]", fast=True),
+    _m("c-tile-n-zero", "tile coordinate (C)", "6", P + "phase6_persistent.py",
+       "tCgC[(None, None, None, m_pair, n_tile)]", "tCgC[(None, None, None, m_pair, 0)]"),
+    _m("sk-k-half", "tile coordinate (K)", "7", P + "phase7_stream_k.py",
+       "tBgB, tBsB, m_pair, n_tile, pair_q * k_half,", "tBgB, tBsB, m_pair, n_tile, 0,",
+       note="both pairs of a split tile compute the first half of K"),
+    # --- a dropped or moved wait --------------------------------------------------------------------
+    _m("mma-no-full-wait", "dropped wait (mbarrier)", "2b", P + "phase2b_ws.py",
+       "ab_full = ab_consumer.wait_and_advance()", "ab_full = ab_consumer.wait_and_advance(cutlass.Boolean(True))",
+       fast=True, note="the MMA warp no longer waits for a stage's TMA bytes"),
+    _m("producer-no-empty-wait", "dropped wait (mbarrier)", "4", P + "phase4_pair.py",
+       "                ab_empty = ab_producer.acquire_and_advance()\n",
+       "                ab_empty = ab_producer.acquire_and_advance(cutlass.Boolean(True))\n",
+       note="the producer refills a slot without waiting for the MMAs that read it"),
+    _m("epi-no-acc-wait", "dropped wait (mbarrier)", "6", P + "phase6_persistent.py",
+       "acc_full = acc_consumer.wait_and_advance()", "acc_full = acc_consumer.wait_and_advance(cutlass.Boolean(True))"),
+    _m("xchg-no-free-wait", "dropped wait (mbarrier)", "7", P + "phase7_stream_k.py",
+       "                        cute.arch.mbarrier_wait(xchg_free, 0)  # the peer's ring is free for them\n", "",
+       note="stream-K partial sums sent before the peer's ring is free"),
+    _m("store-wait-conditional", "moved wait (cp.async.bulk wait_group)", "6", CT,
+       "    cute.arch.cp_async_bulk_wait_group(epi_store_wait_depth(epi_stages), read=True)\n",
+       "    if j >= epi_stages:\n        cute.arch.cp_async_bulk_wait_group(epi_store_wait_depth(epi_stages), read=True)\n",
+       fast=True, note="the buffer-reuse wait made conditional again (planted by hand in an earlier review)"),
+    _m("store-wait-depth", "moved wait (cp.async.bulk wait_group)", "6", CT,
+       "    return epi_stages - 1\n", "    return epi_stages\n", extra=("tests/test_sm100_phase6.py",),
+       note="one bulk group too many left in flight before a buffer is rewritten"),
+    _m("store-no-final-wait", "dropped wait (cp.async.bulk wait_group)", "5", P + "phase5_tma_store.py",
+       "        cute.arch.cp_async_bulk_wait_group(0, read=True)  # the staging smem must outlive the TMA's reads\n", "",
+       note="the CTA may exit while its last TMA stores still read the staging smem"),
+    _m("no-wait-ld-staged", "dropped wait (tcgen05.wait::ld)", "6", CT,
+       "    cute.copy(tiled_t2r, tTR_tAcc[None, None, None, 0, j], tTR_rAcc)\n    cute.arch.fence_view_async_tmem_load()\n",
+       "    cute.copy(tiled_t2r, tTR_tAcc[None, None, None, 0, j], tTR_rAcc)\n", fast=True),
+    _m("no-wait-ld-st-global", "dropped wait (tcgen05.wait::ld)", "3", P + "common.py",
+       "            cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld before the registers are read\n"
+       "            if cute.elem_less",
+       "            if cute.elem_less"),
+    _m("cpasync-wait-depth", "moved wait (cp.async.wait_group)", "1", P + "phase1_stages.py",
+       "cute.arch.cp_async_wait_group(NSTAGES - 1)", "cute.arch.cp_async_wait_group(NSTAGES)",
+       note="the MMA reads a tile whose cp.async copies may not have landed"),
+    # --- wrong expect_tx bytes, wrong arrival counts -----------------------------------------------
+    _m("tx-bytes-half", "expect_tx bytes", "4", P + "phase4_pair.py",
+       "self.tx_bytes = (a_bytes + b_bytes) * c.cluster_m", "self.tx_bytes = a_bytes + b_bytes", fast=True,
+       note="the leader arms its full barrier with its own bytes only, not the pair's"),
+    _m("tx-bytes-extra", "expect_tx bytes", "2a", P + "phase2a_tma.py",
+       "self.tx_bytes = a_bytes + b_bytes  #", "self.tx_bytes = a_bytes + b_bytes + 128  #"),
+    _m("acc-arrivals-half", "arrive count", "6", P + "phase6_persistent.py",
+       "pipeline.Agent.Thread, c.cluster_m * 32 * c.epi_warps", "pipeline.Agent.Thread, 32 * c.epi_warps",
+       fast=True, note="the accumulator stage is free once one CTA's epilogue (not the pair's) has read it"),
+    _m("epi-arrivals-double", "arrive count", "2b", P + "phase2b_ws.py",
+       "consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32 * self.cfg.epi_warps),",
+       "consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 64 * self.cfg.epi_warps),"),
+    # --- descriptors that disagree with what the copies wrote --------------------------------------
+    _m("desc-b-lbo-sbo", "descriptor (LBO/SBO)", "2a", P + "phase2a_tma.py",
+       "ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
+       "ct.AB_DTYPE, common.make_smem_layout_b_cpasync(tiled_mma, self.mma_tiler, NSTAGES).outer, "
+       "byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
+       fast=True, note="B's MMA view packs the 64-column atoms N first (phase 0's LBO 1024 / SBO 2048) while the TMA "
+            "writes K-first slabs (LBO 4096 / SBO 1024)"),
+    _m("desc-b-swizzle", "descriptor (swizzle)", "2a", P + "phase2a_tma.py",
+       "ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
+       "ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner",
+       note="B's smem descriptor says SW64 while its TMA box writes SW128"),
+    _m("desc-b-major", "descriptor (major)", "2b", CT,
+       "        OperandMajorMode.K,\n        OperandMajorMode.MN,\n    )\n    return cute.make_tiled_mma(op)",
+       "        OperandMajorMode.K,\n        OperandMajorMode.K,\n    )\n    return cute.make_tiled_mma(op)",
+       note="B declared K-major (idesc transpose-B bit clear) while B is N-major in memory"),
+    _m("desc-stage-zero", "descriptor (start address)", "2b", P + "phase2b_ws.py",
+       "kcoord = (None, None, kb, ab_full.index)", "kcoord = (None, None, kb, 0)",
+       note="every MMA reads stage 0's descriptors"),
+    _m("copy-stage-read", "descriptor (start address)", "0", P + "phase0_serialized.py",
+       "tAsA[None, None, None, 1 - stage])", "tAsA[None, None, None, stage])",
+       note="phase 0 copies the next A tile into the stage the MMA is reading"),
+    # --- multicast masks ----------------------------------------------------------------------------
+    _m("commit-mask-cluster", "multicast mask", "7", P + "phase7_stream_k.py",
+       "mcast_mode_mn=(1, 0),", "mcast_mode_mn=(1, 1),", fast=True,
+       note="a pair's empty-slot commits reach the other pair's barriers too"),
+    # --- proxy fences -------------------------------------------------------------------------------
+    _m("no-fence-tma-store", "missing fence.proxy.async", "6", CT,
+       '    cute.arch.fence_proxy("async.shared", space="cta")  # generic-proxy writes -> visible to the TMA\n', "", fast=True),
+
+    _m("no-fence-cpasync", "missing fence.proxy.async", "0", P + "phase0_serialized.py",
+       "            common.fence_cpasync_to_umma()  # ...makes them visible to the next MMA...\n", ""),
+    # --- the epilogue's row / column mapping --------------------------------------------------------
+    _m("epi-box-rows-swapped", "epilogue mapping (rows)", "6", CT,
+       "tCgC_box[None, box, box_col]", "tCgC_box[None, box ^ 1, box_col]",
+       fast=True, note="a warp's two 16-row staging boxes stored to each other's rows of C"),
+    _m("epi-box-row-shift", "epilogue mapping (rows)", "5", CT,
+       "    return BOXES_PER_WARP * (warp % 4) + half\n", "    return BOXES_PER_WARP * (warp % 4 + 1) % 8 + half\n",
+       extra=("tests/test_sm100_epilogue_coverage.py",), select="stored",
+       note="each warp stages and stores its rows one warp's worth of rows down"),
+    _m("epi-col-half-swapped", "epilogue mapping (columns)", "3", P + "common.py",
+       "cute.local_tile(gC, (TMEM_LANES, cols), (0, half))", "cute.local_tile(gC, (TMEM_LANES, cols), (0, 1 - half))",
+       note="8 epilogue warps: each warpgroup stores its columns into the other half of C"),
+    _m("xchg-mailbox-thread", "epilogue mapping (stream-K mailbox)", "7", P + "phase7_stream_k.py",
+       "mbox + cute.assume(((j * QUADS + i) * 128 + t) * 4, divby=4)", "mbox + cute.assume(((j * QUADS + i) * 128) * 4, divby=4)",
+       note="every sending thread writes the same mailbox slot"),
+    # --- TMEM allocation and deallocation order ------------------------------------------------------
+    Mutant("tmem-alloc-before-sync", "TMEM alloc/dealloc order", "5", P + "phase5_tma_store.py",
+           "", "", checks("5"), fast=True, note="tcgen05.alloc.cta_group::2 back before the pipelines' cluster sync"),
+    _m("tmem-dealloc-early", "TMEM alloc/dealloc order", "2a", P + "phase2a_tma.py",
+       "        pipeline.sync(barrier_id=1)  # every warp's tcgen05.ld is done before the columns are freed\n", "",
+       note="warp 0 frees the columns while other warps may still read them"),
+    _m("init-not-published", "mbarrier initialisation", "4", P + "phase4_pair.py",
+       "            barrier_storage=storage.acc_mbar.data_ptr(),\n            cta_layout_vmnk=cluster_vmnk,\n",
+       "            barrier_storage=storage.acc_mbar.data_ptr(),\n            cta_layout_vmnk=cluster_vmnk,\n"
+       "            defer_sync=True,\n",
+       note="the accumulator barriers are initialised after the last cluster sync: the peer may arrive on "
+            "them before it sees them initialised"),
+    _m("producer-no-tail", "dropped wait (mbarrier)", "4", P + "phase4_pair.py",
+       "            ab_producer.tail()  # wait for the last empty arrivals so no commit lands after this CTA exits\n", "",
+       note="the producer warp exits without waiting for the last commits into its CTA's empty barriers"),
+    _m("epi-barrier-count", "arrive count", "6", P + "phase6_persistent.py",
+       "pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps)",
+       "pipeline.NamedBarrier(barrier_id=2, num_threads=32 * (c.epi_warps - 1))",
+       note="the named barrier before TMEM is freed counts one epilogue warp too few"),
+    _m("mma-first-accumulates", "tile coordinate (K)", "6", CT,
+       "    tiled_mma.set(tcgen05.Field.ACCUMULATE, False)\n", "",
+       note="a tile's first MMA adds to what the accumulator stage held from the tile two before"),
+    _m("epi-stage-zero", "epilogue mapping (TMEM stage)", "6", P + "phase6_persistent.py",
+       "tCtAcc_base[(None, None, None, acc_full.index)], tCgC[(None, None, None, m_pair, n_tile)]",
+       "tCtAcc_base[(None, None, None, 0)], tCgC[(None, None, None, m_pair, n_tile)]",
+       note="the epilogue always drains accumulator stage 0"),
+    _m("predicate-rows-only", "epilogue mapping (partial tiles)", "2b", P + "common.py",
+       "if cute.elem_less(tDcC[None, None, i][0], mn_limit):", "if tDcC[None, None, i][0][0] < mn_limit[0]:",
+       note="the partial-tile predicate checks the row only: columns past N are stored"),
+    _m("smem-request-short", "smem request", "6", P + "phase6_persistent.py",
+       "self.smem_bytes = common.smem_request(used, self.tmem_cols)",
+       "self.smem_bytes = common.smem_request(used - 2048, self.tmem_cols)",
+       note="the launch asks for 2 KiB less dynamic smem than the kernel uses"),
+    # --- the audit's other rules ---------------------------------------------------------------------
+    _m("tma-store-elect", "TMA store issue lane", "6", CT,
+       "    if cute.arch.lane_idx() == 0:\n        box_col", "    with cute.arch.elect_one():\n        box_col",
+       note="TMA stores from the elect.sync lane: its bulk groups may belong to another lane than the waiter"),
+    _m("residency-unbounded", "residency", "3", P + "phase3_wide.py",
+       "self.smem_bytes = common.smem_request(used, self.tmem_cols)", "self.smem_bytes = used"),
+]
+
+# the two-part substitution of tmem-alloc-before-sync: the allocation moves back before the pipelines
+_ALLOC = ("        tmem.allocate(self.tmem_cols)\n"
+          "        tmem.relinquish_alloc_permit()  # nothing else to allocate: a co-resident CTA's alloc need not wait\n")
+SPECIAL = {
+    "tmem-alloc-before-sync": [
+        ("        # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is\n"
+         "        # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to\n"
+         "        # know that the peer CTA has launched and is still running\n" + _ALLOC, ""),
+        ("            two_cta_tmem_dealloc_mbar_ptr=storage.tmem_dealloc_mbar.ptr,\n        )\n",
+         "            two_cta_tmem_dealloc_mbar_ptr=storage.tmem_dealloc_mbar.ptr,\n        )\n" + _ALLOC),
+    ],
+}
+
+
+def substitutions(m: Mutant) -> list:
+    """The (old, new) pairs of a mutant, applied in order."""
+    return SPECIAL.get(m.id, [(m.old, m.new)])
