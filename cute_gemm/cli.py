@@ -702,9 +702,31 @@ def add_plot(sub):
     p.set_defaults(fn=cmd_plot)
 
 
+# ------------------------------------------------------------------------------------------ selftest
+def cmd_selftest(args) -> int:
+    from cute_gemm import selftest
+
+    argv = ["--out", args.out, "--timeout", str(args.timeout)] + (["--phases", args.phases] if args.phases else [])
+    return selftest.main(argv + (["--list"] if args.list else []))
+
+
+def add_selftest(sub):
+    p = sub.add_parser("selftest", help="on a Blackwell GPU: every sm100 phase checked, a shareable JSON report",
+                       description="For a Blackwell (sm100) owner: check every sm100 phase on aligned, ragged and "
+                                   "stream-K shapes against cuBLASLt and float64, each check in its own process under "
+                                   "a timeout (a hang is reported, not waited on), and write a JSON report (GPU, "
+                                   "driver, versions, per phase and shape: pass / fail / hang / error / skip). "
+                                   "Without an sm100 GPU it says so in one line.")
+    p.add_argument("--out", default="selftest-sm100.json", help="JSON report (default %(default)s)")
+    p.add_argument("--phases", help="phase list, e.g. 0-3,7 (default: every sm100 phase)")
+    p.add_argument("--timeout", type=int, default=300, help="seconds per check before it counts as a hang")
+    p.add_argument("--list", action="store_true", help="list the checks and exit (no GPU needed)")
+    p.set_defaults(fn=cmd_selftest)
+
+
 # ---------------------------------------------------------------------------------------------- main
 # Each registers one sub-command (help order). A command from another module is one more entry here.
-COMMANDS = (add_list, add_inspect, add_run, add_bench, add_compare, add_plot, profile.add_parser)
+COMMANDS = (add_list, add_inspect, add_run, add_bench, add_compare, add_plot, profile.add_parser, add_selftest)
 
 
 def build_parser() -> Parser:
