@@ -29,8 +29,8 @@ def test_signature(target):
     _, ptx6 = compiled("sm100:6", target)
     assert ".reqnctapercluster 4, 1, 1" in ptx and ".reqnctapercluster 2, 1, 1" in ptx6
     for rx in (r"tcgen05\.mma\.cta_group::2", r"tcgen05\.commit\.cta_group::2[^;]*multicast::cluster",
-               r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta",
-               r"tcgen05\.ld\.sync\.aligned\.32x32b\.x32"):
+               r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global",
+               r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta", r"tcgen05\.ld\.sync\.aligned\.32x32b\.x32"):
         assert re.search(rx, ptx) and re.search(rx, ptx6), rx
     # the split: st.async into the peer pair's smem, completing on its mbarrier; remote arrivals
     assert re.search(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes\.v4\.b32", ptx)

@@ -104,8 +104,9 @@ def _kernel(body: str):
 
 
 def test_checks_catch_an_alloc_before_the_cluster_sync():
-    early = "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 256;\nbarrier.cluster.arrive;\nbarrier.cluster.wait;"
-    late = "barrier.cluster.arrive;\nbarrier.cluster.wait;\ntcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 256;"
+    alloc = "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 256;"
+    sync = "barrier.cluster.arrive;\nbarrier.cluster.wait;"
+    early, late = f"{alloc}\n{sync}", f"{sync}\n{alloc}"
     assert alloc_before_cluster_sync(_kernel(early))
     assert not alloc_before_cluster_sync(_kernel(late))
     # a path around the sync counts too

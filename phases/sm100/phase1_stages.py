@@ -11,8 +11,9 @@ sync to issue loads + wait MMA + sync + issue MMA; the exposed load latency (the
 gone. The MMA wait stays one iteration deep for any NSTAGES: (t + NSTAGES - 1) = (t - 1) mod NSTAGES,
 so the slot refilled at t is the one the MMA of t-1 read (worklog 4.4).
 Numbers: 16 KB per stage (8 KB A + 8 KB B); NS=2 32 KB (6 CTAs by smem, 4 by TMEM's 512 columns at
-128 each: the launch asks for 45,671 B so that smem admits 4, as in phase 0), NS=4 64 KB (3 CTAs). Worklog sweep at 4096^3: NS=2 808.8, NS=3 801.2, NS=4 627.3; the
-default is its best, 2. At M=1024 (one CTA on most SMs) it does nothing: the memory wait dominates.
+128 each: the launch asks for 45,671 B so that smem admits 4, as in phase 0), NS=4 64 KB (3 CTAs).
+Worklog sweep at 4096^3: NS=2 808.8, NS=3 801.2, NS=4 627.3; the default is its best, 2. At M=1024
+(one CTA on most SMs) it does nothing: the memory wait dominates.
 
 The carve keeps A at offset 0 and B at NSTAGES * 8 KB; every stage stride is a multiple of 1024, so
 both keep their swizzle alignment (SW64: 512 B, SW128: 1024 B) in every slot. The barriers go after

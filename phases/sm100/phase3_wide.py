@@ -15,8 +15,8 @@ the same MMA issue and commit round trip. Bytes per FLOP of a stage drop by a qu
 B 16 KiB = 24 KiB per 2*128*256*32 FLOP = 3/256 B/FLOP (vs 1/64). The cost is residency: the
 accumulator takes 256 of the 512 TMEM columns, so at most 2 CTAs per SM (4 before); smem is
 3 x 24 KiB = 72 KiB per CTA, which would admit 3, the third blocking in tcgen05.alloc: the launch
-asks for 76,801 B (``common.smem_request``), the least that admits 2. The wider tile needs twice the epilogue work per CTA,
-hence 8 epilogue warps instead of 4 (the worklog's "epilogue win").
+asks for 76,801 B (``common.smem_request``), the least that admits 2. The wider tile needs twice the
+epilogue work per CTA, hence 8 epilogue warps instead of 4 (the worklog's "epilogue win").
 
 M=1024 is not the target here: BN=256 leaves that shape 64 CTAs for 160 SMs (the worklog stops its
 M=1024 column at phase 2).

@@ -97,7 +97,7 @@ class Sm100Phase7(GemmPhase):
     phase = "7"
     Config = Sm100Phase7Config
     summary = "phase 6 + stream-K: the partial last round split along K between the two pairs of a 4-CTA cluster"
-    adds = "stream-K: the partial last round's tiles split along K across a cluster's two pairs, halves summed via DSMEM"
+    adds = "stream-K: the partial last round split along K across a cluster's two pairs, halves summed via DSMEM"
     worklog = ""
 
     def can_implement(self, m, n, k):
@@ -114,7 +114,7 @@ class Sm100Phase7(GemmPhase):
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         # per CTA: its 128 rows of the pair's accumulator, once per stage (2 x 256 = all 512 columns)
         self.tmem_cols = common.tmem_cols_for(c.bn * c.acc_stages)
-        assert self.tmem_cols <= common.TMEM_COLUMNS, f"{c.acc_stages} x BN={c.bn} accumulators: {self.tmem_cols} columns"
+        assert self.tmem_cols <= common.TMEM_COLUMNS, f"{c.acc_stages} accumulators: {self.tmem_cols} TMEM columns"
         self.cluster = (c.cluster_m * c.pairs, 1, 1)
         self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
         # (V, M, N, K) layouts: the TMA atoms see one pair (V = the 2 CTAs of one MMA, nothing multicast

@@ -61,7 +61,8 @@ def operand_offset(d: SmemDesc, mn: int, k: int, mn_major: bool, elem_bytes: int
     if mn_major:
         atoms = (width or 16) // 16  # 16-B columns of one swizzle row: 8, 4, 2 or 1
         if width is None:  # ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
-            return d.start + ((mn % t) + (mn // t) * (d.sbo // elem_bytes) + (k % 8) * t) * elem_bytes + (k // 8) * d.lbo
+            elems = (mn % t) + (mn // t) * (d.sbo // elem_bytes) + (k % 8) * t
+            return d.start + elems * elem_bytes + (k // 8) * d.lbo
         run = t * atoms  # ((T,atoms,m),(8,k)):((1,T,LBO),(atoms T,SBO))
         return d.start + (mn % run) * elem_bytes + (mn // run) * d.lbo + (k % 8) * atoms * 16 + (k // 8) * d.sbo
     if width is None:  # ((8,m),(T,2k)):((1T,SBO),(1,LBO))

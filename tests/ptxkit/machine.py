@@ -29,7 +29,7 @@ import struct
 
 from ptxkit import isa
 from ptxkit.parse import Instr, Kernel
-from ptxkit.values import ZERO, Acc, Elem, SimValueError
+from ptxkit.values import ZERO, Acc, Elem, SimValueError, merge_ranges
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 RANK_SHIFT = 24  # shared::cluster addresses carry the CTA's rank in the cluster from bit 24
@@ -322,7 +322,7 @@ class Machine:
             special = _SPECIAL.get(op)
             if special:
                 return special
-            return lambda w, l, r=op: w.regs[r][l] if r in w.regs else _undef(w, r)
+            return lambda w, l, r=op: w.regs[r][l] if r in w.regs else 0  # never written: 0
         if op == "_":
             return lambda w, l: 0
         if re.match(r"^-?\d+$", op) or op.lower().startswith(("0x", "-0x")):
@@ -370,20 +370,19 @@ class Machine:
     def _compile(self, ins: Instr):
         op, a = ins.op, ins.args
         base = ins.base
-        fn = _SIMPLE.get(base)
         if op.startswith("bra"):
             target = self.k.labels[a[0]]
             return lambda w, lanes: target
         if op in ("ret", "exit"):
             return lambda w, lanes: EXIT
-        if fn is not None and base not in ("mov", "setp", "selp", "cvt", "shfl"):
-            return self._alu(ins, fn)
+        if base in _ALU_OPS:
+            return self._alu(ins)
         handler = getattr(self, "_op_" + base.replace("-", "_"), None)
         if handler is None:
             raise SimError(f"no semantics for {op!r}: {ins.text.strip()}")
         return handler(ins)
 
-    def _alu(self, ins: Instr, fn):
+    def _alu(self, ins: Instr):
         t = _type(ins.op)
         bits, signed = _BITS[t], t[0] == "s"
         dst = ins.args[0]
@@ -407,7 +406,7 @@ class Machine:
                     for v in vals:
                         if not isinstance(v, int):
                             raise SimError(f"{ins.text.strip()}: integer arithmetic on {v!r}")
-                    res = fn(op, vals, bits, signed)
+                    res = _arith(op, vals, bits, signed)
                 self._set(w, dst, l, res)
         return h
 
@@ -833,8 +832,6 @@ class Machine:
         gcount = self._getter(ins.args[1]) if len(ins.args) > 1 else None
         return self._named_barrier(ins, gid, gcount)
 
-    _op_barrier_sync = _op_bar
-
     def _op_barrier(self, ins: Instr):
         if ins.op.startswith("barrier.cluster.arrive"):
             def h(w, lanes):
@@ -1010,7 +1007,8 @@ class Machine:
                 targets = [(dst >> RANK_SHIFT, bar)]
                 if gmask is not None:
                     mask = gmask(w, l)
-                    targets = [(r, (bar & OFFSET_MASK) | r << RANK_SHIFT) for r in range(len(self.ctas)) if mask >> r & 1]
+                    targets = [(r, (bar & OFFSET_MASK) | r << RANK_SHIFT)
+                               for r in range(len(self.ctas)) if mask >> r & 1]
                 if not cta_group2 and bar >> RANK_SHIFT != dst >> RANK_SHIFT:
                     self.error(f"{w.name()}: a TMA load into CTA {dst >> RANK_SHIFT} signals CTA "
                                f"{bar >> RANK_SHIFT}'s mbarrier without .cta_group::2")
@@ -1218,8 +1216,8 @@ class Machine:
         for v, cta in enumerate(ctas):
             if not any(b <= col and col + d.n <= b + c for b, c in cta.tmem_alloc.items()):
                 self.error(f"{name}: accumulator columns {col}..{col + d.n - 1} of CTA {cta.rank} are not allocated")
-            self._tmem_access(cta, w, range(4), col, d.n, Access("mma", pend, warp=w, what=f"tcgen05.mma by {w.name()}"),
-                              write=True)
+            write = Access("mma", pend, warp=w, what=f"tcgen05.mma by {w.name()}")
+            self._tmem_access(cta, w, range(4), col, d.n, write, write=True)
             key = (col, d.n)
             region = {"m0": None if m0 is None else m0 + v * rows, "n0": n0,
                       "ks": () if k0 is None else ((k0, k0 + 16),)}
@@ -1233,7 +1231,7 @@ class Machine:
                             self.error(f"{name}: accumulates tile {f}={region[f]} into one holding {f}={old[f]}")
                         region[f] = old[f] if region[f] is None else region[f]
                     try:
-                        region["ks"] = _merge(old["ks"] + region["ks"])
+                        region["ks"] = merge_ranges(old["ks"] + region["ks"])
                     except SimValueError as e:
                         self.error(f"{name}: {e}")
             for other in [k for k in cta.tmem if k != key and k[0] < col + d.n and col < k[0] + k[1]]:
@@ -1388,10 +1386,6 @@ def _norm(v, bits: int, signed: bool):
     return v
 
 
-def _undef(w, r):
-    return 0
-
-
 def _arith(op, vals, bits, signed):
     name = op.split(".")[0]
     mask = (1 << bits) - 1
@@ -1440,9 +1434,8 @@ def _arith(op, vals, bits, signed):
     return r & mask if bits > 1 else r
 
 
-_SIMPLE = {n: _arith for n in ("add", "sub", "mul", "mad", "div", "rem", "min", "max", "neg", "abs", "and", "or",
-                               "xor", "not", "shl", "shr")}
-_SIMPLE.update({n: None for n in ("mov", "setp", "selp", "cvt", "shfl")})
+_ALU_OPS = {"add", "sub", "mul", "mad", "div", "rem", "min", "max", "neg", "abs", "and", "or", "xor", "not", "shl",
+            "shr"}
 
 
 def _float_op(op: str, vals):
@@ -1477,12 +1470,6 @@ _SPECIAL = {
     "%ctaid.z": lambda w, l: w.cta.ctaid[2],
     "%cluster_ctarank": lambda w, l: w.cta.rank,
 }
-
-
-def _merge(ranges):
-    from ptxkit.values import merge_ranges
-
-    return merge_ranges(ranges)
 
 
 def _affine(vals, tensor: str, globals_, name: str):
