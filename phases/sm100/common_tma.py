@@ -5,8 +5,8 @@ the optimization:
 
 - host side: the tcgen05 tiled MMA for the worklog's operand majors (A K-major, B N-major), the staged
   smem layouts, the A/B TMA atoms, and the expect_tx byte count of one stage;
-- device side: the shared-storage struct (full/empty/accumulator mbarriers, the TMEM address slot)
-  and the cluster-shape marker of the 2-CTA phases;
+- device side: the shared-storage struct (full/empty/accumulator mbarriers, the TMEM address slot);
+  the cluster-shape marker of the 2-CTA phases is ``phases.cluster``'s, shared with sm90;
 - phase 5's epilogue mapping (warp -> TMEM lanes/columns -> staging tile -> TMA store boxes) as plain
   functions that the kernel and ``tests/test_sm100_epilogue_coverage.py`` both evaluate;
 - what the persistent phases (6, 7) run once per tile, as ``@cute.jit`` helpers: the producer's
@@ -28,7 +28,6 @@ SW64 (BK = 32 fp16 = 64 B per row) and moves as one {32 (K), 128 (M)} box per st
 import cutlass
 import cutlass.cute as cute
 import cutlass.utils.blackwell_helpers as sm100_utils
-from cutlass._mlir import ir
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync, tcgen05
 
 from phases.sm100.common import MMA_K
@@ -177,22 +176,6 @@ def smem_bytes_of(storage_cls, *tile_bytes: int) -> int:
     for nbytes in tile_bytes:
         offset = -(-offset // SMEM_ALIGN) * SMEM_ALIGN + int(nbytes)
     return offset
-
-
-def require_cluster_dims(dims: tuple[int, int, int]) -> None:
-    """Put the cluster shape into the kernel being traced: PTX ``.explicitcluster .reqnctapercluster``.
-
-    The worklog's ``__cluster_dims__(2,1,1)``. The DSL launches clusters through cudaLaunchKernelEx's
-    cluster attribute only and leaves the PTX without a cluster directive; a cta_group::2 kernel is
-    meaningless without its peer CTA, so the shape also goes into the kernel (MLIR NVVM's
-    ``nvvm.cluster_dim`` kernel attribute), where ptxas and the driver see it. Call it from inside a
-    ``@cute.kernel`` body.
-    """
-    op = ir.InsertionPoint.current.block.owner
-    while op is not None and op.operation.name not in ("cuda.kernel", "gpu.func", "lir.func"):
-        op = op.operation.parent
-    assert op is not None, "require_cluster_dims must be called while tracing a @cute.kernel"
-    op.operation.attributes["nvvm.cluster_dim"] = ir.Attribute.parse("array<i32: {}, {}, {}>".format(*dims))
 
 
 # ------------------------------------------------------------------------------------------------

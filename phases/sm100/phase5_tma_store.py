@@ -42,6 +42,7 @@ from cutlass.memory import SmemAllocator, TmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases.base import GemmPhase, TileConfig
+from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div
 from phases.sm100 import common
 from phases.sm100 import common_tma as ct
@@ -140,7 +141,7 @@ class Sm100Phase5(GemmPhase):
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, bidy, _ = cute.arch.block_idx()
-        ct.require_cluster_dims((self.cfg.cluster_m, 1, 1))  # PTX .reqnctapercluster 2, 1, 1
+        require_cluster_dims((self.cfg.cluster_m, 1, 1))  # PTX .reqnctapercluster 2, 1, 1
         mma_v = bidx % self.cfg.cluster_m  # rank of this CTA in the pair (cluster (2,1,1) along M)
         is_leader_cta = mma_v == 0  # rank 0 issues the pair's MMAs and owns the full barriers
 

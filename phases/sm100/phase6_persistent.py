@@ -82,6 +82,7 @@ from cutlass.memory import SmemAllocator, TmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases.base import GemmPhase, TileConfig
+from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div, persistent_clusters
 from phases.raster import grouped_tile_coord as grouped_pair_tile  # tiles_m = pair rows
 from phases.sm100 import common
@@ -194,7 +195,7 @@ class Sm100Phase6(GemmPhase):
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, _, _ = cute.arch.block_idx()
-        ct.require_cluster_dims((c.cluster_m, 1, 1))  # PTX .reqnctapercluster 2, 1, 1
+        require_cluster_dims((c.cluster_m, 1, 1))  # PTX .reqnctapercluster 2, 1, 1
         mma_v = bidx % c.cluster_m  # rank of this CTA in the pair (cluster (2,1,1) along M)
         is_leader_cta = mma_v == 0  # rank 0 issues the pair's MMAs and owns the full barriers
 

@@ -69,6 +69,7 @@ from cutlass.memory import SmemAllocator, TmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases.base import GemmPhase, TileConfig
+from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div, stream_k_schedule
 from phases.raster import grouped_tile_coord as grouped_pair_tile  # tiles_m = pair rows
 from phases.sm100 import common
@@ -201,7 +202,7 @@ class Sm100Phase7(GemmPhase):
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, _, _ = cute.arch.block_idx()
-        ct.require_cluster_dims(self.cluster)  # PTX .reqnctapercluster 4, 1, 1
+        require_cluster_dims(self.cluster)  # PTX .reqnctapercluster 4, 1, 1
         mma_v = bidx % c.cluster_m  # rank of this CTA in its pair (pairs: cluster ranks 0-1 and 2-3)
         is_leader_cta = mma_v == 0  # the pair's even CTA issues the pair's MMAs and owns the full barriers
 
