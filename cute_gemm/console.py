@@ -16,6 +16,24 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
 
 
+def text_table(header: list[str], rows: list[list[str]], left: int = 1) -> str:
+    """A plain-text table (rich, no box, no colour): the first ``left`` columns left-aligned, the others
+    right-aligned; for reports that end up in logs and READMEs (compile-only census, profiles)."""
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style=None, padding=(0, 1))
+    for i, head in enumerate(header):
+        table.add_column(head, justify="left" if i < left else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    buf = StringIO()
+    Console(file=buf, width=100_000, color_system=None, highlight=False, emoji=False).print(table)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines())
+
+
 def console(stderr: bool = False):
     """A rich Console on stdout (or stderr); wide when it writes to a file or a pipe."""
     from rich.console import Console

@@ -163,9 +163,6 @@ def side_by_side(inss: list[Inspection]) -> str:
         if r in ("tmem_cols", "grid_ctas") and all(v is None for v in vals):
             continue
         rows.append((r, ["-" if v is None else str(v) for v in vals]))
-    w0 = max(len(r[0]) for r in rows)
-    ws = [max(len(h), *(len(r[1][j]) for r in rows)) for j, h in enumerate(heads)]
-    lines = [" " * w0 + "  " + "  ".join(h.rjust(w) for h, w in zip(heads, ws))]
-    for name, vals in rows:
-        lines.append(name.ljust(w0) + "  " + "  ".join(v.rjust(w) for v, w in zip(vals, ws)))
-    return "\n".join(lines)
+    from cute_gemm.console import text_table
+
+    return text_table(["", *heads], [[name, *vals] for name, vals in rows])

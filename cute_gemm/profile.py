@@ -27,6 +27,7 @@ import subprocess
 import sys
 
 from cute_gemm import ncu_metrics as nm
+from cute_gemm.console import text_table
 
 SCHEMA = "cute-gemm/profile-v1"
 PEERS = {"cublas": "cuBLAS", "cublaslt": "cuBLASLt"}
@@ -316,10 +317,7 @@ def render_table(kernels: list[dict]) -> str:
             top = top_stalls(k)
             cells.append(f"{top[i][0]} {100 * top[i][1]:.0f}%" if i < len(top) else "n/a")
         rows.append((f"stall #{i + 1} (share)", cells))
-    w0 = max(len(r[0]) for r in rows)
-    widths = [max(len(r[1][j]) for r in rows) for j in range(len(kernels))]
-    lines = [f"{name:<{w0}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cells, widths)) for name, cells in rows]
-    lines.append("")
+    lines = [text_table([rows[0][0], *rows[0][1]], [[name, *cells] for name, cells in rows[1:]]), ""]
     lines += [f"{_display(k['label'])}: {k['kernel']}  grid {k.get('grid', '?')} x block {k.get('block', '?')}"
               for k in kernels]
     return "\n".join(lines)
@@ -384,9 +382,7 @@ def render_deltas(a: dict, b: dict) -> str:
     """Two kernels' counters side by side with the change, as `cute-gemm compare` prints them."""
     rows = [(counter_label(key), _fmt_counter(key, va), _fmt_counter(key, vb),
              "" if ch is None else f"{100 * ch:+.1f}%") for key, va, vb, ch in profile_deltas(a, b)]
-    rows.insert(0, ("", _display(a["label"]), _display(b["label"]), "change"))
-    w = [max(len(r[i]) for r in rows) for i in range(4)]
-    return "\n".join(f"{r[0]:<{w[0]}}  {r[1]:>{w[1]}}  {r[2]:>{w[2]}}  {r[3]:>{w[3]}}" for r in rows)
+    return text_table(["", _display(a["label"]), _display(b["label"]), "change"], [list(r) for r in rows])
 
 
 def moved_most(kernels: list[dict], counters: dict[str, float] = MOVERS) -> list[dict]:
