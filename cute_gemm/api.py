@@ -21,6 +21,7 @@ import time
 from cute_gemm import arch as _arch
 from cute_gemm import cache, registry
 from cute_gemm.problem import InputError, Problem, validate
+from phases.base import MAX_ELEMENTS
 
 _PLANS: dict = {}  # (phase, config, arch, device index) -> Plan
 _LOCK = threading.Lock()  # compiles and plan creation; the fast path takes no lock
@@ -49,7 +50,7 @@ class Plan:
         return (
             m > 0 and n > 0 and k > 0
             and not (m % dm or n % dn or k % dk)
-            and m * k < 2**31 and k * n < 2**31 and m * n < 2**31
+            and m * k < MAX_ELEMENTS and k * n < MAX_ELEMENTS and m * n < MAX_ELEMENTS
         )
 
 

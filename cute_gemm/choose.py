@@ -39,14 +39,10 @@ def _candidates(arch: str):
 
 
 def cost(kernel, m: int, n: int, k: int, penalty: float = 1.0) -> float:
-    """Relative time of ``kernel`` on (m, n, k): busiest cluster's tile rounds x tile width x penalty."""
-    sched = kernel.schedule(m, n, k)
-    if len(sched) == 3:  # stream-K: (data-parallel tiles, split tiles, clusters)
-        dp, sk, clusters = sched
-        rounds = -(-dp // clusters) + (0.5 if sk else 0.0)
-    else:  # persistent: (tiles, clusters)
-        tiles, clusters = sched
-        rounds = -(-tiles // clusters)
+    """Relative time of a stream-K ``kernel`` on (m, n, k): the busiest cluster's tile rounds (a split
+    last round counts half) x tile width x penalty."""
+    dp, sk, clusters = kernel.schedule(m, n, k)  # data-parallel tiles, split tiles, clusters launched
+    rounds = -(-dp // clusters) + (0.5 if sk else 0.0)
     return rounds * kernel.cfg.bn * penalty
 
 

@@ -647,7 +647,7 @@ def _compare_profiles(entries, p) -> None:
     kernels = {k["label"]: k for k in doc["kernels"]}
     a, b = (kernels.get(e.key) for e in entries)
     if a and b:
-        print(f"\nwhere the cycles went (Nsight Compute, one launch each, clocks untouched):")
+        print("\nwhere the cycles went (Nsight Compute, one launch each, clocks untouched):")
         print(profile.render_deltas(a, b))
 
 

@@ -28,8 +28,6 @@ def test_names_separate_configs_and_targets():
 
 
 def test_export_then_load_in_another_process(cache_dir):
-    import torch
-
     from cute_gemm.api import compile_plan
 
     e = registry.get("sm90", "2a")
