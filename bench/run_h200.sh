@@ -2,6 +2,7 @@
 # The H200 runs behind the README, in two device calls (a call may last 10 minutes). Output in $OUT.
 #   on the device: source .devcarry/setup.sh && bash bench/run_h200.sh sweep     # call 1
 #                  source .devcarry/setup.sh && bash bench/run_h200.sh sustained # call 2
+#                  source .devcarry/setup.sh && bash bench/run_h200.sh top       # the top of the ladder
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -18,11 +19,21 @@ sweep)
   ;;
 sustained)
   timeout 200 python3 -m cute_gemm bench --shapes 4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072 \
-    6144,6144,6144 --phases 5-7 --best --sustained 0.5 --rounds 5 --no-plot --out "$OUT/bench_sustained.json" \
+    6144,6144,6144 --phases 5-8 --best --sustained 0.5 --rounds 5 --no-plot --out "$OUT/bench_sustained.json" \
     2>&1 | tee "$OUT/bench_sustained.log"
-  timeout 100 python3 -m cute_gemm bench --shapes 4096,4096,4096 8192,8192,8192 --phases 5-7 --best --data ints \
+  timeout 100 python3 -m cute_gemm bench --shapes 4096,4096,4096 8192,8192,8192 --phases 5-8 --best --data ints \
     --rounds 5 --no-plot --out "$OUT/bench_ints.json" 2>&1 | tee "$OUT/bench_ints.log"
   timeout 100 python3 -m cute_gemm bench --api --phases 0,5,7 --out "$OUT/api.json" 2>&1 | tee "$OUT/api.log"
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py 2>&1 | tail -15 | tee "$OUT/gpu_tests.log"
+  ;;
+top)
+  # 3. the top of the ladder (phases 6-8, phase="best", 7 with the 128x192 tile) against the peers at the
+  #    target shapes, sustained, after the GPU tests; then Nsight Compute on 6, 7, 8 and cuBLAS at 8192^3.
+  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/ 2>&1 | tail -15 | tee "$OUT/gpu_tests.log"
+  timeout 300 python3 -m cute_gemm bench --shapes 4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072 \
+    6144,6144,6144 --phases 6-8 --best --config 7:bn=192 --sustained 0.5 --rounds 5 --no-plot --quiet \
+    --out "$OUT/bench_top.json" 2>&1 | tee "$OUT/bench_top.log"
+  timeout 150 python3 -m cute_gemm profile --phase 6-8 --shape 8192,8192,8192 --json "$OUT/profile_8192.json" \
+    2>&1 | tee "$OUT/profile_8192.log"
   ;;
 esac

@@ -42,7 +42,7 @@ def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict,
 
 def run_bench(entries, shapes, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
               sustained_s: float = 0.0, cold_l2: bool = False, progress: bool = True,
-              best_arch: str | None = None) -> dict:
+              best_arch: str | None = None, variants=()) -> dict:
     """Check every entry at every shape, then shape by shape check the peers and time everything that
     passed, interleaved -> a bench-v2 document."""
     from cute_gemm.console import Progress
@@ -52,10 +52,10 @@ def run_bench(entries, shapes, peer_list, *, data: str = "randn", rounds: int = 
     peak = peak_for(env["gpu"]["name"]) if env["gpu"] else None
     telemetry = Telemetry.open()
     results = []
-    total = len(shapes) * (len(entries) + (best_arch is not None) + len(peer_list) + rounds)
+    total = len(shapes) * (len(entries) + len(variants) + (best_arch is not None) + len(peer_list) + rounds)
     try:
         with Progress(total, enabled=progress) as bar:
-            checked = [check_phases(entries, p, step=bar.step, best_arch=best_arch) for p in shapes]
+            checked = [check_phases(entries, p, step=bar.step, best_arch=best_arch, variants=variants) for p in shapes]
             for p, phases in zip(shapes, checked):
                 results += measure_shape(p, phases, peer_list, data=data, rounds=rounds, sustained_s=sustained_s,
                                          cold_l2=cold_l2, telemetry=telemetry, peak=peak, step=bar.step)
@@ -189,7 +189,7 @@ def ncu_check(doc: dict, shapes, arch: str, progress=print) -> dict:
     out = {"tolerance": NCU_AGREE, "shapes": {}}
     for p in shapes:
         rows = {r["key"]: r for r in doc["results"] if r["shape"] == str(p) and r.get("timing")}
-        phases = [registry.get(arch, r["phase"]) for k, r in rows.items() if r["kind"] == "phase" and k != "best"]
+        phases = [registry.get(arch, r["phase"]) for k, r in rows.items() if r["kind"] == "phase" and k != "best" and not r.get("config")]
         if not rows:
             continue
         try:

@@ -251,7 +251,7 @@ def cmd_list(args) -> int:
             print(f"      adds: {e.adds}{wl}")
             print(f"      shapes: {e.make().shape_rule()}")
         if fam == "sm90":
-            print('  best: per shape, the phase-7 config a wave-arithmetic heuristic picks (gemm(phase="best"))')
+            print('  best: per shape, the phase and config a wave-arithmetic heuristic picks (gemm(phase="best"))')
         print()
     return 0
 
@@ -371,7 +371,50 @@ def add_timing_options(p, default_peers):
                    help="rotate input sets larger than twice the L2 (default: L2-resident, as the worklog)")
 
 
-TIMING_OPTIONS = ("data", "rounds", "sustained", "peers", "cold_l2", "best", "ncu_check")
+TIMING_OPTIONS = ("data", "rounds", "sustained", "peers", "cold_l2", "best", "config", "ncu_check")
+
+
+def _variants(specs, fams) -> list:
+    """``--config`` specs parsed for the first of ``fams`` that has the phase (the GPU's, when there is one)."""
+    out = []
+    for spec in specs:
+        errors = []
+        for fam in fams:
+            try:
+                out.append(parse_variant(spec, fam))
+                break
+            except UsageError as exc:
+                errors.append(exc)
+        else:
+            raise errors[0]
+    return out
+
+
+def parse_variant(spec: str, arch: str):
+    """'8:bn=128,stages=5' -> (entry, config, 'bn=128 stages=5'); UsageError on a bad phase, field or value."""
+    from cute_gemm import registry
+
+    phase, sep, fields = spec.partition(":")
+    if not sep or not fields.strip():
+        raise UsageError(f"--config {spec!r}: expected PHASE:FIELD=VALUE[,FIELD=VALUE], e.g. 8:bn=128")
+    try:
+        entry = registry.get(arch, phase)
+    except (LookupError, ValueError) as exc:
+        raise UsageError(f"--config {spec!r}: {exc}") from None
+    known = {f.name: f for f in dataclasses.fields(entry.config_cls)}
+    over = {}
+    for item in fields.split(","):
+        name, eq, value = (x.strip() for x in item.partition("="))
+        if not eq or name not in known:
+            raise UsageError(f"--config {spec!r}: {name!r} is not a field of phase {entry.phase}'s config "
+                             f"({', '.join(known)})")
+        try:
+            over[name] = int(value)
+        except ValueError:
+            raise UsageError(f"--config {spec!r}: {name}={value!r} is not an integer") from None
+    # a config the phase cannot build (smem, slab count, tile) fails its row's check, not the run
+    cfg = dataclasses.replace(entry.default_config(), **over)
+    return entry, cfg, " ".join(f"{k}={v}" for k, v in over.items())
 
 
 def _given(args, names) -> list[str]:
@@ -379,7 +422,7 @@ def _given(args, names) -> list[str]:
     return ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, False)]
 
 
-def _time_shapes(entries, shapes, args, default_peers, progress=False, best_arch=None) -> dict:
+def _time_shapes(entries, shapes, args, default_peers, progress=False, best_arch=None, variants=()) -> dict:
     """A bench-v2 document for ``entries`` and the chosen peers at ``shapes`` (GPU)."""
     from cute_gemm import bench
 
@@ -387,7 +430,7 @@ def _time_shapes(entries, shapes, args, default_peers, progress=False, best_arch
     return bench.run_bench(entries, shapes, [peers.PEERS[n] for n in names],
                            data=args.data or "randn", rounds=args.rounds or timing.ROUNDS,
                            sustained_s=args.sustained or 0.0, cold_l2=args.cold_l2, progress=progress,
-                           best_arch=best_arch)
+                           best_arch=best_arch, variants=variants)
 
 
 # ----------------------------------------------------------------------------------------------- run
@@ -473,6 +516,7 @@ def cmd_bench(args) -> int:
                          f"the {_arch.family(tgt)} phases)")
     fams = [args.arch] if args.arch else ([_arch.family(tgt)] if tgt else list(_arch.TARGETS))
     entries = _entries(fams, args.phases)
+    variants = _variants(args.config or (), fams)  # a bad --config is refused with or without a GPU
     if tgt is None:
         return _bench_compile_only(args, entries, fams)
     writable_file(args.out or DEFAULT_OUT, "--out")
@@ -482,12 +526,13 @@ def cmd_bench(args) -> int:
     if args.sweep:
         shapes += [p for p in bench.SWEEP if p not in shapes]
     peer_names = args.peers if args.peers is not None else list(peers.DEFAULT)
-    seconds = bench.estimate_seconds(len(entries) + len(peer_names), len(shapes), args.rounds or timing.ROUNDS,
+    seconds = bench.estimate_seconds(len(entries) + len(variants) + len(peer_names), len(shapes), args.rounds or timing.ROUNDS,
                                      args.sustained or 0.0)
     if seconds > 60:
         print(f"timing takes at least ~{seconds / 60:.0f} min of GPU time (plus checks and compiles)", file=sys.stderr)
     doc = _time_shapes(entries, shapes, args, peers.DEFAULT, progress=not args.quiet,
-                       best_arch=_arch.family(tgt) if args.best else None)
+                       best_arch=_arch.family(tgt) if args.best else None,
+                       variants=variants)
     if args.ncu_check:
         checked = [p for p in shapes if str(p) in {"512x512x512", "1024x1024x1024", "4096x4096x4096"}] or shapes
         doc["ncu_check"] = bench.ncu_check(doc, checked, _arch.family(tgt),
@@ -581,7 +626,10 @@ def add_bench(sub):
                         "phase's first-call compile time); combine with --phases")
     p.add_argument("--best", action="store_true",
                    help='add a row "best": the phase and config cute_gemm.gemm(phase="best") picks for each shape '
-                        "(a wave-arithmetic heuristic over phase-7 tile widths), checked and timed like a phase")
+                        "(a wave-arithmetic heuristic over phase 7's tile widths and phase 8), checked and timed like a phase")
+    p.add_argument("--config", action="append", metavar="PHASE:FIELD=V[,FIELD=V]",
+                   help="add a row for a phase with config overrides, checked and timed like a phase, e.g. "
+                        "--config 8:bn=128 --config 7:bn=192,stages=5 (repeatable; the fields: `cute-gemm list`)")
     p.add_argument("--ncu-check", action="store_true",
                    help="after timing, profile one launch of each timed phase and cuBLAS with Nsight Compute at "
                         "512^3, 1024^3 and 4096^3 (those of --shapes, else all) and record, per kernel, graph "

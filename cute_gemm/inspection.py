@@ -36,6 +36,7 @@ CENSUS = {
     "st.global": r"\bst\.global\.",
     "st.shared": r"\bst\.shared\.",
     "bar.sync": r"\b(?:bar|barrier)\.sync\b",
+    "bar.arrive": r"\b(?:bar|barrier)(?:\.cta)?\.arrive\b",
     "st.async (DSMEM)": r"\bst\.async\.",
     "cluster launch": r"\.(?:reqnctapercluster|explicitcluster)\b",
 }

@@ -74,11 +74,14 @@ class PhaseChecks:
     factories: dict
 
 
-def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | None = None) -> PhaseChecks:
+def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | None = None,
+                 variants=()) -> PhaseChecks:
     """Check every entry at ``p`` (compiling it there); one that cannot do the shape is skipped.
 
     With ``best_arch``, one more row, ``best``: the phase and config ``phase="best"`` picks for this shape
     (``cute_gemm.choose``), checked and timed like a phase, its label naming the pick.
+    ``variants``: (entry, config, label) triples, e.g. phase 8 with ``bn=128``: one more row each, keyed
+    and named "8 bn=128" (``cute-gemm bench --config 8:bn=128``).
     The bench checks every phase at every shape before any peer runs: importing quack patches the
     DSL's tensor classes process-wide, and the phases are compiled before that happens.
     """
@@ -87,6 +90,8 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
     from cute_gemm.check import check_phase
 
     todo = [(e, config, e.key, e.phase, f"phase {e.phase}", e.adds) for e in entries]
+    todo += [(e, cfg, f"{e.key} {lab}", f"{e.phase} {lab}", f"phase {e.phase} {lab}", f"phase {e.phase} with {lab}")
+             for e, cfg, lab in variants]
     if best_arch:
         candidates = choose.explain(best_arch, p.m, p.n, p.k)  # cheapest first; [] if none takes the shape
         if candidates:
@@ -98,7 +103,8 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
             todo.append((None, None, "best", "best", "best", 'phase="best"'))
     rows, factories = [], {}
     for e, cfg, key, name, label, adds in todo:
-        row = _row("phase", key, name, label, p, phase=name, adds=adds)
+        row = _row("phase", key, name, label, p, phase=name.split()[0], adds=adds,
+                   config=None if e is None or cfg is None else _overrides(e, cfg))
         why = ["no candidate of phase 'best' takes this shape"] if e is None else e.make(cfg).can_implement(p.m, p.n, p.k)
         if why:
             row.update(status="skipped", reason="; ".join(why))
@@ -115,6 +121,12 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
         if step:
             step(f"{p} check {label}: {row['status']}")
     return PhaseChecks(rows, factories)
+
+
+def _overrides(entry, cfg) -> dict | None:
+    """The config fields of ``cfg`` that differ from the entry's default."""
+    default = entry.default_config()
+    return {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name)}
 
 
 def _check_peers(peer_list, p: Problem, step) -> tuple[list[dict], dict]:

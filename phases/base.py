@@ -25,7 +25,7 @@ from typing import ClassVar
 
 # Every phase id, in ladder order. The one list: the registry, the CLI and the docs read it from here.
 # 2a = TMA loads, 2b = TMA + warp specialization; a bare "2" means 2b.
-PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6", "7")
+PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6", "7", "8")
 PHASE_ALIASES = {"2": "2b"}
 
 ROW_ALIGN = 8  # N and K must be multiples of 8: 16-byte fp16 rows of A and B (TMA, 16-B cp.async)

@@ -119,6 +119,26 @@ def test_one_shape_rows(fake_gpu):
     assert bench.validate_doc(doc) == []
 
 
+def test_config_variants_are_rows_of_their_own(fake_gpu, monkeypatch):
+    """`bench --config 8:bn=128`: one more row, keyed and named by phase + overrides, checked with that config,
+    timed beside the default, its config recorded; ncu_check (which profiles default configs) skips it."""
+    from cute_gemm import registry
+    from cute_gemm.cli import parse_variant
+
+    monkeypatch.setitem(MS, "sm90:8", 0.21)  # the fake launcher launches entry.key
+    entry, cfg, label = parse_variant("8:bn=128", "sm90")
+    assert entry is registry.get("sm90", "8") and cfg.bn == 128 and label == "bn=128"
+    p = Problem(1024, 1024, 1024)
+    rows = measure.measure_shape(p, measure.check_phases([FakeEntry("3")], p, variants=[(entry, cfg, label)]), [],
+                                 rounds=2)
+    by = {r["key"]: r for r in rows}
+    var = by["sm90:8 bn=128"]
+    assert var["name"] == "8 bn=128" and var["label"] == "phase 8 bn=128" and var["phase"] == "8"
+    assert var["config"] == {"bn": 128} and by["sm90:3"]["config"] is None
+    assert var["status"] == "ok" and var["timing"]["ms_median"] == pytest.approx(0.21)
+    assert ("phase", "8", str(p)) in CHECKED
+
+
 def test_nothing_to_time_still_completes_the_progress(fake_gpu):
     steps = []
     p = Problem(256, 256, 256)
@@ -188,7 +208,7 @@ def test_bench_on_gpu_writes_json_and_plots(on_h200, tmp_path, capsys):
     assert [str(s) for s in shapes] == ["2048x2048x2048"] + [str(s) for s in bench.SWEEP if s.m != 2048]
     assert [pr.name for pr in peer_list] == ["cublas", "triton"]
     assert kw == {"data": "ints", "rounds": 3, "sustained_s": 1.0, "cold_l2": False, "progress": False,
-                  "best_arch": None}
+                  "best_arch": None, "variants": []}
     assert bench.load(str(out))["data"] == "ints"
     assert "4096x4096x4096" in stdout and "phase 6" in stdout and "sw_power_cap" in stdout
     for name in ("bench_ladder.png", "bench_worklog.png"):

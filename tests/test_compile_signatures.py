@@ -51,6 +51,8 @@ SIGNATURES = {
 SIGNATURES[("sm90", "6")] = SIGNATURES[("sm90", "5")]  # everything of 5; the persistence is checked below
 # everything of 6, plus the stream-K exchange: remote (DSMEM) stores counted on the peer's mbarrier
 SIGNATURES[("sm90", "7")] = (SIGNATURES[("sm90", "6")][0] + ["st.async (DSMEM)"], SIGNATURES[("sm90", "6")][1])
+# everything of 6, plus the turns: a warpgroup hands the tensor pipe / the staging buffers on with bar.arrive
+SIGNATURES[("sm90", "8")] = (SIGNATURES[("sm90", "6")][0] + ["bar.arrive"], SIGNATURES[("sm90", "6")][1] + ["st.async (DSMEM)"])
 SIGNATURES[("sm100", "6")] = SIGNATURES[("sm100", "5")]  # everything of 5; persistence: test_sm100_phase6.py
 SIGNATURES[("sm100", "7")] = SIGNATURES[("sm100", "6")]  # everything of 6; the split: test_sm100_phase7.py
 
@@ -129,6 +131,20 @@ def test_sm90_grids_cover_ragged_shapes(p):
     k6 = registry.get("sm90", "6").make()
     tiles = ceil(p.m, 256) * ceil(p.n, 256)
     assert k6.grid(p.m, p.n, p.k) == (2 * min(tiles, k6.cfg.sm_count // 2), 1, 1)
+    k8 = registry.get("sm90", "8").make()  # pairs of 128x192 tiles, each warpgroup a whole tile
+    tiles8 = ceil(p.m, 256) * ceil(p.n, 192)
+    assert k8.grid(p.m, p.n, p.k) == (2 * min(tiles8, k8.cfg.sm_count // 2), 1, 1)
+
+
+def test_sm90_phase8_ping_pong_resources():
+    """Phase 8: a producer + two consumer warpgroups, each holding a whole 128x192 fp32 tile in registers
+    (192 per thread) under setmaxnreg, no spills; 4 stages of 40 KiB + the shared C staging; 4 k16 steps x
+    2 row blocks = 8 wgmma per stage; the turns are handed on with bar.arrive (2 turns x handing on + start)."""
+    ins = _inspect("sm90:8", "sm_90a")
+    assert ins.threads == 384 and ins.cluster == 2 and ins.spill_bytes == 0
+    assert ins.smem_bytes >= 4 * (128 + 192) * 64 * 2 + 2 * 128 * 32 * 4
+    assert ins.census["wgmma.mma_async"] == 8 and ins.census["setmaxnreg"] == 2
+    assert ins.census["bar.arrive"] == 4 and ins.census["bar.arrive"] <= ins.census["bar.sync"]
 
 
 def test_sm90_phase6_is_persistent():

@@ -38,8 +38,11 @@ def test_arch_names():
 
 @pytest.mark.parametrize("fam", ["sm90", "sm100"])
 def test_each_ladder_is_complete(fam):
-    """Phases 0-5 (the worklog's), 6 (persistent) and 7 (stream-K), beyond it, on both arches."""
-    assert [e.phase for e in registry.all_entries(fam)] == LADDER + ["6", "7"]
+    """Phases 0-5 (the worklog's), 6 (persistent) and 7 (stream-K), beyond it, on both arches; 8 (ping-pong
+    consumer warpgroups) is a Hopper lesson: on sm100 the MMA never waits for the epilogue already (phase 6's
+    double-buffered TMEM accumulator)."""
+    beyond = {"sm90": ["6", "7", "8"], "sm100": ["6", "7"]}[fam]
+    assert [e.phase for e in registry.all_entries(fam)] == LADDER + beyond
 
 
 @pytest.mark.parametrize("entry", registry.all_entries(), ids=lambda e: e.key)

@@ -1,0 +1,305 @@
+"""sm90 phase 8: ping-pong consumers -- each warpgroup owns a whole tile, and they take turns (beyond the worklog).
+
+Compared to phase 6 (both consumer warpgroups on one 128x256 tile, rows 64w..64w+63 each, then both
+in the epilogue while the tensor pipe idles), each consumer warpgroup now owns a whole 128x192 tile
+(two m64n192k16 per k16 step, 192 fp32 accumulator registers per thread) and the CTA's tiles alternate
+between them: the CTA's i-th tile goes to warpgroup i % 2. Two ordered hand-offs make them take turns:
+1. mainloop order (named barriers 3 + w): warpgroup w issues its tile's wgmmas only after the other
+   one has issued all of its previous tile's, so exactly one warpgroup feeds the tensor pipe at a time
+   and the other runs its epilogue meanwhile: the epilogue (192 KiB of fp32 per tile through smem)
+   is hidden under the other tile's MMAs instead of stopping them;
+2. epilogue order (named barriers 5 + w): the two epilogues share the C staging buffers, so a
+   warpgroup starts its stores only after the other's last stores have read them.
+The ring does not change: the producer loads every tile's k-tiles in order, so warpgroup w's stages
+are the ring positions of its own tiles; its read/release states skip the other warpgroup's k-tiles
+(``advance(k_tiles)``), and a stage is released by the 4 warps of one warpgroup per CTA.
+Everything else (persistent grouped raster over 66 pairs, B multicast in the pair, the asynchronous
+TMA-store slabs, the helpers of ``common_tma``) is phase 6's; ``cute-gemm compare 6 8`` shows the step.
+
+Why 128x192: a warpgroup's tile lives in its registers, 232 per thread at most (setmaxnreg), and
+phase 6's 128x256 would need 256 for the accumulator alone. 128x192 keeps 192 + ~35 for addresses and
+descriptors. Per FLOP it moves a little more than phase 6's tile: smem operand reads
+2 x (64 + 192) / (128 x 192) = 0.0208 elements per MAC against (64 + 256) / (64 x 256) = 0.0195, and
+with B multicast in the pair, L2 -> smem (128 + 96) / (128 x 192) = 0.0091 against 0.0078. What it
+buys: the tensor pipe no longer stops for the epilogue, and a narrower tile splits N=3072, 6144 evenly
+(16 and 32 tiles) with more tiles per SM (finer waves). It does not split N=4096 evenly (22 tiles,
+the last one 2/3 empty), so ``phase="best"`` keeps phase 7 there; ``bn=128`` is the variant for it.
+Measured on the H200 (2026-11-30, ``bench/results/h200_2026-11-30_*``; what paid and what did not):
+- per cycle, it pays: Nsight Compute at 8192^3 (``profile_8192``) has the tensor pipe busy 96.4% of the
+  elapsed cycles against 91.9% for phase 6 and 91.7% for cuBLAS, 2.16 M cycles against 2.25 M / 2.28 M.
+  Where the clock is free (small-integer data, ``ints8``), 8192^3 runs 859 TFLOP/s against cuBLASLt's 820.
+- under the 700 W cap (random data, ``top``: 0.5 s sustained), the saved cycles come back as a lower
+  clock (1.34 against 1.41 GHz): 3072^3 615 vs 601 (1.02x the better vendor library), 8192^3 651 vs
+  644 (1.01x), 6144^3 640 vs 664 (0.96x); the tile moves more L2 bytes per FLOP than phase 6's (L2
+  throughput 62.6% against 56.8%), so its energy per FLOP is no lower (942 vs 934 TFLOP/s per kW).
+- N=4096 is 21.3 tiles of 192: 570 at 4096^3 against phase 7's 617, so ``phase="best"`` keeps phase 7
+  there. ``bn=128`` (``pingpong_first``) does not pay: 615 / 620 at 4096^3 / 8192^3 against phase 6's
+  618 / 648 (more L2 traffic per FLOP). ``cluster_m=4`` (B multicast four ways) does not either: 30
+  clusters of 4 fit on 132 SMs, so 33 run a second wave (443 TFLOP/s), and 30 (``sm_count=120``) leave
+  12 SMs idle (634 vs 682 at 8192^3, ``cluster4``, ``cluster4fit``).
+
+Numbers: 4 stages x (128 + 192) x 64 x 2 B = 160 KiB + 2 C staging buffers x 16 KiB = 192 KiB (+1 KiB
+barriers/alignment); 384 threads: the producer drops to 40 registers, the consumers take 232.
+
+Constraints:
+- N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds: zero-filled
+  loads, clipped stores).
+- A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
+- (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile.
+"""
+
+import dataclasses
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils.hopper_helpers as sm90_utils
+from cutlass.cute.nvgpu import cpasync, warpgroup
+from cutlass.tensor_utils import LayoutEnum
+
+from phases.base import GemmPhase
+from phases.cluster import require_cluster_dims
+from phases.raster import ceil_div, persistent_clusters
+from phases.sm90 import common
+from phases.sm90 import common_tma as ct
+from phases.sm90.phase6_persistent import make_shared_storage
+
+SMEM_OPT_IN_MAX = 232_448  # 227 KiB: the most dynamic smem one CTA may ask for on sm90
+
+# named barriers (0 is __syncthreads): 1 the epilogue's slab barrier (one warpgroup at a time),
+# 3 + w "warpgroup w may issue its mainloop", 5 + w "warpgroup w may run its epilogue"
+EPI_SLAB_BARRIER, MMA_TURN, EPI_TURN = 1, 3, 5
+
+
+@dataclasses.dataclass(frozen=True)
+class Sm90Phase8Config(ct.TmaConfig):
+    bm: int = 128
+    bn: int = 192  # one warpgroup's whole tile: 192 accumulator registers per thread
+    bk: int = 64
+    stages: int = 4  # 4 x 40 KiB = 160 KiB
+    cluster_m: int = 2  # CTAs per cluster along M: they share (multicast) the B tile
+    epi_stages: int = 2  # C staging buffers of one 128x32 fp32 slab (16 KiB) each, shared by both warpgroups
+    sm_count: int = 132  # SMs the persistent grid fills (H200); not queried, see phase 6's docstring
+
+
+class Sm90Phase8(GemmPhase):
+    """Phase 6 with ping-pong consumers: each warpgroup owns a whole tile; mainloops and epilogues alternate."""
+
+    arch = "sm90"
+    phase = "8"
+    Config = Sm90Phase8Config
+    summary = "phase 6 ping-pong: each consumer warpgroup owns a 128x192 tile; one runs its MMAs while the other stores"
+    adds = "ping-pong consumers: tiles alternate between the warpgroups, ordered by named barriers; the epilogue hides under MMAs"
+    worklog = ""
+
+    consumer_warpgroups = 2  # warpgroup w takes the CTA's tiles i with i % 2 == w
+    epi_n = 32  # columns per TMA-store slab: 32 fp32 = 128 B, the SW128 box width
+    # as phase 6: 128 x 40 + 256 x 232 = 64,512 of 65,536 registers
+    ctas_per_sm = 1
+    producer_regs = 40
+    consumer_regs = 232
+
+    def _setup_attributes(self):
+        cfg = self.cfg
+        assert (cfg.bn // self.epi_n) % cfg.epi_stages == 0, "slab j must map to the static buffer j % epi_stages"
+        assert cfg.bm == 2 * common.WGMMA_M, "a warpgroup's tile is two wgmma row blocks"
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
+        self.sC_layout = sm90_utils.make_smem_layout_epi(
+            cutlass.Float32, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.epi_stages
+        )
+        self.shared_storage = make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout)
+        self.smem_bytes = self.shared_storage.size_in_bytes()
+        assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem: fewer stages or epi_stages"
+        self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
+        self.cluster = (cfg.cluster_m, 1, 1)
+
+    def schedule(self, m, n, k):
+        """(cluster tiles, clusters launched) for an (m, n, k) problem: one cluster per SM pair at most."""
+        cfg = self.cfg
+        tiles = ceil_div(m, cfg.tile_m()) * ceil_div(n, cfg.bn)
+        return tiles, persistent_clusters(tiles, cfg.sm_count // cfg.cluster_m)
+
+    def grid(self, m, n, k):
+        return (self.schedule(m, n, k)[1] * self.cfg.cluster_m, 1, 1)
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self._setup_attributes()
+        cfg = self.cfg
+        tiled_mma = common.make_tiled_mma(cfg.bn)  # one warpgroup: m64n192k16 twice per k16 step (BM=128)
+        tma_atom_a, tma_a = ct.make_tma_load(mA, self.sA_layout, (cfg.bm, cfg.bk))
+        # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
+        tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
+        tma_atom_c, tma_c = cpasync.make_tiled_tma_atom(
+            cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(self.sC_layout, (None, None, 0)), (cfg.bm, self.epi_n)
+        )
+        self.kernel(
+            tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, tiled_mma,
+            self.sA_layout, self.sB_layout, self.sC_layout,
+        ).launch(
+            grid=self.grid(*self.problem_mnk(mA, mC)),
+            block=[self.threads, 1, 1],
+            cluster=[cfg.cluster_m, 1, 1],  # consecutive block ids pair up
+            smem=self.smem_bytes,
+            # .minnctapersm: fixes the entry register count (168) that setmaxnreg moves registers from
+            min_blocks_per_mp=self.ctas_per_sm,
+            preferred_smem_carveout=100,  # all 228 KiB of the SM as smem
+            stream=stream,
+        )
+
+    @cute.kernel
+    def kernel(
+        self,
+        tma_atom_a: cute.CopyAtom,
+        mA: cute.Tensor,
+        tma_atom_b: cute.CopyAtom,
+        mB: cute.Tensor,
+        tma_atom_c: cute.CopyAtom,
+        mC: cute.Tensor,
+        tiled_mma: cute.TiledMma,
+        sA_layout: cute.ComposedLayout,
+        sB_layout: cute.ComposedLayout,
+        sC_layout: cute.ComposedLayout,
+    ):
+        cfg = self.cfg
+        BM, BN, BK, NSTAGES = cfg.bm, cfg.bn, cfg.bk, cfg.stages
+        EPI_STAGES, SLABS = cfg.epi_stages, BN // self.epi_n
+        tidx, _, _ = cute.arch.thread_idx()
+        warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        bidx, _, _ = cute.arch.block_idx()
+        require_cluster_dims(self.cluster)  # PTX .reqnctapercluster 2, 1, 1: the pair is part of the kernel
+        if warp_idx == 0:
+            cpasync.prefetch_descriptor(tma_atom_a)
+            cpasync.prefetch_descriptor(tma_atom_b)
+            cpasync.prefetch_descriptor(tma_atom_c)
+
+        # the persistent schedule: cluster c takes cluster tiles c, c + clusters, c + 2 clusters, ...
+        # (both CTAs of a pair walk the same list: their multicasts and empty arrivals stay matched)
+        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
+        cluster_tiles, clusters = self.schedule(mC.shape[0], mC.shape[1], mA.shape[1])
+        cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+        cluster_id = bidx // cfg.cluster_m
+
+        # ---- smem: barriers + A/B rings + C staging buffers ----
+        smem = cutlass.memory.SmemAllocator()
+        storage = smem.allocate(self.shared_storage)
+        sA = storage.sA.get_tensor(sA_layout.outer, swizzle=sA_layout.inner)  # (BM, BK, NSTAGES)
+        sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)  # (BN, BK, NSTAGES)
+        sC = storage.sC.get_tensor(sC_layout.outer, swizzle=sC_layout.inner)  # (BM, 32, EPI_STAGES)
+
+        # full: 1 arrival (the producer's arrive.expect_tx) + the stage's TMA bytes (own A, both B halves).
+        # empty: one arrival per warp of the one warpgroup that reads the stage, in *both* CTAs.
+        cta_layout_vmnk = cute.make_layout((1, cfg.cluster_m, 1, 1))
+        ab_pipeline = pipeline.PipelineTmaAsync.create(
+            barrier_storage=storage.full_empty.data_ptr(),
+            num_stages=NSTAGES,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.cluster_m * common.WARPS_PER_WARPGROUP),
+            tx_count=cfg.stage_bytes(),
+            cta_layout_vmnk=cta_layout_vmnk,
+        )
+        # B's multicast mask: every CTA of the cluster along M (mode 1 of V,M,N,L) -> 0b11
+        b_mcast_mask = cpasync.create_tma_multicast_mask(
+            cta_layout_vmnk, cta_layout_vmnk.get_flat_coord(cta_rank), mcast_mode=1
+        )
+
+        # ---- every tile's TMA / MMA partitions (the loop below only picks the tile coordinates) ----
+        gA = cute.local_tile(mA, (BM, BK), (None, None))  # (BM, BK, tiles_m, k_tiles)
+        gB = cute.local_tile(mB, (BN, BK), (None, None))  # (BN, BK, tiles_n, k_tiles)
+        gC = cute.local_tile(mC, (BM, BN), (None, None))  # (BM, BN, tiles_m, tiles_n)
+        # A is this CTA's alone: the TMA partition is the whole box
+        tAsA, tAgA = cpasync.tma_partition(
+            tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
+        )
+        # B: rank r of the pair loads slice r of the box (and writes it into both CTAs)
+        tBsB, tBgB = cpasync.tma_partition(
+            tma_atom_b, cta_rank, cute.make_layout(cfg.cluster_m), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
+        )
+        k_tiles = cute.size(gA, mode=[3])
+
+        warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
+
+        # ---- producer warpgroup: one thread of warp 0 streams A/B k-tiles of all its tiles into the ring ----
+        if warp_group_idx == 0:
+            cute.arch.setmaxregister_decrease(self.producer_regs)
+            if warp_idx == 0:
+                prod_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, NSTAGES)
+                for tile in cutlass.range(cluster_id, cluster_tiles, clusters, unroll=1):
+                    m_tile, n_tile = ct.cluster_tile_coord(tile, tiles_m, tiles_n, cfg, cta_rank)
+                    # the same order as phase 6: the ring holds tile i's k-tiles, then tile i+1's; tile i
+                    # is read by warpgroup i % 2
+                    prod_state = ct.load_k_tiles(
+                        ab_pipeline, prod_state, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB,
+                        m_tile, n_tile, 0, k_tiles, b_mcast_mask,
+                    )
+                # do not exit while the peer may still arrive on this CTA's empty barriers
+                ab_pipeline.producer_tail(prod_state)
+
+        # ---- consumer warpgroups: warpgroup w runs the CTA's tiles w, w + 2, w + 4, ..., each whole ----
+        if warp_group_idx > 0:
+            cute.arch.setmaxregister_increase(self.consumer_regs)
+            wg = warp_group_idx - 1
+            wg_tidx = tidx % common.WARPGROUP_THREADS
+            thr_mma = tiled_mma.get_slice(wg_tidx)
+            tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
+            tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
+            acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((BM, BN)), cutlass.Float32)  # ((2,2,BN/8), 2, 1)
+            tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+
+            # the turns: warpgroup w waits on barrier X + w (with the other's 128 arrivals), and hands the
+            # turn on by arriving on X + 1 - w; warpgroup 1 starts by giving warpgroup 0 both turns
+            pair_threads = 2 * common.WARPGROUP_THREADS
+            my_mma_turn = pipeline.NamedBarrier(barrier_id=MMA_TURN + wg, num_threads=pair_threads)
+            next_mma_turn = pipeline.NamedBarrier(barrier_id=MMA_TURN + 1 - wg, num_threads=pair_threads)
+            my_epi_turn = pipeline.NamedBarrier(barrier_id=EPI_TURN + wg, num_threads=pair_threads)
+            next_epi_turn = pipeline.NamedBarrier(barrier_id=EPI_TURN + 1 - wg, num_threads=pair_threads)
+            if wg == 1:
+                next_mma_turn.arrive()
+                next_epi_turn.arrive()
+
+            # ---- epilogue views (tile-independent), phase 6's for one warpgroup's (BM, BN) tile ----
+            # only one warpgroup is in its epilogue at a time: one slab barrier of 128 threads serves both
+            epi_barrier = pipeline.NamedBarrier(barrier_id=EPI_SLAB_BARRIER, num_threads=common.WARPGROUP_THREADS)
+            slab = cute.slice_(sC_layout.outer, (None, None, 0))  # (BM, 32)
+            ring = cute.make_layout(
+                (slab.shape[0], slab.shape[1], (EPI_STAGES, SLABS // EPI_STAGES)),
+                stride=(slab.stride[0], slab.stride[1], (cute.cosize(slab), 0)),
+            )
+            sC_tile = cute.make_tensor(sC.iterator, ring)  # (BM, 32, SLABS) aliasing the EPI_STAGES buffers
+            tCsC = thr_mma.partition_C(cute.group_modes(sC_tile, 1, 3))
+            # slab j of this thread's values: N-blocks 4j..4j+3 of both 64-row blocks (mode 1)
+            acc_slabs = cute.logical_divide(acc, (cute.make_layout((2, 2, self.epi_n // 8)),))
+            tCsC_slabs = cute.logical_divide(tCsC, (cute.make_layout((2, 2, self.epi_n // 8)),))
+            store_thread = wg_tidx == 0
+
+            # this warpgroup's ring positions: its tiles' k-tiles; warpgroup 1's start after tile 0's
+            read_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
+            release_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
+            read_state.advance(wg * k_tiles)
+            release_state.advance(wg * k_tiles)
+            for tile in cutlass.range(cluster_id + wg * clusters, cluster_tiles, 2 * clusters, unroll=1):
+                m_tile, n_tile = ct.cluster_tile_coord(tile, tiles_m, tiles_n, cfg, cta_rank)
+                acc.fill(0.0)
+                my_mma_turn.arrive_and_wait()
+                read_state, release_state = ct.mma_k_tiles(
+                    ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_tiles
+                )
+                next_mma_turn.arrive()  # the other warpgroup's tile may take the tensor pipe
+                read_state.advance(k_tiles)  # skip the other warpgroup's next tile in the ring
+                release_state.advance(k_tiles)
+
+                # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
+                my_epi_turn.arrive_and_wait()
+                bSG_sC, bSG_gC = cpasync.tma_partition(
+                    tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
+                    cute.zipped_divide(gC[(None, None, m_tile, n_tile)], (BM, self.epi_n)),
+                )
+                for j in cutlass.range_constexpr(SLABS):
+                    ct.store_slab(
+                        acc_slabs[(None, j), None, 0], tCsC_slabs[(None, j), None, 0], bSG_sC[(None, j % EPI_STAGES)],
+                        bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, EPI_STAGES,
+                    )
+                # the other warpgroup's epilogue rewrites the staging buffers: they must have been read
+                if store_thread:
+                    cute.arch.cp_async_bulk_wait_group(0, read=True)
+                next_epi_turn.arrive()
