@@ -4,8 +4,8 @@
 - the TMA load atoms for A and B, and the shared-storage struct: full/empty mbarriers + the stage ring.
 - ``cluster_tile_coord``: which (m, n) tile a CTA of a cluster computes in the grouped raster.
 - the pieces the persistent phases (6 and later) run once per tile, as ``@cute.jit`` helpers so each
-  is written once: the producer's k-tile loads, the consumers' wgmma mainloop, and the store of one
-  C slab through a staging buffer and a TMA store.
+  is written once: the producer's k-tile loads, the consumers' wgmma mainloop, and the epilogue (the
+  views of the C staging ring, the TMA-store boxes of a tile, the store of one C slab and of a tile).
 
 The phases take the rest from ``phases.sm90.common`` (the wgmma tiled MMA, the staged smem layouts --
 with BK=64 A gets SW128: a 64-element fp16 K-row is exactly one 128-B swizzle span; N-major B is
@@ -145,3 +145,44 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
     if store_thread:
         cute.copy(tma_atom_c, bSG_sC_buf, bSG_gC_box)
         cute.arch.cp_async_bulk_commit_group()
+
+
+def epilogue_slab_views(thr_mma, sC, sC_layout, acc, epi_n: int, slabs: int, epi_stages: int):
+    """(``acc_slabs``, ``tCsC_slabs``): slab j of this thread's accumulator and where it goes in smem.
+
+    The MMA's view of the staging ring as the (BM, BN) tile: column c + 32 j (slab j) lives in buffer
+    j % epi_stages, i.e. the slab mode is (epi_stages, slabs / epi_stages) with stride (one buffer, 0);
+    same swizzle as ``sC``, so each thread writes where the TMA box reads. The wgmma fragment is
+    ((2, 2, BN/8), MMA_M, 1), 8 columns per N-block, so slab j is N-blocks 4j..4j+3: both views split
+    that mode into (4, BN/32), and ``[(None, j), None, 0]`` is slab j of every 64-row block.
+    """
+    slab = cute.slice_(sC_layout.outer, (None, None, 0))  # (BM, 32)
+    ring = cute.make_layout(
+        (slab.shape[0], slab.shape[1], (epi_stages, slabs // epi_stages)),
+        stride=(slab.stride[0], slab.stride[1], (cute.cosize(slab), 0)),
+    )
+    sC_tile = cute.make_tensor(sC.iterator, ring)  # (BM, 32, SLABS) aliasing the epi_stages buffers
+    tCsC = thr_mma.partition_C(cute.group_modes(sC_tile, 1, 3))
+    n_blocks = cute.make_layout((2, 2, epi_n // 8))
+    return cute.logical_divide(acc, (n_blocks,)), cute.logical_divide(tCsC, (n_blocks,))
+
+
+def tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, bm: int, epi_n: int):
+    """TMA-store partition of one tile: buffer b of the staging ring -> box j (columns 32 j..) of C's
+    tile (m_tile, n_tile); ``(bSG_sC[(None, b)], bSG_gC[(None, (0, j))])``."""
+    return cpasync.tma_partition(
+        tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
+        cute.zipped_divide(gC[(None, None, m_tile, n_tile)], (bm, epi_n)),
+    )
+
+
+@cute.jit
+def store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
+               slabs: cutlass.Constexpr, epi_stages: cutlass.Constexpr):
+    """The epilogue of one tile: every slab j through buffer j % epi_stages (``store_slab``). Nobody
+    waits for the last stores: they drain while the next tile's mainloop runs."""
+    for j in cutlass.range_constexpr(slabs):
+        store_slab(
+            acc_slabs[(None, j), None, 0], tCsC_slabs[(None, j), None, 0], bSG_sC[(None, j % epi_stages)],
+            bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, epi_stages,
+        )

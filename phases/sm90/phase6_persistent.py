@@ -16,7 +16,8 @@ CTA each), the grid is now one CTA per SM and each CTA walks the tiles itself:
    buffer the *next* slab overwrites has been read by its store. Nobody waits for a store to reach
    global memory: a tile's last stores drain while the next tile's mainloop runs, and only the CTA's
    very last stores are waited for, before it exits.
-The loads, the mainloop and the slab store are ``common_tma``'s helpers, which phase 7 reuses.
+The loads, the mainloop and the epilogue are ``common_tma``'s helpers; phases 7 and 8 reuse them and
+this class's host side (setup, schedule, launch), and bring their own kernel.
 
 Why: phase 5 pays per tile, with the tensor pipe idle, the CTA's launch and setup, the pipeline fill
 (a first TMA round trip, ~1-2 us) and the epilogue (128 KiB of fp32 per tile through smem, >= 1024
@@ -102,6 +103,9 @@ class Sm90Phase6(GemmPhase):
     ctas_per_sm = 1
     producer_regs = 40
     consumer_regs = 232
+    # the smem struct; phase 7 adds its exchange barriers to it (phases 7 and 8 reuse this class's host
+    # side: setup, launch; each has its own kernel)
+    storage_struct = staticmethod(make_shared_storage)
 
     def _setup_attributes(self):
         cfg = self.cfg
@@ -111,7 +115,7 @@ class Sm90Phase6(GemmPhase):
         self.sC_layout = sm90_utils.make_smem_layout_epi(
             cutlass.Float32, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.epi_stages
         )
-        self.shared_storage = make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout)
+        self.shared_storage = self.storage_struct(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout)
         self.smem_bytes = self.shared_storage.size_in_bytes()
         assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem: fewer stages or epi_stages"
         self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
@@ -124,13 +128,17 @@ class Sm90Phase6(GemmPhase):
         return tiles, persistent_clusters(tiles, cfg.sm_count // cfg.cluster_m)
 
     def grid(self, m, n, k):
-        return (self.schedule(m, n, k)[1] * self.cfg.cluster_m, 1, 1)
+        return (self.schedule(m, n, k)[-1] * self.cfg.cluster_m, 1, 1)  # the last field: clusters launched
+
+    def make_tiled_mma(self):
+        """Both consumer warpgroups on one tile: warpgroup w issues the wgmma of rows 64w..64w+63."""
+        return common.make_tiled_mma(self.cfg.bn, self.consumer_warpgroups)
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
         self._setup_attributes()
         cfg = self.cfg
-        tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups)
+        tiled_mma = self.make_tiled_mma()
         tma_atom_a, tma_a = ct.make_tma_load(mA, self.sA_layout, (cfg.bm, cfg.bk))
         # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
         tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
@@ -256,20 +264,8 @@ class Sm90Phase6(GemmPhase):
             epi_barrier = pipeline.NamedBarrier(
                 barrier_id=1, num_threads=self.consumer_warpgroups * common.WARPGROUP_THREADS
             )
-            # the MMA's view of the staging ring as the (BM, BN) tile: column c + 32 j (slab j) lives in
-            # buffer j % EPI_STAGES, i.e. the slab mode is (EPI_STAGES, SLABS / EPI_STAGES) with stride
-            # (one buffer, 0); same swizzle as sC, so each thread writes where the TMA box reads
-            slab = cute.slice_(sC_layout.outer, (None, None, 0))  # (BM, 32)
-            ring = cute.make_layout(
-                (slab.shape[0], slab.shape[1], (EPI_STAGES, SLABS // EPI_STAGES)),
-                stride=(slab.stride[0], slab.stride[1], (cute.cosize(slab), 0)),
-            )
-            sC_tile = cute.make_tensor(sC.iterator, ring)  # (BM, 32, SLABS) aliasing the EPI_STAGES buffers
-            tCsC = thr_mma.partition_C(cute.group_modes(sC_tile, 1, 3))
-            # this thread's values of slab j: the wgmma fragment is ((2, 2, BN/8), 1, 1), 8 columns per
-            # N-block, so slab j is N-blocks 4j..4j+3: split that mode into (4, BN/32) and slice
-            acc_slabs = cute.logical_divide(acc, (cute.make_layout((2, 2, self.epi_n // 8)),))
-            tCsC_slabs = cute.logical_divide(tCsC, (cute.make_layout((2, 2, self.epi_n // 8)),))
+            # slab j of this thread's values and its place in the staging ring (slab j -> buffer j % EPI_STAGES)
+            acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES)
             # one thread issues (and waits for) the stores: unlike TMA loads, the DSL does not elect a
             # lane for a TMA store, and bulk groups are per thread
             store_thread = mma_tidx == 0
@@ -284,17 +280,10 @@ class Sm90Phase6(GemmPhase):
                 )
 
                 # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
-                # TMA store partition: buffer b of smem -> box j (columns 32 j..) of this tile of C
-                bSG_sC, bSG_gC = cpasync.tma_partition(
-                    tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
-                    cute.zipped_divide(gC[(None, None, m_tile, n_tile)], (BM, self.epi_n)),
-                )
-                for j in cutlass.range_constexpr(SLABS):
-                    ct.store_slab(
-                        acc_slabs[(None, j), 0, 0], tCsC_slabs[(None, j), 0, 0], bSG_sC[(None, j % EPI_STAGES)],
-                        bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, EPI_STAGES,
-                    )
-                # no wait here: the last slabs' stores drain while the next tile's mainloop runs
+                # no wait at the end: the last slabs' stores drain while the next tile's mainloop runs
+                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
+                ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
+                              SLABS, EPI_STAGES)
 
             if store_thread:
                 cute.arch.cp_async_bulk_wait_group(0, read=True)  # smem must outlive the stores' reads

@@ -41,29 +41,19 @@ import dataclasses
 import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
-import cutlass.utils.hopper_helpers as sm90_utils
 from cutlass._mlir.dialects import nvvm
 from cutlass.cute.nvgpu import cpasync, warpgroup
-from cutlass.tensor_utils import LayoutEnum
 
-from phases.base import GemmPhase
 from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div, stream_k_schedule
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
-
-SMEM_OPT_IN_MAX = 232_448  # 227 KiB: the most dynamic smem one CTA may ask for on sm90
+from phases.sm90.phase6_persistent import Sm90Phase6, Sm90Phase6Config
 
 
 @dataclasses.dataclass(frozen=True)
-class Sm90Phase7Config(ct.TmaConfig):
-    bm: int = 128
-    bn: int = 256
-    bk: int = 64
-    stages: int = 4  # 4 x 48 KiB = 192 KiB: one CTA per SM
-    cluster_m: int = 2  # CTAs per cluster along M: they share (multicast) the B tile
-    epi_stages: int = 2  # C staging buffers of one 128x32 fp32 slab (16 KiB) each
-    sm_count: int = 132  # SMs the persistent grid fills (H200); not queried, see the module docstring
+class Sm90Phase7Config(Sm90Phase6Config):
+    """Phase 6's fields and defaults (128x256x64, 4 stages, pairs along M, 2 C staging buffers, 132 SMs)."""
 
 
 def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout):
@@ -81,37 +71,15 @@ def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout):
     return SharedStorage
 
 
-class Sm90Phase7(GemmPhase):
+class Sm90Phase7(Sm90Phase6):
     """Phase 6 + stream-K: the partial last round's tiles split along K inside each cluster pair."""
 
-    arch = "sm90"
     phase = "7"
     Config = Sm90Phase7Config
     summary = "phase 6 + stream-K: the partial last round split along K inside each pair, halves exchanged via DSMEM"
     adds = "stream-K: the partial last round's tiles split along K in the pair, partial sums exchanged through DSMEM"
     worklog = ""
-
-    consumer_warpgroups = 2  # warpgroup w owns rows 64w..64w+63
-    epi_n = 32  # columns per TMA-store slab: 32 fp32 = 128 B, the SW128 box width
-    # One CTA per SM (224 KiB of smem): 384 threads start at 65,536 / 384 -> 168 registers each; the
-    # producer drops to 40 and the consumers take 232: 128 x 40 + 256 x 232 = 64,512 of 65,536.
-    ctas_per_sm = 1
-    producer_regs = 40
-    consumer_regs = 232
-
-    def _setup_attributes(self):
-        cfg = self.cfg
-        assert (cfg.bn // self.epi_n) % cfg.epi_stages == 0, "slab j must map to the static buffer j % epi_stages"
-        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
-        # C staging: epi_stages buffers of one (BM, 32) fp32 slab each, SW128-swizzled, one TMA box each
-        self.sC_layout = sm90_utils.make_smem_layout_epi(
-            cutlass.Float32, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.epi_stages
-        )
-        self.shared_storage = make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout)
-        self.smem_bytes = self.shared_storage.size_in_bytes()
-        assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem: fewer stages or epi_stages"
-        self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
-        self.cluster = (cfg.cluster_m, 1, 1)
+    storage_struct = staticmethod(make_shared_storage)  # phase 6's + the two exchange mbarriers
 
     def schedule(self, m, n, k):
         """(data-parallel cluster tiles, split cluster tiles, clusters launched) for an (m, n, k) problem.
@@ -123,34 +91,6 @@ class Sm90Phase7(GemmPhase):
         tiles = ceil_div(m, cfg.tile_m()) * ceil_div(n, cfg.bn)
         split = 2 if cfg.cluster_m == 2 else 1 << 30  # no pair, no workspace: a split never fits
         return stream_k_schedule(tiles, cfg.sm_count // cfg.cluster_m, ceil_div(k, cfg.bk), split)
-
-    def grid(self, m, n, k):
-        return (self.schedule(m, n, k)[2] * self.cfg.cluster_m, 1, 1)
-
-    @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
-        self._setup_attributes()
-        cfg = self.cfg
-        tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups)
-        tma_atom_a, tma_a = ct.make_tma_load(mA, self.sA_layout, (cfg.bm, cfg.bk))
-        # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
-        tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
-        tma_atom_c, tma_c = cpasync.make_tiled_tma_atom(
-            cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(self.sC_layout, (None, None, 0)), (cfg.bm, self.epi_n)
-        )
-        self.kernel(
-            tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, tiled_mma,
-            self.sA_layout, self.sB_layout, self.sC_layout,
-        ).launch(
-            grid=self.grid(*self.problem_mnk(mA, mC)),
-            block=[self.threads, 1, 1],
-            cluster=[cfg.cluster_m, 1, 1],  # consecutive block ids pair up
-            smem=self.smem_bytes,
-            # .minnctapersm: fixes the entry register count (168) that setmaxnreg moves registers from
-            min_blocks_per_mp=self.ctas_per_sm,
-            preferred_smem_carveout=100,  # all 228 KiB of the SM as smem
-            stream=stream,
-        )
 
     @cute.kernel
     def kernel(
@@ -306,20 +246,8 @@ class Sm90Phase7(GemmPhase):
             epi_barrier = pipeline.NamedBarrier(
                 barrier_id=1, num_threads=self.consumer_warpgroups * common.WARPGROUP_THREADS
             )
-            # the MMA's view of the staging ring as the (BM, BN) tile: column c + 32 j (slab j) lives in
-            # buffer j % EPI_STAGES, i.e. the slab mode is (EPI_STAGES, SLABS / EPI_STAGES) with stride
-            # (one buffer, 0); same swizzle as sC, so each thread writes where the TMA box reads
-            slab = cute.slice_(sC_layout.outer, (None, None, 0))  # (BM, 32)
-            ring = cute.make_layout(
-                (slab.shape[0], slab.shape[1], (EPI_STAGES, SLABS // EPI_STAGES)),
-                stride=(slab.stride[0], slab.stride[1], (cute.cosize(slab), 0)),
-            )
-            sC_tile = cute.make_tensor(sC.iterator, ring)  # (BM, 32, SLABS) aliasing the EPI_STAGES buffers
-            tCsC = thr_mma.partition_C(cute.group_modes(sC_tile, 1, 3))
-            # this thread's values of slab j: the wgmma fragment is ((2, 2, BN/8), 1, 1), 8 columns per
-            # N-block, so slab j is N-blocks 4j..4j+3: split that mode into (4, BN/32) and slice
-            acc_slabs = cute.logical_divide(acc, (cute.make_layout((2, 2, self.epi_n // 8)),))
-            tCsC_slabs = cute.logical_divide(tCsC, (cute.make_layout((2, 2, self.epi_n // 8)),))
+            # slab j of this thread's values and its place in the staging ring (slab j -> buffer j % EPI_STAGES)
+            acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES)
             # one thread issues (and waits for) the stores: unlike TMA loads, the DSL does not elect a
             # lane for a TMA store, and bulk groups are per thread
             store_thread = mma_tidx == 0
@@ -348,18 +276,10 @@ class Sm90Phase7(GemmPhase):
                     ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_tiles
                 )
 
-                # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
-                # TMA store partition: buffer b of smem -> box j (columns 32 j..) of this tile of C
-                bSG_sC, bSG_gC = cpasync.tma_partition(
-                    tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
-                    cute.zipped_divide(gC[(None, None, m_tile, n_tile)], (BM, self.epi_n)),
-                )
-                for j in cutlass.range_constexpr(SLABS):
-                    ct.store_slab(
-                        acc_slabs[(None, j), 0, 0], tCsC_slabs[(None, j), 0, 0], bSG_sC[(None, j % EPI_STAGES)],
-                        bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, EPI_STAGES,
-                    )
-                # no wait here: the last slabs' stores drain while the next tile's mainloop runs
+                # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores (phase 6's) ----
+                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
+                ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
+                              SLABS, EPI_STAGES)
 
             if cluster_id < sk_units:
                 # ---- stream-K unit: this CTA's half of the k-tiles of the pair's common CTA tile ----
@@ -411,10 +331,7 @@ class Sm90Phase7(GemmPhase):
                     cute.arch.mbarrier_arrive(xchg_free, peer, scope=nvvm.MemScopeKind.CLUSTER)
 
                 # ---- epilogue of my half: slabs keep_first + jj through buffers jj % EPI_STAGES
-                bSG_sC, bSG_gC = cpasync.tma_partition(
-                    tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
-                    cute.zipped_divide(gC[(None, None, m_tile, n_tile)], (BM, self.epi_n)),
-                )
+                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
                 keep_first = cta_rank * HALF
                 for jj in cutlass.range_constexpr(HALF):
                     lo = acc_slabs[(None, jj), 0, 0].load()

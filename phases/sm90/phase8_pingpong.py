@@ -53,18 +53,13 @@ import dataclasses
 import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
-import cutlass.utils.hopper_helpers as sm90_utils
 from cutlass.cute.nvgpu import cpasync, warpgroup
-from cutlass.tensor_utils import LayoutEnum
 
-from phases.base import GemmPhase
 from phases.cluster import require_cluster_dims
-from phases.raster import ceil_div, persistent_clusters
+from phases.raster import ceil_div
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
-from phases.sm90.phase6_persistent import make_shared_storage
-
-SMEM_OPT_IN_MAX = 232_448  # 227 KiB: the most dynamic smem one CTA may ask for on sm90
+from phases.sm90.phase6_persistent import Sm90Phase6, Sm90Phase6Config
 
 # named barriers (0 is __syncthreads): 1 the epilogue's slab barrier (one warpgroup at a time),
 # 3 + w "warpgroup w may issue its mainloop", 5 + w "warpgroup w may run its epilogue"
@@ -72,20 +67,16 @@ EPI_SLAB_BARRIER, MMA_TURN, EPI_TURN = 1, 3, 5
 
 
 @dataclasses.dataclass(frozen=True)
-class Sm90Phase8Config(ct.TmaConfig):
-    bm: int = 128
-    bn: int = 192  # one warpgroup's whole tile: 192 accumulator registers per thread
-    bk: int = 64
-    stages: int = 4  # 4 x 40 KiB = 160 KiB
-    cluster_m: int = 2  # CTAs per cluster along M: they share (multicast) the B tile
-    epi_stages: int = 2  # C staging buffers of one 128x32 fp32 slab (16 KiB) each, shared by both warpgroups
-    sm_count: int = 132  # SMs the persistent grid fills (H200); not queried, see phase 6's docstring
+class Sm90Phase8Config(Sm90Phase6Config):
+    """Phase 6's fields; the tile is one warpgroup's: 128x192 (192 accumulator registers per thread), so a
+    stage is 40 KiB (4 = 160 KiB), and the 2 C staging buffers are shared by both warpgroups."""
+
+    bn: int = 192
 
 
-class Sm90Phase8(GemmPhase):
+class Sm90Phase8(Sm90Phase6):
     """Phase 6 with ping-pong consumers: each warpgroup owns a whole tile; mainloops and epilogues alternate."""
 
-    arch = "sm90"
     phase = "8"
     Config = Sm90Phase8Config
     summary = "phase 6 ping-pong: each consumer warpgroup owns a 128x192 tile; one runs its MMAs while the other stores"
@@ -93,59 +84,15 @@ class Sm90Phase8(GemmPhase):
     worklog = ""
 
     consumer_warpgroups = 2  # warpgroup w takes the CTA's tiles i with i % 2 == w
-    epi_n = 32  # columns per TMA-store slab: 32 fp32 = 128 B, the SW128 box width
-    # as phase 6: 128 x 40 + 256 x 232 = 64,512 of 65,536 registers
-    ctas_per_sm = 1
-    producer_regs = 40
-    consumer_regs = 232
+    # phase 6's registers (128 x 40 + 256 x 232 = 64,512 of 65,536), smem struct, schedule and launch
 
     def _setup_attributes(self):
-        cfg = self.cfg
-        assert (cfg.bn // self.epi_n) % cfg.epi_stages == 0, "slab j must map to the static buffer j % epi_stages"
-        assert cfg.bm == 2 * common.WGMMA_M, "a warpgroup's tile is two wgmma row blocks"
-        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
-        self.sC_layout = sm90_utils.make_smem_layout_epi(
-            cutlass.Float32, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.epi_stages
-        )
-        self.shared_storage = make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout)
-        self.smem_bytes = self.shared_storage.size_in_bytes()
-        assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem: fewer stages or epi_stages"
-        self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
-        self.cluster = (cfg.cluster_m, 1, 1)
+        assert self.cfg.bm == 2 * common.WGMMA_M, "a warpgroup's tile is two wgmma row blocks"
+        super()._setup_attributes()
 
-    def schedule(self, m, n, k):
-        """(cluster tiles, clusters launched) for an (m, n, k) problem: one cluster per SM pair at most."""
-        cfg = self.cfg
-        tiles = ceil_div(m, cfg.tile_m()) * ceil_div(n, cfg.bn)
-        return tiles, persistent_clusters(tiles, cfg.sm_count // cfg.cluster_m)
-
-    def grid(self, m, n, k):
-        return (self.schedule(m, n, k)[1] * self.cfg.cluster_m, 1, 1)
-
-    @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
-        self._setup_attributes()
-        cfg = self.cfg
-        tiled_mma = common.make_tiled_mma(cfg.bn)  # one warpgroup: m64n192k16 twice per k16 step (BM=128)
-        tma_atom_a, tma_a = ct.make_tma_load(mA, self.sA_layout, (cfg.bm, cfg.bk))
-        # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
-        tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
-        tma_atom_c, tma_c = cpasync.make_tiled_tma_atom(
-            cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(self.sC_layout, (None, None, 0)), (cfg.bm, self.epi_n)
-        )
-        self.kernel(
-            tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, tiled_mma,
-            self.sA_layout, self.sB_layout, self.sC_layout,
-        ).launch(
-            grid=self.grid(*self.problem_mnk(mA, mC)),
-            block=[self.threads, 1, 1],
-            cluster=[cfg.cluster_m, 1, 1],  # consecutive block ids pair up
-            smem=self.smem_bytes,
-            # .minnctapersm: fixes the entry register count (168) that setmaxnreg moves registers from
-            min_blocks_per_mp=self.ctas_per_sm,
-            preferred_smem_carveout=100,  # all 228 KiB of the SM as smem
-            stream=stream,
-        )
+    def make_tiled_mma(self):
+        """One warpgroup per tile: it issues m64n192k16 twice per k16 step (BM=128)."""
+        return common.make_tiled_mma(self.cfg.bn)
 
     @cute.kernel
     def kernel(
@@ -260,16 +207,8 @@ class Sm90Phase8(GemmPhase):
             # ---- epilogue views (tile-independent), phase 6's for one warpgroup's (BM, BN) tile ----
             # only one warpgroup is in its epilogue at a time: one slab barrier of 128 threads serves both
             epi_barrier = pipeline.NamedBarrier(barrier_id=EPI_SLAB_BARRIER, num_threads=common.WARPGROUP_THREADS)
-            slab = cute.slice_(sC_layout.outer, (None, None, 0))  # (BM, 32)
-            ring = cute.make_layout(
-                (slab.shape[0], slab.shape[1], (EPI_STAGES, SLABS // EPI_STAGES)),
-                stride=(slab.stride[0], slab.stride[1], (cute.cosize(slab), 0)),
-            )
-            sC_tile = cute.make_tensor(sC.iterator, ring)  # (BM, 32, SLABS) aliasing the EPI_STAGES buffers
-            tCsC = thr_mma.partition_C(cute.group_modes(sC_tile, 1, 3))
-            # slab j of this thread's values: N-blocks 4j..4j+3 of both 64-row blocks (mode 1)
-            acc_slabs = cute.logical_divide(acc, (cute.make_layout((2, 2, self.epi_n // 8)),))
-            tCsC_slabs = cute.logical_divide(tCsC, (cute.make_layout((2, 2, self.epi_n // 8)),))
+            # slab j of this thread's values (N-blocks 4j..4j+3 of both 64-row blocks) and its smem place
+            acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES)
             store_thread = wg_tidx == 0
 
             # this warpgroup's ring positions: its tiles' k-tiles; warpgroup 1's start after tile 0's
@@ -290,15 +229,9 @@ class Sm90Phase8(GemmPhase):
 
                 # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
                 my_epi_turn.arrive_and_wait()
-                bSG_sC, bSG_gC = cpasync.tma_partition(
-                    tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2),
-                    cute.zipped_divide(gC[(None, None, m_tile, n_tile)], (BM, self.epi_n)),
-                )
-                for j in cutlass.range_constexpr(SLABS):
-                    ct.store_slab(
-                        acc_slabs[(None, j), None, 0], tCsC_slabs[(None, j), None, 0], bSG_sC[(None, j % EPI_STAGES)],
-                        bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, EPI_STAGES,
-                    )
+                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
+                ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
+                              SLABS, EPI_STAGES)
                 # the other warpgroup's epilogue rewrites the staging buffers: they must have been read
                 if store_thread:
                     cute.arch.cp_async_bulk_wait_group(0, read=True)
