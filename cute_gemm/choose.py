@@ -60,8 +60,7 @@ def explain(arch: str, m: int, n: int, k: int) -> list[dict]:
         kern = entry.make(cfg)
         if kern.can_implement(m, n, k):
             continue
-        over = {f: getattr(cfg, f) for f in ("bn", "stages") if getattr(cfg, f) != getattr(entry.default_config(), f)}
-        rows.append({"phase": entry.phase, "config": cfg, "label": label(entry.phase, over),
+        rows.append({"phase": entry.phase, "config": cfg, "label": label(entry.phase, entry.overrides(cfg)),
                      "cost": cost(kern, m, n, k, penalty)})
     return sorted(rows, key=lambda r: r["cost"])
 

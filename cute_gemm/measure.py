@@ -89,22 +89,23 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
     from cute_gemm.api import launcher
     from cute_gemm.check import check_phase
 
-    todo = [(e, config, e.key, e.phase, f"phase {e.phase}", e.adds) for e in entries]
-    todo += [(e, cfg, f"{e.key} {lab}", f"{e.phase} {lab}", f"phase {e.phase} {lab}", f"phase {e.phase} with {lab}")
-             for e, cfg, lab in variants]
+    # (entry, config, row key, row name, phase, label, adds)
+    todo = [(e, config, e.key, e.phase, e.phase, f"phase {e.phase}", e.adds) for e in entries]
+    todo += [(e, cfg, f"{e.key} {lab}", f"{e.phase} {lab}", e.phase, f"phase {e.phase} {lab}",
+              f"phase {e.phase} with {lab}") for e, cfg, lab in variants]
     if best_arch:
         candidates = choose.explain(best_arch, p.m, p.n, p.k)  # cheapest first; [] if none takes the shape
         if candidates:
             pick = candidates[0]
             phase, cfg = choose.pick(best_arch, p.m, p.n, p.k)
-            todo.append((registry.get(best_arch, phase), cfg, "best", "best", f"best ({pick['label']})",
+            todo.append((registry.get(best_arch, phase), cfg, "best", "best", "best", f"best ({pick['label']})",
                          f'phase="best" picked phase {pick["label"]}'))
         else:
-            todo.append((None, None, "best", "best", "best", 'phase="best"'))
+            todo.append((None, None, "best", "best", "best", "best", 'phase="best"'))
     rows, factories = [], {}
-    for e, cfg, key, name, label, adds in todo:
-        row = _row("phase", key, name, label, p, phase=name.split()[0], adds=adds,
-                   config=None if e is None or cfg is None else _overrides(e, cfg))
+    for e, cfg, key, name, phase, label, adds in todo:
+        row = _row("phase", key, name, label, p, phase=phase, adds=adds,
+                   config=None if e is None or cfg is None else e.overrides(cfg))
         why = ["no candidate of phase 'best' takes this shape"] if e is None else e.make(cfg).can_implement(p.m, p.n, p.k)
         if why:
             row.update(status="skipped", reason="; ".join(why))
@@ -121,12 +122,6 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
         if step:
             step(f"{p} check {label}: {row['status']}")
     return PhaseChecks(rows, factories)
-
-
-def _overrides(entry, cfg) -> dict | None:
-    """The config fields of ``cfg`` that differ from the entry's default."""
-    default = entry.default_config()
-    return {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name)}
 
 
 def _check_peers(peer_list, p: Problem, step) -> tuple[list[dict], dict]:

@@ -62,6 +62,12 @@ class PhaseEntry:
     def default_config(self):
         return self.config_cls()
 
+    def overrides(self, config) -> dict:
+        """The fields of ``config`` that differ from this phase's default, in field order."""
+        default = self.default_config()
+        return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)
+                if getattr(config, f.name) != getattr(default, f.name)}
+
 
 @lru_cache(maxsize=1)
 def _entries() -> dict[tuple[str, str], PhaseEntry]:
