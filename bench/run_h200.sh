@@ -3,6 +3,7 @@
 #   on the device: source .devcarry/setup.sh && bash bench/run_h200.sh sweep     # call 1
 #                  source .devcarry/setup.sh && bash bench/run_h200.sh sustained # call 2
 #                  source .devcarry/setup.sh && bash bench/run_h200.sh top       # the top of the ladder
+#                  source .devcarry/setup.sh && bash bench/run_h200.sh target    # issue 10's criterion
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -35,5 +36,15 @@ top)
     --out "$OUT/bench_top.json" 2>&1 | tee "$OUT/bench_top.log"
   timeout 150 python3 -m cute_gemm profile --phase 6-8 --shape 8192,8192,8192 --json "$OUT/profile_8192.json" \
     2>&1 | tee "$OUT/profile_8192.log"
+  ;;
+target)
+  # 4. the issue's criterion: phase 7, phase 8 and phase="best" against cuBLAS and cuBLASLt at the five
+  #    target shapes, sustained, 9 rounds (the table's "x vendor per round" pairs each round with the
+  #    vendor's same round); after the peer and bench-flow GPU tests.
+  timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_worklog_and_peers.py tests/test_bench_flow.py \
+    2>&1 | tail -8 | tee "$OUT/gpu_tests.log"
+  timeout 420 python3 -m cute_gemm bench --shapes 4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072 \
+    6144,6144,6144 --phases 7,8 --best --peers cublas,cublaslt \
+    --sustained 0.5 --rounds 9 --no-plot --out "$OUT/bench_target.json" 2>&1 | tee "$OUT/bench_target.log"
   ;;
 esac

@@ -78,25 +78,34 @@ class Progress:
             self._bar.stop()
 
 
-COLUMNS = ("kernel", "TFLOP/s", "min..max", "% vendor", "% peak", "SM MHz", "W", "TFLOP/s/kW", "throttle",
-           "status", "adds / why not timed")
+COLUMNS = ("kernel", "TFLOP/s", "min..max", "% vendor", "x vendor per round", "% peak", "SM MHz", "W",
+           "TFLOP/s/kW", "throttle", "status", "adds / why not timed")
+LEFT = ("kernel", "throttle", "status", "adds / why not timed")
 
 
 def _num(v, fmt="{:.0f}"):
     return "-" if v is None else fmt.format(v)
 
 
+def _paired(x: dict | None) -> str:
+    return "-" if not x else f"{x['median']:.3f} ({x['min']:.2f}..{x['max']:.2f})"
+
+
 def result_row(r: dict) -> tuple[str, ...]:
-    """One table row for one result of a bench-v2 document (strings, '-' where nothing was measured)."""
+    """One table row for one result of a bench-v2 document (strings, '-' where nothing was measured).
+    A peer's note is the library kernel it ran, where that was recorded."""
     t, pw = r.get("timing"), r.get("power") or {}
     clock = (pw.get("sm_clock_mhz") or {}).get("median")
     if t:
         nums = (f"{t['tflops']:.1f}", f"{t['tflops_worst']:.0f}..{t['tflops_best']:.0f}",
-                _num(r.get("pct_vendor"), "{:.1f}"), _num(r.get("pct_peak")), _num(clock), _num(pw.get("power_w")),
-                _num(pw.get("tflops_per_kw")), ",".join(pw.get("throttle_reasons") or []) or "-")
-        status, note = "pass", r.get("adds") or r.get("detail") or ""
+                _num(r.get("pct_vendor"), "{:.1f}"), _paired(r.get("x_vendor_paired")), _num(r.get("pct_peak")),
+                _num(clock), _num(pw.get("power_w")), _num(pw.get("tflops_per_kw")),
+                ",".join(pw.get("throttle_reasons") or []) or "-")
+        # the GEMM first: "Memset (Device)" (cuBLAS clears a workspace at some shapes) after it
+        kernels = sorted(r.get("library_kernels") or [], key=lambda k: k.startswith(("Memset", "Memcpy")))
+        status, note = "pass", r.get("adds") or ", ".join(kernels) or r.get("detail") or ""
     else:
-        nums = ("-",) * 8
+        nums = ("-",) * (len(COLUMNS) - 3)
         status, note = r["status"], r.get("reason") or ""
     note = note if len(note) <= ADDS_WIDTH else note[: ADDS_WIDTH - 3] + "..."
     return (r["label"], *nums, status, note)
@@ -126,8 +135,8 @@ def render(doc: dict, out=None):
         out.print(f"no clock/power telemetry: {tel.get('reason') or 'not recorded'}")
     for shape in shapes(doc):
         table = Table(title=f"{shape}  ({caption(doc)})", title_justify="left", box=None, pad_edge=False)
-        for i, col in enumerate(COLUMNS):
-            table.add_column(col, justify="left" if i in (0, 8, 9, 10) else "right", no_wrap=True)
+        for col in COLUMNS:
+            table.add_column(col, justify="left" if col in LEFT else "right", no_wrap=True)
         for r in doc["results"]:
             if r["shape"] == shape:
                 table.add_row(*result_row(r))

@@ -11,6 +11,7 @@ each timed window by ``cute_gemm.power``.
 from __future__ import annotations
 
 import dataclasses
+import statistics
 
 from cute_gemm import power, timing
 from cute_gemm.console import one_line
@@ -136,6 +137,7 @@ def _check_peers(peer_list, p: Problem, step) -> tuple[list[dict], dict]:
         else:
             chk = check_peer(peer, p)
             row["check"] = chk
+            row["library_kernels"] = chk.pop("kernels", None)
             if chk["error"]:
                 row.update(status="error", reason=chk["error"])
             elif not chk["passed"]:
@@ -150,16 +152,32 @@ def _check_peers(peer_list, p: Problem, step) -> tuple[list[dict], dict]:
 
 def add_percentages(rows: list[dict], peak: float | None):
     """% of cuBLAS, of cuBLASLt, of the better of the two ("vendor") and of peak, for every timed row
-    of one shape (None where the reference was not measured)."""
+    of one shape (None where the reference was not measured), and ``x_vendor_paired``."""
     tf = {r["key"]: r["timing"]["tflops"] for r in rows if r.get("timing")}
     cublas, cublaslt = tf.get("peer:cublas"), tf.get("peer:cublaslt")
     vendor = max([v for v in (cublas, cublaslt) if v], default=None)
+    vendor_rounds = [r["timing"]["ms_rounds"] for r in rows if r["key"] in ("peer:cublas", "peer:cublaslt")
+                     and r.get("timing")]
     for r in rows:
         t = tf.get(r["key"])
         r["pct_cublas"] = 100 * t / cublas if t and cublas else None
         r["pct_cublaslt"] = 100 * t / cublaslt if t and cublaslt else None
         r["pct_vendor"] = 100 * t / vendor if t and vendor else None
         r["pct_peak"] = 100 * t / peak if t and peak else None
+        r["x_vendor_paired"] = paired_ratio(r["timing"].get("ms_rounds", []), vendor_rounds) if t else None
+
+
+def paired_ratio(ms_rounds: list[float], vendor_rounds: list[list[float]]) -> dict | None:
+    """Speed relative to the vendor round by round: in round i, the faster of cuBLAS and cuBLASLt *in that
+    round* over this kernel (> 1: faster than both). Kernels timed next to each other share the power
+    and thermal state of their round, so these ratios spread less than a ratio of medians taken over
+    rounds that drift; {"median", "min", "max", "rounds": [...]}, or None without a vendor timing."""
+    per_round = [min(v[i] for v in vendor_rounds) / ms for i, ms in enumerate(ms_rounds)
+                 if all(i < len(v) for v in vendor_rounds)] if vendor_rounds else []
+    if not per_round:
+        return None
+    return {"median": statistics.median(per_round), "min": min(per_round), "max": max(per_round),
+            "rounds": per_round}
 
 
 def _time_together(p: Problem, factories: dict, by_key: dict, *, data, rounds, sustained_s, cold_l2, telemetry,

@@ -37,10 +37,11 @@ def _always():
 
 def _blas(name: str):
     def factory(a, b, c):
-        # torch.mm(..., out_dtype=fp32) allocates C from torch's caching allocator (in a graph: its pool)
+        # into the run's NaN-poisoned C, like every other kernel (the check then also sees an element the
+        # library left unwritten), rather than a C torch.mm allocates from each CUDA graph's pool
         def launch():
             with reference.blas_library(name):
-                return reference.mm_fp32_out(a, b)
+                return reference.mm_fp32_into(a, b, c)
 
         return launch
 
@@ -66,9 +67,9 @@ def _quack(tuned: bool):
 PEERS = {
     p.name: p
     for p in (
-        Peer("cublas", "cuBLAS", "torch.mm(a, b, out_dtype=torch.float32), preferred_blas_library('cublas')",
+        Peer("cublas", "cuBLAS", "torch.mm(a, b, out_dtype=torch.float32, out=c), preferred_blas_library('cublas')",
              _always, _blas("cublas")),
-        Peer("cublaslt", "cuBLASLt", "torch.mm(a, b, out_dtype=torch.float32), preferred_blas_library('cublaslt')",
+        Peer("cublaslt", "cuBLASLt", "torch.mm(a, b, out_dtype=torch.float32, out=c), preferred_blas_library('cublaslt')",
              _always, _blas("cublaslt")),
         Peer("triton", "Triton", "cute_gemm/triton_mm.py: tl.dot tiles, Triton's autotuner over a few configs",
              _needs("triton", "triton"), _triton),
@@ -113,4 +114,26 @@ def check_peer(peer: Peer, p) -> dict:
         return {"passed": False, "error": one_line(exc)}
     nums = compare(c, reference.cublaslt(a, b), reference.float64(a, b))
     passed = nums["unwritten"] == 0 and nums["mismatches"] == 0 and nums["rel_fro_err"] <= REL_ERR_LIMIT
-    return {"passed": passed, "error": None, **nums}
+    kernels = launched_kernels(peer.factory(a, b, c)) if passed else None
+    return {"passed": passed, "error": None, **nums, "kernels": kernels}
+
+
+def launched_kernels(launch) -> list[str] | None:
+    """The names of the GPU kernels one call of ``launch`` runs (what cuBLAS picked for this shape, e.g.
+    ``nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT``: tile, stages, cluster), in launch order; None
+    where torch's profiler cannot trace kernels here."""
+    import torch
+
+    try:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            launch()
+            torch.cuda.synchronize()
+        return kernel_names(prof.events())
+    except Exception:  # the profiler (CUPTI) is optional: the bench goes on without the names
+        return None
+
+
+def kernel_names(events) -> list[str] | None:
+    """Distinct names of the GPU-kernel events among profiler ``events`` (device_type CUDA), in order."""
+    names = [e.name for e in events if str(getattr(e, "device_type", "")).endswith("CUDA")]
+    return list(dict.fromkeys(names)) or None

@@ -64,7 +64,9 @@ def fake_gpu(monkeypatch):
     def check_peer(peer, p):
         CHECKED.append(("peer", peer.name, str(p)))
         ok = peer.name != "quack-tuned"
-        return {"passed": ok, "error": None, "mismatches": 0 if ok else 7, "rel_fro_err": 1e-7 if ok else 0.3}
+        kernels = ["Memset (Device)", "nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT"] if peer.name == "cublas" else None
+        return {"passed": ok, "error": None, "mismatches": 0 if ok else 7, "rel_fro_err": 1e-7 if ok else 0.3,
+                "kernels": kernels}
 
     def capture(make_launches):
         keys = make_launches()
@@ -110,6 +112,11 @@ def test_one_shape_rows(fake_gpu):
         t = by[key]["timing"]
         assert by[key]["status"] == "ok" and t["ms_median"] == pytest.approx(ms) and t["rounds"] == 3
         assert by[key]["power"]["power_w"] is None  # no telemetry given: recorded as null
+    # the library kernel a peer ran is on its row (not inside its check), and the table shows it
+    assert by["peer:cublas"]["library_kernels"] == ["Memset (Device)", "nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT"]
+    assert "kernels" not in by["peer:cublas"]["check"] and by["peer:cublaslt"]["library_kernels"] is None
+    from cute_gemm.console import result_row
+    assert result_row(by["peer:cublas"])[-1].startswith("nvjet_sm90_hss_256x128")
     assert by["sm90:3"]["pct_vendor"] == pytest.approx(100 * 0.19 / 0.2)
     assert by["peer:cublas"]["pct_vendor"] == pytest.approx(100.0)
     assert by["sm90:1"]["pct_peak"] == pytest.approx(100 * p.flops / 0.25e-3 / 1e12 / 989.0)

@@ -51,10 +51,34 @@ def test_percentages_against_the_better_vendor_library():
     assert _row(doc, "peer:triton")["pct_vendor"] is None
 
 
+def test_paired_ratio_pairs_rounds_not_medians():
+    # the GPU slows down over the run (power, heat): every kernel's round i is slower than its round i-1.
+    # Round by round this kernel is 2% slower than the faster vendor library, whichever that is.
+    drift = [1.0, 1.05, 1.10, 1.15, 1.20]
+    cublas = [d * 1.00 for d in drift]
+    cublaslt = [d * (0.99 if i % 2 else 1.01) for i, d in enumerate(drift)]
+    ours = [min(a, b) * 1.02 for a, b in zip(cublas, cublaslt)]
+    x = measure.paired_ratio(ours, [cublas, cublaslt])
+    assert x["median"] == pytest.approx(1 / 1.02) and x["min"] == pytest.approx(x["max"])
+    assert len(x["rounds"]) == 5
+    # a kernel with no vendor timing, or rounds the vendor rows do not have, gets no ratio
+    assert measure.paired_ratio(ours, []) is None
+    assert measure.paired_ratio(ours, [cublas[:2]])["rounds"] == pytest.approx([cublas[i] / ours[i] for i in range(2)])
+
+
+def test_paired_ratio_on_bench_rows():
+    doc = make_doc(sweep=False)
+    x = _row(doc, "sm90:6")["x_vendor_paired"]
+    assert x["median"] == pytest.approx(PHASE_TFLOPS["6"] / max(PEER_TFLOPS.values()))
+    assert _row(doc, "peer:cublas")["x_vendor_paired"]["median"] == pytest.approx(1.0)
+    assert _row(doc, "peer:triton")["x_vendor_paired"] is None
+
+
 def test_percentages_without_vendor_rows():
     rows = [{"key": "sm90:0", "timing": {"tflops": 100.0}}, {"key": "peer:cublas", "timing": None}]
     measure.add_percentages(rows, None)
     assert rows[0]["pct_vendor"] is None and rows[0]["pct_peak"] is None and rows[1]["pct_cublas"] is None
+    assert rows[0]["x_vendor_paired"] is None
 
 
 def _first(doc, pred):
@@ -135,10 +159,12 @@ def _render(doc) -> str:
 def test_table_rows_and_rendering():
     doc = make_doc(sweep=False)
     row = console.result_row(_row(doc, "sm90:5"))
-    assert row[0] == "phase 5" and row[1] == "712.0" and row[5] == "1508" and row[6] == "700"
-    assert row[7] == f"{712 / 0.7:.0f}" and row[8] == "sw_power_cap" and row[9] == "pass"
+    assert row[0] == "phase 5" and row[1] == "712.0" and row[6] == "1508" and row[7] == "700"
+    assert row[4] == f"{712 / 736:.3f} ({712 / 736:.2f}..{712 / 736:.2f})"  # same spread in every round
+    assert row[8] == f"{712 / 0.7:.0f}" and row[9] == "sw_power_cap" and row[10] == "pass"
     absent = console.result_row(_row(doc, "peer:triton"))
-    assert absent[1:9] == ("-",) * 8 and absent[9] == "absent" and absent[10] == "triton is not installed"
+    assert absent[1:10] == ("-",) * 9 and absent[10] == "absent" and absent[11] == "triton is not installed"
+    assert len(row) == len(absent) == len(console.COLUMNS)
     text = _render(doc)
     assert "4096x4096x4096" in text and "1024x4096x4096" in text and "data randn" in text
     assert "median of 7 interleaved rounds" in text and "1 s sustained" in text

@@ -175,3 +175,20 @@ def test_phase1_nstages_configurable(fam, target, stages):
     assert ins.census["cp.async.cg (16 B)"] > 0 and ins.spill_bytes == 0
     stage_bytes = (cfg.bm + cfg.bn) * cfg.bk * 2
     assert stages * stage_bytes <= ins.smem_bytes < (stages + 1) * stage_bytes
+
+
+@pytest.mark.parametrize("key,over,message", [
+    # the stream-K exchange moves one 64-row block per warpgroup: a 256-row tile computed wrong C on the
+    # H200 (half of each split tile summed) before phase 7 refused it
+    ("sm90:7", {"bm": 256, "bn": 192, "bk": 32, "stages": 5}, "phase 7 needs bm == 128"),
+    # one C staging buffer: the slab wait would have to come before the slab's own smem writes
+    ("sm90:6", {"epi_stages": 1}, "epi_stages >= 2"),
+    ("sm90:8", {"bm": 64}, "a warpgroup's tile is two wgmma row blocks"),
+])
+def test_sm90_configs_a_phase_cannot_run_are_refused_at_compile(key, over, message):
+    """A config a kernel would run wrong (or not build) fails its compile with the reason, before any launch."""
+    import dataclasses
+
+    e = registry.get(*key.split(":"))
+    with pytest.raises(AssertionError, match=message):
+        inspect_phase(e, "sm_90a", BIG, config=dataclasses.replace(e.default_config(), **over))

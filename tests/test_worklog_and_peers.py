@@ -27,6 +27,25 @@ def test_peer_lists():
     assert set(peers.DEFAULT) <= set(peers.PEERS) and set(peers.VENDOR) <= set(peers.DEFAULT)
 
 
+def test_kernel_names_keep_gpu_kernels_in_launch_order():
+    class Ev:
+        def __init__(self, name, device):
+            self.name, self.device_type = name, f"DeviceType.{device}"
+
+    events = [Ev("aten::mm", "CPU"), Ev("nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT", "CUDA"),
+              Ev("splitKreduce_kernel", "CUDA"), Ev("nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT", "CUDA")]
+    assert peers.kernel_names(events) == ["nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT", "splitKreduce_kernel"]
+    assert peers.kernel_names([Ev("aten::mm", "CPU")]) is None
+
+
+def test_launched_kernels_never_raises():
+    # without a GPU (or without CUPTI) the profiler traces no kernel: the names are None, the bench goes on
+    def boom():
+        raise RuntimeError("no GPU")
+
+    assert peers.launched_kernels(boom) is None
+
+
 def test_missing_peers_say_which_package():
     for name, package in (("triton", "triton"), ("quack", "quack-kernels")):
         reason = peers.PEERS[name].missing()
@@ -50,6 +69,8 @@ def test_peer_matches_reference_and_captures(name):
     p = Problem(1024, 1024, 512)
     chk = peers.check_peer(peer, p)
     assert chk["error"] is None and chk["passed"], chk
+    if name in peers.VENDOR:  # torch's profiler (CUPTI ships with torch's CUDA wheels) names cuBLAS's kernel
+        assert chk["kernels"] and all(isinstance(k, str) and k for k in chk["kernels"]), chk["kernels"]
     sets = timing_inputs(p, "ints", 1)
     cap = timing.capture(lambda: [peer.factory(a, b, c) for a, b, c in sets])
     (t, _), = timing.interleave({name: cap}, rounds=2).values()

@@ -41,7 +41,8 @@ Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds: zero-filled
   loads, clipped stores).
 - A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
-- (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile.
+- (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile, and
+  epi_stages >= 2 (a slab's buffer is only waited for once the next slab has been written).
 """
 
 import dataclasses
@@ -109,6 +110,7 @@ class Sm90Phase6(GemmPhase):
 
     def _setup_attributes(self):
         cfg = self.cfg
+        assert cfg.epi_stages >= 2, "epi_stages >= 2: a slab's buffer is freed while the next one is written"
         assert (cfg.bn // self.epi_n) % cfg.epi_stages == 0, "slab j must map to the static buffer j % epi_stages"
         self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
         # C staging: epi_stages buffers of one (BM, 32) fp32 slab each, SW128-swizzled, one TMA box each

@@ -31,6 +31,7 @@ Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1.
 - A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
 - (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile.
+- bm == 128: one 64-row block per consumer warpgroup (the exchange moves that block's slabs).
 - The split needs cluster_m == 2 (the pair is the workspace) and an even number of k-tiles (both CTAs
   of a pair run rings of equal length: the empty barriers count both CTAs' releases); otherwise every
   tile is data-parallel.
@@ -80,6 +81,14 @@ class Sm90Phase7(Sm90Phase6):
     adds = "stream-K: the partial last round's tiles split along K in the pair, partial sums exchanged through DSMEM"
     worklog = ""
     storage_struct = staticmethod(make_shared_storage)  # phase 6's + the two exchange mbarriers
+
+    def _setup_attributes(self):
+        super()._setup_attributes()
+        # the exchange sends each thread's slab values of its one 64-row block (the fragment's MMA_M
+        # mode is 1); a taller tile would give each warpgroup several blocks and leave all but the first
+        # unexchanged (measured: bm=256 summed only half of each split tile)
+        rows = 64 * self.consumer_warpgroups
+        assert self.cfg.bm == rows, f"phase 7 needs bm == {rows} (one 64-row block per consumer warpgroup)"
 
     def schedule(self, m, n, k):
         """(data-parallel cluster tiles, split cluster tiles, clusters launched) for an (m, n, k) problem.
