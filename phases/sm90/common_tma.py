@@ -3,6 +3,8 @@
 - ``TmaConfig``: the tile/stage fields of those phases (BK=64, the grouped raster's band height).
 - the TMA load atoms for A and B, and the shared-storage struct: full/empty mbarriers + the stage ring.
 - ``cluster_tile_coord``: which (m, n) tile a CTA of a cluster computes in the grouped raster.
+- the persistent phases' (6 and later) A/B ring of a cluster pair (``make_pair_pipeline``) and their
+  TMA load partitions (``tma_load_partitions``), built the same way in each of them.
 - the pieces the persistent phases (6 and later) run once per tile, as ``@cute.jit`` helpers so each
   is written once: the producer's k-tile loads, the consumers' wgmma mainloop, and the epilogue (the
   views of the C staging ring, the TMA-store boxes of a tile, the store of one C slab and of a tile).
@@ -17,6 +19,7 @@ import dataclasses
 
 import cutlass
 import cutlass.cute as cute
+import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from phases.base import TileConfig
@@ -73,6 +76,46 @@ def cluster_tile_coord(linear_cluster, tiles_m, tiles_n, cfg: TmaConfig, cta_ran
         linear_cluster, ceil_div(tiles_m, cfg.cluster_m), tiles_n, cfg.group_m // cfg.cluster_m
     )
     return m_pair * cfg.cluster_m + cta_rank, n_tile
+
+
+def make_pair_pipeline(storage, cfg: TmaConfig, consumer_warps: int, cta_rank):
+    """(``ab_pipeline``, ``b_mcast_mask``): the A/B ring of a cluster of ``cluster_m`` CTAs along M that
+    share B by multicast (phases 6 and later).
+
+    full: 1 arrival (the producer's arrive.expect_tx) + the stage's TMA bytes (own A, both B halves).
+    empty: ``consumer_warps`` arrivals (the warps that read a stage) from *each* CTA of the cluster: the
+    peer multicasts into this slot too. Created without defer_sync: barrier init, then a cluster-wide
+    arrive/wait before any use (barriers the caller initialised before this call are published with it).
+    """
+    cta_layout_vmnk = cute.make_layout((1, cfg.cluster_m, 1, 1))
+    ab_pipeline = pipeline.PipelineTmaAsync.create(
+        barrier_storage=storage.full_empty.data_ptr(),
+        num_stages=cfg.stages,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.cluster_m * consumer_warps),
+        tx_count=cfg.stage_bytes(),
+        cta_layout_vmnk=cta_layout_vmnk,
+    )
+    # B's multicast mask: every CTA of the cluster along M (mode 1 of V,M,N,L) -> 0b11
+    b_mcast_mask = cpasync.create_tma_multicast_mask(
+        cta_layout_vmnk, cta_layout_vmnk.get_flat_coord(cta_rank), mcast_mode=1
+    )
+    return ab_pipeline, b_mcast_mask
+
+
+def tma_load_partitions(tma_atom_a, tma_atom_b, sA, sB, mA, mB, cfg: TmaConfig, cta_rank):
+    """(``tAsA``, ``tAgA``, ``tBsB``, ``tBgB``, ``k_tiles``): every tile's TMA load partitions; a loop
+    over tiles only picks the tile coordinates. A is this CTA's alone (the partition is the whole box);
+    of B, rank r of the cluster loads slice r of the box and multicasts it to every CTA."""
+    gA = cute.local_tile(mA, (cfg.bm, cfg.bk), (None, None))  # (BM, BK, tiles_m, k_tiles)
+    gB = cute.local_tile(mB, (cfg.bn, cfg.bk), (None, None))  # (BN, BK, tiles_n, k_tiles)
+    tAsA, tAgA = cpasync.tma_partition(
+        tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
+    )
+    tBsB, tBgB = cpasync.tma_partition(
+        tma_atom_b, cta_rank, cute.make_layout(cfg.cluster_m), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
+    )
+    return tAsA, tAgA, tBsB, tBgB, cute.size(gA, mode=[3])
 
 
 @cute.jit

@@ -176,7 +176,7 @@ class Sm90Phase6(GemmPhase):
         sC_layout: cute.ComposedLayout,
     ):
         cfg = self.cfg
-        BM, BN, BK, NSTAGES = cfg.bm, cfg.bn, cfg.bk, cfg.stages
+        BM, BN, NSTAGES = cfg.bm, cfg.bn, cfg.stages
         EPI_STAGES, SLABS = cfg.epi_stages, BN // self.epi_n
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
@@ -201,38 +201,17 @@ class Sm90Phase6(GemmPhase):
         sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)  # (BN, BK, NSTAGES)
         sC = storage.sC.get_tensor(sC_layout.outer, swizzle=sC_layout.inner)  # (BM, 32, EPI_STAGES)
 
-        # full: 1 arrival (the producer's arrive.expect_tx) + the stage's TMA bytes (own A, both B halves).
-        # empty: one arrival per consumer warp of *both* CTAs (the peer multicasts into this slot too).
-        # Created without defer_sync: barrier init, then a cluster-wide arrive/wait before any use.
-        cta_layout_vmnk = cute.make_layout((1, cfg.cluster_m, 1, 1))
-        ab_pipeline = pipeline.PipelineTmaAsync.create(
-            barrier_storage=storage.full_empty.data_ptr(),
-            num_stages=NSTAGES,
-            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(
-                pipeline.Agent.Thread, cfg.cluster_m * self.consumer_warpgroups * common.WARPS_PER_WARPGROUP
-            ),
-            tx_count=cfg.stage_bytes(),
-            cta_layout_vmnk=cta_layout_vmnk,
-        )
-        # B's multicast mask: every CTA of the cluster along M (mode 1 of V,M,N,L) -> 0b11
-        b_mcast_mask = cpasync.create_tma_multicast_mask(
-            cta_layout_vmnk, cta_layout_vmnk.get_flat_coord(cta_rank), mcast_mode=1
+        # the A/B ring, its full/empty mbarriers cluster-wide (empty: every consumer warp of both CTAs),
+        # and B's multicast mask
+        ab_pipeline, b_mcast_mask = ct.make_pair_pipeline(
+            storage, cfg, self.consumer_warpgroups * common.WARPS_PER_WARPGROUP, cta_rank
         )
 
-        # ---- every tile's TMA / MMA partitions (the loop below only picks the tile coordinates) ----
-        gA = cute.local_tile(mA, (BM, BK), (None, None))  # (BM, BK, tiles_m, k_tiles)
-        gB = cute.local_tile(mB, (BN, BK), (None, None))  # (BN, BK, tiles_n, k_tiles)
+        # ---- every tile's TMA partitions (the loop below only picks the tile coordinates) ----
+        tAsA, tAgA, tBsB, tBgB, k_tiles = ct.tma_load_partitions(
+            tma_atom_a, tma_atom_b, sA, sB, mA, mB, cfg, cta_rank
+        )
         gC = cute.local_tile(mC, (BM, BN), (None, None))  # (BM, BN, tiles_m, tiles_n)
-        # A is this CTA's alone: the TMA partition is the whole box
-        tAsA, tAgA = cpasync.tma_partition(
-            tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
-        )
-        # B: rank r of the pair loads slice r of the box (and writes it into both CTAs)
-        tBsB, tBgB = cpasync.tma_partition(
-            tma_atom_b, cta_rank, cute.make_layout(cfg.cluster_m), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
-        )
-        k_tiles = cute.size(gA, mode=[3])
 
         warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
 
