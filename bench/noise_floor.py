@@ -1,10 +1,11 @@
 """The benchmark's resolution: the same kernels timed several times in one interleaved run.
 
 The vendor GEMM is captured ``--copies`` times as peer ``cublas`` and as many times as ``cublaslt``
-(at the shapes here both run the same nvjet kernel), phases 7 and 8 as many times each, and everything is
-timed with the bench's own protocol (``cute_gemm.timing``: CUDA-graph replays, round robin, sustained),
-once in the listed order and once reversed. Identical kernels should time alike: their spread is the
-smallest difference a single bench run can resolve. Prints one line per timing and writes JSON.
+(at the shapes here both run the same nvjet kernel), phases 7 and 8 as many times each, and everything
+is timed with the bench's own timing step (``cute_gemm.measure.time_together``: one input set,
+CUDA-graph replays, round robin, sustained), once in the listed order and once reversed. Identical
+kernels should time alike: their spread is the smallest difference a single bench run can resolve.
+Prints one line per timing and writes JSON.
 
     python3 bench/noise_floor.py --shapes 6144 8192 --out noise.json    (GPU; checkout on PYTHONPATH)
 """
@@ -28,10 +29,9 @@ def main(argv=None) -> int:
 
     import torch
 
-    from cute_gemm import environment, peers, registry, timing
+    from cute_gemm import environment, measure, peers, registry, timing
     from cute_gemm.api import launcher
-    from cute_gemm.measure import timing_inputs
-    from cute_gemm.power import Telemetry, summarize
+    from cute_gemm.power import Telemetry
     from cute_gemm.problem import Problem
 
     factories = {"cublas": peers.PEERS["cublas"].factory, "cublaslt": peers.PEERS["cublaslt"].factory}
@@ -42,21 +42,24 @@ def main(argv=None) -> int:
     telemetry = Telemetry.open()
     for size in args.shapes:
         p = Problem(size, size, size)
-        (a, b, c), = timing_inputs(p, "randn", 1)
         for reverse in (False, True):
             names = [f"{n}#{i}" for i in range(1, args.copies + 1) for n in factories]
             names = names[::-1] if reverse else names
-            graphs = {n: timing.capture(lambda f=factories[n.split("#")[0]]: [f(a, b, c)]) for n in names}
-            timed = timing.interleave(graphs, rounds=args.rounds, sustained_s=args.sustained, telemetry=telemetry)
+            # the bench's own timing step: one input set, captured and timed interleaved in this order
+            rows = {n: {} for n in names}
+            measure.time_together(p, {n: factories[n.split("#")[0]] for n in names}, rows, data="randn",
+                                  rounds=args.rounds, sustained_s=args.sustained, cold_l2=False,
+                                  telemetry=telemetry, step=lambda label, advance=1: None)
             run = {"shape": str(p), "order": names, "kernels": {}}
-            for n, (t, windows) in timed.items():
-                d = t.as_dict(p.flops)
-                pw = summarize(windows, d["tflops"])
-                run["kernels"][n] = {"tflops": d["tflops"], "ms_rounds": d["ms_rounds"],
+            for n, row in rows.items():
+                if not row.get("timing"):
+                    print(p, n, row.get("reason"), flush=True)
+                    continue
+                t, pw = row["timing"], row["power"]
+                run["kernels"][n] = {"tflops": t["tflops"], "ms_rounds": t["ms_rounds"],
                                      "mhz": pw["sm_clock_mhz"], "w": pw["power_w"]}
-                print(p, n, f"{d['tflops']:.1f} TFLOP/s", f"{pw['sm_clock_mhz']['median']} MHz", flush=True)
+                print(p, n, f"{t['tflops']:.1f} TFLOP/s", f"{pw['sm_clock_mhz']['median']} MHz", flush=True)
             doc["runs"].append(run)
-            del graphs
             torch.cuda.empty_cache()
         vendor = [k["tflops"] for r in doc["runs"] if r["shape"] == str(p) for n, k in r["kernels"].items()
                   if n.split("#")[0] in peers.VENDOR]

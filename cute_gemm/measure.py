@@ -180,10 +180,11 @@ def paired_ratio(ms_rounds: list[float], vendor_rounds: list[list[float]]) -> di
             "rounds": per_round}
 
 
-def _time_together(p: Problem, factories: dict, by_key: dict, *, data, rounds, sustained_s, cold_l2, telemetry,
-                   step):
-    """Capture every kernel that passed on one set of timing inputs, time them interleaved and fill their
-    rows (timing, power). The graphs and the inputs are released when this returns."""
+def time_together(p: Problem, factories: dict, by_key: dict, *, data, rounds, sustained_s, cold_l2, telemetry,
+                  step):
+    """Capture every kernel that passed on one set of timing inputs, time them interleaved (in the order of
+    ``factories``) and fill their rows (timing, power). The graphs and the inputs are released when this
+    returns. ``step(label, advance=1)``: progress, once per round."""
     sets = timing_inputs(p, data, timing.input_sets_needed(p.bytes_per_set, cold_l2))
     captured = {}
     for key, factory in factories.items():
@@ -215,8 +216,8 @@ def measure_shape(p: Problem, phases: PhaseChecks, peer_list, *, data: str = "ra
     peer_rows, peer_factories = _check_peers(peer_list, p, step)
     factories = {**phases.factories, **peer_factories}
     rows = phases.rows + peer_rows
-    _time_together(p, factories, {r["key"]: r for r in rows}, data=data, rounds=rounds, sustained_s=sustained_s,
-                   cold_l2=cold_l2, telemetry=telemetry, step=step)
+    time_together(p, factories, {r["key"]: r for r in rows}, data=data, rounds=rounds, sustained_s=sustained_s,
+                  cold_l2=cold_l2, telemetry=telemetry, step=step)
     add_percentages(rows, peak)
     torch.cuda.empty_cache()  # this shape's graph pools and inputs, before the next shape allocates its own
     return rows
