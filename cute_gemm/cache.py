@@ -47,10 +47,14 @@ def fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def entry_name(key: str, target: str, config) -> str:
-    """A C symbol naming one compiled kernel: phase, target and a hash of its config."""
+def entry_name(key: str, target: str, config, operands=None) -> str:
+    """A C symbol naming one compiled kernel: phase, target, layout and dtypes, and a hash of its config."""
+    from phases.operands import WORKLOG
+
+    ops = operands if operands is not None else WORKLOG
     cfg = hashlib.sha256(repr(config).encode()).hexdigest()[:12]
-    return f"cute_gemm_{key.replace(':', '_')}_{target}_{cfg}"
+    tag = "" if ops == WORKLOG else f"_{ops.layout}_{ops.ab}_{ops.c}"
+    return f"cute_gemm_{key.replace(':', '_')}_{target}{tag}_{cfg}"
 
 
 def path_for(name: str) -> pathlib.Path:

@@ -20,22 +20,32 @@ import re
 import tempfile
 import time
 
+import cutlass
 import cutlass.cute as cute
 
 from cute_gemm import arch as _arch
 
 
 class TorchFace:
-    """The compiled entry: (A [M,K], B [K,N], C [M,N]) row-major -> ``kernel(A, B as (N,K), C, stream)``."""
+    """The compiled entry: (A [M,K], B [K,N], C [M,N]) as torch holds them -> ``kernel(A, B as (N,K), C, stream)``."""
 
     def __init__(self, kernel):
         self.kernel = kernel
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
-        # B [K, N] with stride (N, 1), seen as (N, K) with stride (1, N): the same bytes, modes swapped
-        mB_nk = cute.make_tensor(mB.iterator, cute.select(mB.layout, mode=[1, 0]))
-        self.kernel(mA, mB_nk, mC, stream)
+        # B [K, N] seen as (N, K): the same bytes, modes swapped (row-major B: stride (1, N), N-major)
+        mB_nk = _transposed(mB)
+        if cutlass.const_expr(getattr(self.kernel, "swap_ab", False)):
+            # C^T = B^T A^T: B^T (N, K) is the kernel's A, A (M, K) its B, C^T (N, M) its C
+            self.kernel(mB_nk, mA, _transposed(mC), stream)
+        else:
+            self.kernel(mA, mB_nk, mC, stream)
+
+
+def _transposed(t: cute.Tensor) -> cute.Tensor:
+    """The same bytes with the two modes swapped."""
+    return cute.make_tensor(t.iterator, cute.select(t.layout, mode=[1, 0]))
 
 
 @dataclasses.dataclass
@@ -71,13 +81,16 @@ def fake_operands(kernel):
     from cutlass.cute.runtime import make_fake_tensor
     from cutlass.runtime import make_fake_stream
 
+    from phases.operands import dtype
+
+    ops = kernel.operands
     dm, dn, dk = kernel.divisibility()
     m = cute.sym_int32(divisibility=dm, symbol="M")
     n = cute.sym_int32(divisibility=dn, symbol="N")
     k = cute.sym_int32(divisibility=dk, symbol="K")
-    a = make_fake_tensor(cutlass.Float16, (m, k), stride=(k, 1), assumed_align=16)
-    b = make_fake_tensor(cutlass.Float16, (k, n), stride=(n, 1), assumed_align=16)
-    c = make_fake_tensor(cutlass.Float32, (m, n), stride=(n, 1), assumed_align=16)
+    a = make_fake_tensor(dtype(ops.ab), (m, k), stride=(k, 1) if ops.a_major == "k" else (1, m), assumed_align=16)
+    b = make_fake_tensor(dtype(ops.ab), (k, n), stride=(n, 1) if ops.b_major == "n" else (1, k), assumed_align=16)
+    c = make_fake_tensor(dtype(ops.c), (m, n), stride=(n, 1), assumed_align=16)
     return a, b, c, make_fake_stream(use_tvm_ffi_env_stream=True)
 
 

@@ -5,9 +5,14 @@ A phase is a class with static configuration (a frozen dataclass, the worklog's 
 are always the same three views of the problem, with **symbolic** extents: one compile serves every
 M, N, K the phase accepts (``divisibility`` says what the compiled code may assume about them).
 
-- ``mA``: (M, K) fp16, K contiguous (A row-major, "K-major"), stride (K, 1)
-- ``mB``: (N, K) fp16, N contiguous (B row-major [K, N] seen as (N, K), "N-major" / MN-major), stride (1, N)
-- ``mC``: (M, N) fp32, N contiguous (C row-major), stride (N, 1)
+- ``mA``: (M, K); the worklog's: fp16, K contiguous (A row-major, "K-major"), stride (K, 1)
+- ``mB``: (N, K); the worklog's: fp16, N contiguous (B row-major [K, N] seen as (N, K), "N-major" /
+  MN-major), stride (1, N); a transposed [N, K] weight is K contiguous, stride (K, 1)
+- ``mC``: (M, N); the worklog's: fp32, N contiguous (C row-major), stride (N, 1)
+
+What the tensors hold is the kernel's ``operands`` (``phases.operands.Operands``: fp16/bf16 A and B,
+fp32/fp16/bf16 C, either major of A and B): the compile face builds its tensors from it, and the kernel
+reads element types and majors back from the tensors (``phases.operands.read``) in ``__call__``.
 
 What the harness reads from a kernel is declared here (``threads``, ``smem_bytes``, ``cluster``,
 ``tmem_cols``) and filled in one step, ``_setup_attributes``, which ``__call__`` runs first (as
@@ -23,12 +28,14 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
+from phases.operands import WORKLOG, Operands
+
 # Every phase id, in ladder order. The one list: the registry, the CLI and the docs read it from here.
 # 2a = TMA loads, 2b = TMA + warp specialization; a bare "2" means 2b.
-PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6", "7", "8")
+PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6", "7", "8", "9", "10")
 PHASE_ALIASES = {"2": "2b"}
 
-ROW_ALIGN = 8  # N and K must be multiples of 8: 16-byte fp16 rows of A and B (TMA, 16-B cp.async)
+ROW_ALIGN = 8  # contiguous extents are multiples of 8: 16-byte rows of 16-bit A and B (TMA, 16-B cp.async)
 MAX_ELEMENTS = 2**31  # extents and element offsets are 32-bit in the compiled code
 
 
@@ -64,6 +71,10 @@ class GemmPhase:
     # True: any M, N, K (N, K multiples of 8) -- partial tiles through TMA bounds (zero-filled loads,
     # clipped stores) and predicated register stores. False: tile multiples only (the cp.async phases).
     ragged: ClassVar[bool] = True
+    # False: the worklog's operands only (fp16, A row-major, B N-major, C fp32 row-major: the cp.async
+    # phases, whose copies are written for that layout). True: any ``Operands`` with C row-major.
+    general_operands: ClassVar[bool] = True
+    c_majors: ClassVar[tuple[str, ...]] = ("n",)  # C majors the epilogue writes ("m": swap-AB's C^T)
 
     # --- what the harness reads: declared here, filled by _setup_attributes (config only, no shapes) ---
     ATTRIBUTES: ClassVar[tuple[str, ...]] = ("threads", "smem_bytes", "cluster", "tmem_cols")
@@ -72,8 +83,10 @@ class GemmPhase:
     cluster: tuple[int, int, int] | None = None  # CTAs per cluster (the PTX's .reqnctapercluster if > 1)
     tmem_cols: int | None = None  # TMEM columns per CTA (sm100; None on sm90)
 
-    def __init__(self, config: TileConfig | None = None):
+    def __init__(self, config: TileConfig | None = None, operands: Operands | None = None):
         self.cfg = config if config is not None else self.Config()
+        self.operands = operands if operands is not None else WORKLOG  # what the compile face gives
+        self.types = None  # the CuTe view of the operands, read from the tensors in __call__
 
     # ---- filled while tracing ----
     def _setup_attributes(self) -> None:
@@ -102,20 +115,29 @@ class GemmPhase:
         """What the compiled code may assume about (M, N, K): each is a multiple of this."""
         c = self.cfg
         if self.ragged:
-            return 1, ROW_ALIGN, ROW_ALIGN
+            return row_alignment(self.operands)
         return c.tile_m(), _lcm(c.bn, ROW_ALIGN), _lcm(c.bk, ROW_ALIGN)
 
+    def operand_problems(self, ops: Operands) -> list[str]:
+        """Reasons this kernel cannot take operands ``ops`` (dtypes, majors); [] if it can."""
+        if not self.general_operands and ops != WORKLOG:
+            return [f"{self.arch}:{self.phase} takes the worklog's operands only (fp16 A row-major, fp16 B "
+                    f"[K,N] row-major, fp32 C), got {ops.label()}: phases 2a and later take any layout and dtype"]
+        if ops.c_major not in self.c_majors:
+            return [f"{self.arch}:{self.phase} writes C row-major only"]
+        return []
+
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
-        """Reasons this kernel cannot compute an (m, n, k) problem; [] if it can."""
+        """Reasons this kernel cannot compute an (m, n, k) problem with its operands; [] if it can."""
         c = self.cfg
-        why = []
+        why = self.operand_problems(self.operands)
         if min(m, n, k) < 1:
             why.append(f"M, N, K must be >= 1, got {m}x{n}x{k} (cute_gemm.gemm handles empty problems itself)")
             return why
-        for name, v in (("N", n), ("K", k)):
-            if v % ROW_ALIGN:
-                why.append(f"{name}={v} is not a multiple of {ROW_ALIGN}: rows of A, B and C must be 16-byte "
-                           f"multiples (8 fp16) for TMA and 16-byte copies")
+        for name, v, d in zip("MNK", (m, n, k), row_alignment(self.operands)):
+            if v % d:
+                why.append(f"{name}={v} is not a multiple of {d}: with {self.operands.label()} it is the contiguous "
+                           f"extent of an operand, whose rows must be 16-byte multiples for TMA and 16-byte copies")
         for name, v in (("M*K", m * k), ("K*N", k * n), ("M*N", m * n)):
             if v >= MAX_ELEMENTS:
                 why.append(f"{name}={v} elements: operands must hold fewer than 2^31 elements (32-bit offsets)")
@@ -133,8 +155,20 @@ class GemmPhase:
         """What shapes this phase takes, in words (``cute-gemm list``)."""
         dm, dn, dk = self.divisibility()
         if self.ragged:
-            return f"any M; N, K multiples of {ROW_ALIGN}"
+            free = [name for name, d in zip("MNK", (dm, dn, dk)) if d == 1]
+            tied = [name for name, d in zip("MNK", (dm, dn, dk)) if d > 1]
+            return f"any {', '.join(free)}; {', '.join(tied)} multiples of {ROW_ALIGN}"
         return f"M % {dm}, N % {dn}, K % {dk} == 0"
+
+
+def row_alignment(ops: Operands) -> tuple[int, int, int]:
+    """(M, N, K) multiples the operands need: each tensor's contiguous extent is a row length, and TMA
+    (and 16-byte copies) need 16-byte rows, 8 elements of a 16-bit type (fp32 C is held to the same 8).
+    The worklog's operands: (1, 8, 8), any M."""
+    dm = ROW_ALIGN if "m" in (ops.a_major, ops.c_major) else 1
+    dn = ROW_ALIGN if ops.b_major == "n" or ops.c_major == "n" else 1
+    dk = ROW_ALIGN if "k" in (ops.a_major, ops.b_major) else 1
+    return dm, dn, dk
 
 
 def _lcm(a: int, b: int) -> int:

@@ -4,8 +4,9 @@ copies that fill those layouts (phases 0-1), and the register epilogue (phases 0
 Everything here is static structure built at trace time; none of it changes between phases 0 and 1,
 so the diff between the two phase files shows only the pipeline.
 
-The problem is the worklog's: A (M, K) fp16 K-major, B seen as (N, K) fp16 N-major ("MN-major" for
-wgmma), C (M, N) fp32 row-major.
+The worklog's problem is A (M, K) fp16 K-major, B seen as (N, K) fp16 N-major ("MN-major" for wgmma),
+C (M, N) fp32 row-major; the TMA phases (2a and later) build the same pieces for the element types and
+majors they read from their tensors (``types``, ``phases.operands.Types``; None = the worklog's).
 """
 
 from __future__ import annotations
@@ -23,36 +24,45 @@ COPY_BITS = 128  # one cp.async.cg moves 16 B = 8 fp16, the widest cp.async
 SMEM_ALIGN = 1024  # SW128 repeats every 8 rows x 128 B: the stage base must be 1024-B aligned
 
 
-def make_tiled_mma(bn: int, consumer_warpgroups: int = 1) -> cute.TiledMma:
+def make_tiled_mma(bn: int, consumer_warpgroups: int = 1, types=None) -> cute.TiledMma:
     """wgmma ``m64n{bn}k16`` (fp16 x fp16 -> fp32, A and B read from smem descriptors) for 1 or 2 warpgroups.
 
-    A is K-major, B is MN-major (the worklog's row-major B: the transpose bit of the instruction). The
+    The worklog's A is K-major, its B MN-major (row-major B: the transpose bit of the instruction); with
+    ``types`` the element type (fp16/bf16) and both majors are those of the kernel's tensors. The
     atom covers 64 rows. With one warpgroup and BM=128 the warpgroup issues it twice per k16 step (rows
     0-63 and 64-127, 2 x 64 fp32 accumulator registers per thread); with two consumer warpgroups,
     warpgroup w owns rows 64w..64w+63.
     """
+    ab = cutlass.Float16 if types is None else types.ab
+    a_major = OperandMajorMode.K if types is None else types.a.sm90_mma_major_mode()
+    b_major = OperandMajorMode.MN if types is None else types.b.sm90_mma_major_mode()
     return sm90_utils.make_trivial_tiled_mma(
-        cutlass.Float16,
-        cutlass.Float16,
-        OperandMajorMode.K,
-        OperandMajorMode.MN,
+        ab,
+        ab,
+        a_major,
+        b_major,
         cutlass.Float32,
         atom_layout_mnk=(consumer_warpgroups, 1, 1),
         tiler_mn=(WGMMA_M, bn),
     )
 
 
-def make_smem_layouts(bm: int, bn: int, bk: int, stages: int):
+def make_smem_layouts(bm: int, bn: int, bk: int, stages: int, types=None):
     """The swizzled smem layouts wgmma reads, staged: sA (bm, bk, stages), sB (bn, bk, stages).
 
     For BK=32 fp16 the K-major A atom is SW64 (a 64-B row of K), and for BN=128 the MN-major B atom is
-    SW128 (a 128-B row of N) -- the worklog's choices. Each is a ComposedLayout (swizzle o layout);
+    SW128 (a 128-B row of N) -- the worklog's choices (``types`` None); other majors get the swizzle
+    that fits their contiguous mode. Each is a ComposedLayout (swizzle o layout);
     the swizzle goes on the smem pointer (``.inner``) and the layout (``.outer``) on the tensor, so
     the XOR keys come from address bits and the stage base must be 1024-B aligned.
     """
     tile = (bm, bn, bk)
-    sA_layout = sm90_utils.make_smem_layout_a(LayoutEnum.ROW_MAJOR, tile, cutlass.Float16, stages)
-    sB_layout = sm90_utils.make_smem_layout_b(LayoutEnum.COL_MAJOR, tile, cutlass.Float16, stages)
+    if types is None:
+        ab, a_layout, b_layout = cutlass.Float16, LayoutEnum.ROW_MAJOR, LayoutEnum.COL_MAJOR
+    else:
+        ab, a_layout, b_layout = types.ab, types.a, types.b
+    sA_layout = sm90_utils.make_smem_layout_a(a_layout, tile, ab, stages)
+    sB_layout = sm90_utils.make_smem_layout_b(b_layout, tile, ab, stages)
     return sA_layout, sB_layout
 
 
@@ -117,6 +127,7 @@ def store_acc_to_gmem(
     """
     thr_mma = tiled_mma.get_slice(tidx)
     tCgC = thr_mma.partition_C(cute.local_tile(mC, tile_mn, (m_tile, n_tile)))
+    acc = to_c_type(acc, mC.element_type)
     m_end = (m_tile + 1) * tile_mn[0]
     n_end = (n_tile + 1) * tile_mn[1]
     if m_end <= mC.shape[0] and n_end <= mC.shape[1]:
@@ -127,3 +138,12 @@ def store_acc_to_gmem(
         for i in cutlass.range(cute.size(acc), unroll_full=True):
             if cute.elem_less(tCcC[i], mC.shape):
                 tCgC[i] = acc[i]
+
+
+def to_c_type(acc: cute.Tensor, c_dtype) -> cute.Tensor:
+    """``acc`` (fp32 registers) as C's element type: itself for fp32 C, a rounded copy for fp16/bf16."""
+    if c_dtype == cutlass.Float32:
+        return acc
+    out = cute.make_fragment_like(acc, c_dtype)
+    out.store(acc.load().to(c_dtype))
+    return out

@@ -24,6 +24,7 @@ from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from phases.base import TileConfig
 from phases.raster import ceil_div, grouped_tile_coord
+from phases.sm90 import common
 from phases.sm90.common import SMEM_ALIGN
 
 
@@ -53,15 +54,15 @@ def make_tma_load(gmem: cute.Tensor, smem_layout_staged, tile_mk, num_multicast:
     return cpasync.make_tiled_tma_atom(op, gmem, smem_layout, tile_mk, num_multicast=num_multicast)
 
 
-def make_shared_storage(stages: int, sA_layout, sB_layout):
+def make_shared_storage(stages: int, sA_layout, sB_layout, ab_dtype=cutlass.Float16):
     """Struct of the CTA's dynamic smem: NSTAGES full + NSTAGES empty mbarriers, then the A and B rings."""
 
     @cute.struct
     class SharedStorage:
         # full[s]: TMA bytes of stage s landed (expect_tx); empty[s]: every consumer warp is done reading s.
         full_empty: cute.struct.MemRange[cutlass.Int64, 2 * stages]
-        sA: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, cute.cosize(sA_layout)], SMEM_ALIGN]
-        sB: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, cute.cosize(sB_layout)], SMEM_ALIGN]
+        sA: cute.struct.Align[cute.struct.MemRange[ab_dtype, cute.cosize(sA_layout)], SMEM_ALIGN]
+        sB: cute.struct.Align[cute.struct.MemRange[ab_dtype, cute.cosize(sB_layout)], SMEM_ALIGN]
 
     return SharedStorage
 
@@ -174,13 +175,14 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
                epi_stages: cutlass.Constexpr):
     """One C slab: registers -> its smem staging buffer -> an asynchronous TMA store.
 
-    Every consumer thread writes its values of the slab (``src`` -> ``tCsC_slab``, st.shared) and makes
+    Every consumer thread writes its values of the slab (``src`` -> ``tCsC_slab``, st.shared; rounded to
+    a 16-bit C's type first) and makes
     them visible to the TMA's async proxy; the store thread first lets at most ``epi_stages - 2`` of its
     earlier stores still be reading smem, so the buffer the *next* slab overwrites is free once all
     threads pass the named barrier; then it issues this slab's store as its own bulk group. Nobody waits
     for a store to reach global memory (the caller waits, read-side, before smem may be released).
     """
-    cute.autovec_copy(src, tCsC_slab)
+    cute.autovec_copy(common.to_c_type(src, tCsC_slab.element_type), tCsC_slab)
     cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)
     if store_thread:
         cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)

@@ -40,6 +40,7 @@ import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
+from phases import operands
 from phases.base import GemmPhase
 from phases.raster import ceil_div, grouped_tile_coord
 from phases.sm90 import common
@@ -68,8 +69,8 @@ class Sm90Phase2a(GemmPhase):
 
     def _setup_attributes(self):
         cfg = self.cfg
-        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
-        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout)
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
+        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab)
         self.smem_bytes = self.shared_storage.size_in_bytes()
         self.threads = common.WARPGROUP_THREADS * self.consumer_warpgroups
         self.cluster = (1, 1, 1)
@@ -79,9 +80,10 @@ class Sm90Phase2a(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         cfg = self.cfg
-        tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups)
+        tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups, self.types)
         tma_atom_a, tma_a = ct.make_tma_load(mA, self.sA_layout, (cfg.bm, cfg.bk))
         tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk))
 

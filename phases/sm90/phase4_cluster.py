@@ -38,6 +38,7 @@ import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
+from phases import operands
 from phases.base import GemmPhase
 from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div
@@ -73,8 +74,8 @@ class Sm90Phase4(GemmPhase):
 
     def _setup_attributes(self):
         cfg = self.cfg
-        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
-        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout)
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
+        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab)
         self.smem_bytes = self.shared_storage.size_in_bytes()
         self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
         self.cluster = (cfg.cluster_m, 1, 1)
@@ -85,10 +86,11 @@ class Sm90Phase4(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         cfg = self.cfg
         sA_layout, sB_layout = self.sA_layout, self.sB_layout
-        tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups)
+        tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups, self.types)
         tma_atom_a, tma_a = ct.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
         # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
         tma_atom_b, tma_b = ct.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)

@@ -58,6 +58,7 @@ import cutlass.utils.hopper_helpers as sm90_utils
 from cutlass.cute.nvgpu import cpasync, warpgroup
 from cutlass.tensor_utils import LayoutEnum
 
+from phases import operands
 from phases.base import GemmPhase
 from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div
@@ -94,8 +95,8 @@ class Sm90Phase5(GemmPhase):
 
     def _setup_attributes(self):
         cfg = self.cfg
-        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
-        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout)
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
+        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab)
         self.smem_bytes = self.shared_storage.size_in_bytes()
         self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
         self.cluster = (cfg.cluster_m, 1, 1)
@@ -106,18 +107,20 @@ class Sm90Phase5(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         cfg = self.cfg
         sA_layout, sB_layout = self.sA_layout, self.sB_layout
-        tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups)
+        tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups, self.types)
         tma_atom_a, tma_a = ct.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
         # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
         tma_atom_b, tma_b = ct.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
-        # C staging: BN/32 slabs of (BM, 32) fp32, each SW128-swizzled, stored by one TMA box each
+        # C staging: BN/32 slabs of (BM, 32) C elements (fp32: SW128-swizzled), stored by one TMA box each
         sC_layout = sm90_utils.make_smem_layout_epi(
-            cutlass.Float32, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.bn // self.epi_n
+            self.types.c, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.bn // self.epi_n
         )
-        assert cute.cosize(sC_layout) * 4 <= cute.cosize(sB_layout) * 2, "the C staging tile must fit in the B ring"
+        assert cute.cosize(sC_layout) * self.types.c.width <= cute.cosize(sB_layout) * self.types.ab.width, \
+            "the C staging tile must fit in the B ring"
         tma_atom_c, tma_c = cpasync.make_tiled_tma_atom(
             cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(sC_layout, (None, None, 0)), (cfg.bm, self.epi_n)
         )
@@ -260,7 +263,7 @@ class Sm90Phase5(GemmPhase):
             )
             epi_barrier.arrive_and_wait()  # both warpgroups' last wgmma (the last readers of sB) are done
             sC = cute.make_tensor(
-                cute.recast_ptr(sB.iterator, sC_layout.inner, dtype=cutlass.Float32), sC_layout.outer
+                cute.recast_ptr(sB.iterator, sC_layout.inner, dtype=self.types.c), sC_layout.outer
             )  # (BM, 32, BN/32)
             # the MMA's view of the staging tile: (BM, (32, BN/32)) is the (BM, BN) tile, column = c + 32 j
             tCsC = thr_mma.partition_C(cute.group_modes(sC, 1, 3))
@@ -276,7 +279,7 @@ class Sm90Phase5(GemmPhase):
             # elect a lane for a TMA store, and bulk groups are per thread
             store_thread = mma_tidx == 0
             for j in cutlass.range_constexpr(BN // self.epi_n):
-                cute.autovec_copy(acc_slabs[(None, j), 0, 0], tCsC_slabs[(None, j), 0, 0])
+                cute.autovec_copy(common.to_c_type(acc_slabs[(None, j), 0, 0], self.types.c), tCsC_slabs[(None, j), 0, 0])
                 cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)
                 epi_barrier.arrive_and_wait()  # all 256 threads' parts of slab j are in smem
                 if store_thread:

@@ -54,6 +54,7 @@ import cutlass.utils.hopper_helpers as sm90_utils
 from cutlass.cute.nvgpu import cpasync, warpgroup
 from cutlass.tensor_utils import LayoutEnum
 
+from phases import operands
 from phases.base import GemmPhase
 from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div, persistent_clusters
@@ -74,15 +75,15 @@ class Sm90Phase6Config(ct.TmaConfig):
     sm_count: int = 132  # SMs the persistent grid fills (H200); not queried, see the module docstring
 
 
-def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout):
+def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout, types):
     """Phase 5's smem struct (full/empty mbarriers, A and B rings) + the C staging buffers."""
 
     @cute.struct
     class SharedStorage:
         full_empty: cute.struct.MemRange[cutlass.Int64, 2 * stages]
-        sA: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, cute.cosize(sA_layout)], common.SMEM_ALIGN]
-        sB: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, cute.cosize(sB_layout)], common.SMEM_ALIGN]
-        sC: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, cute.cosize(sC_layout)], common.SMEM_ALIGN]
+        sA: cute.struct.Align[cute.struct.MemRange[types.ab, cute.cosize(sA_layout)], common.SMEM_ALIGN]
+        sB: cute.struct.Align[cute.struct.MemRange[types.ab, cute.cosize(sB_layout)], common.SMEM_ALIGN]
+        sC: cute.struct.Align[cute.struct.MemRange[types.c, cute.cosize(sC_layout)], common.SMEM_ALIGN]
 
     return SharedStorage
 
@@ -112,12 +113,12 @@ class Sm90Phase6(GemmPhase):
         cfg = self.cfg
         assert cfg.epi_stages >= 2, "epi_stages >= 2: a slab's buffer is freed while the next one is written"
         assert (cfg.bn // self.epi_n) % cfg.epi_stages == 0, "slab j must map to the static buffer j % epi_stages"
-        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages)
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
         # C staging: epi_stages buffers of one (BM, 32) fp32 slab each, SW128-swizzled, one TMA box each
         self.sC_layout = sm90_utils.make_smem_layout_epi(
-            cutlass.Float32, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.epi_stages
+            self.types.c, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.epi_stages
         )
-        self.shared_storage = self.storage_struct(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout)
+        self.shared_storage = self.storage_struct(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout, self.types)
         self.smem_bytes = self.shared_storage.size_in_bytes()
         assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem: fewer stages or epi_stages"
         self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
@@ -134,10 +135,11 @@ class Sm90Phase6(GemmPhase):
 
     def make_tiled_mma(self):
         """Both consumer warpgroups on one tile: warpgroup w issues the wgmma of rows 64w..64w+63."""
-        return common.make_tiled_mma(self.cfg.bn, self.consumer_warpgroups)
+        return common.make_tiled_mma(self.cfg.bn, self.consumer_warpgroups, self.types)
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         cfg = self.cfg
         tiled_mma = self.make_tiled_mma()

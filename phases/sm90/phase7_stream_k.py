@@ -57,7 +57,7 @@ class Sm90Phase7Config(Sm90Phase6Config):
     """Phase 6's fields and defaults (128x256x64, 4 stages, pairs along M, 2 C staging buffers, 132 SMs)."""
 
 
-def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout):
+def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout, types):
     """Phase 6's smem struct + two mbarriers for the stream-K exchange (free, full); they fit in the
     bytes before the 1024-B aligned A ring, so the struct's size does not change."""
 
@@ -65,9 +65,9 @@ def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout):
     class SharedStorage:
         full_empty: cute.struct.MemRange[cutlass.Int64, 2 * stages]
         xchg: cute.struct.MemRange[cutlass.Int64, 2]  # [0] free: the peer's ring may take my half; [1] full
-        sA: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, cute.cosize(sA_layout)], common.SMEM_ALIGN]
-        sB: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, cute.cosize(sB_layout)], common.SMEM_ALIGN]
-        sC: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, cute.cosize(sC_layout)], common.SMEM_ALIGN]
+        sA: cute.struct.Align[cute.struct.MemRange[types.ab, cute.cosize(sA_layout)], common.SMEM_ALIGN]
+        sB: cute.struct.Align[cute.struct.MemRange[types.ab, cute.cosize(sB_layout)], common.SMEM_ALIGN]
+        sC: cute.struct.Align[cute.struct.MemRange[types.c, cute.cosize(sC_layout)], common.SMEM_ALIGN]
 
     return SharedStorage
 

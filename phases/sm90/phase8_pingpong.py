@@ -92,7 +92,7 @@ class Sm90Phase8(Sm90Phase6):
 
     def make_tiled_mma(self):
         """One warpgroup per tile: it issues m64n192k16 twice per k16 step (BM=128)."""
-        return common.make_tiled_mma(self.cfg.bn)
+        return common.make_tiled_mma(self.cfg.bn, types=self.types)
 
     @cute.kernel
     def kernel(
