@@ -1,6 +1,10 @@
-"""Cluster launch shape in the kernel itself: PTX ``.explicitcluster .reqnctapercluster`` (both ladders)."""
+"""Cluster helpers of both ladders: the launch shape in the kernel itself (PTX ``.explicitcluster
+.reqnctapercluster``), and a vector load from a peer CTA's shared memory (DSMEM)."""
 
+from cutlass import Float32
 from cutlass._mlir import ir
+from cutlass._mlir.dialects import llvm
+from cutlass.cutlass_dsl import T, dsl_user_op
 
 
 def require_cluster_dims(dims: tuple[int, int, int]) -> None:
@@ -18,3 +22,22 @@ def require_cluster_dims(dims: tuple[int, int, int]) -> None:
         op = op.operation.parent
     assert op is not None, "require_cluster_dims must be called while tracing a @cute.kernel"
     op.operation.attributes["nvvm.cluster_dim"] = ir.Attribute.parse("array<i32: {}, {}, {}>".format(*dims))
+
+
+@dsl_user_op
+def load_shared_cluster_f32x4(ptr, *, loc=None, ip=None):
+    """Four fp32 at a 16-B aligned address of a cluster CTA's smem (a pointer from
+    ``cute.arch.map_dsmem_ptr``): one ``ld.shared::cluster.v4.f32``. The DSL's tensors do not load from
+    the DSMEM address space, so the instruction is written out; the memory clobber keeps it after the
+    cluster barrier that made the peer's data visible."""
+    addr = llvm.ptrtoint(T.i32(), ptr.to_llvm_ptr(loc=loc, ip=ip), loc=loc, ip=ip)
+    res = llvm.inline_asm(
+        llvm.StructType.get_literal([T.f32()] * 4),
+        [addr],
+        "ld.shared::cluster.v4.f32 {$0, $1, $2, $3}, [$4];",
+        "=f,=f,=f,=f,r,~{memory}",
+        has_side_effects=True,
+        loc=loc,
+        ip=ip,
+    )
+    return tuple(Float32(llvm.extractvalue(T.f32(), res, [i], loc=loc, ip=ip)) for i in range(4))

@@ -1,0 +1,310 @@
+"""sm90 phase 9: split-K in a cluster -- a tile's K range over 2-8 CTAs, partial sums added through DSMEM (beyond the worklog).
+
+Compared to phase 3 (one CTA per tile walks all of K), the ``split_k`` CTAs of a cluster (cluster
+shape (split_k, 1, 1), consecutive block ids) compute the same C tile, CTA r over the k-tiles
+[r K/S, (r+1) K/S), and add their partial sums before the store:
+1. each CTA runs phase 3's producer/consumer mainloop over its K range only;
+2. the consumers write their fp32 partial tile into their own smem, over the A/B ring (every stage has
+   landed and been read by then: both warpgroups meet at a named barrier first), laid out like C
+   (C's contiguous mode contiguous, lines padded by 16 B against bank conflicts);
+3. cluster barrier (``barrier.cluster.arrive.release`` / ``wait.acquire``): every partial tile of the
+   cluster is in smem and visible to the other CTAs;
+4. reduce-scatter: CTA r owns lines [r L/S, (r+1) L/S) of the tile (L: lines of C's other mode); its
+   consumer threads read 16-B vectors of those lines from the S partial tiles -- their own and the
+   peers' through ``mapa`` + ``ld.shared::cluster`` -- add them in rank order 0, 1, ..., S-1, round to
+   C's type and store them, predicated at C's edges, along C's contiguous mode (coalesced);
+5. a second cluster barrier: no CTA leaves (its smem) while a peer may still read it.
+The addition order never depends on timing, so repeats are bit-identical (deterministic); no
+workspace, no atomics, no flag in global memory, and no wait on a CTA that might not be resident: a
+cluster's CTAs are co-scheduled by the hardware.
+
+Why: when a problem has fewer tiles than SMs (M=1024 N=4096 has 64 tiles of 128x256 for 132 SMs; a
+512^3 problem 16 of 128x128), each busy SM walks all of K alone and the rest idle; the worklog stops
+its M=1024 column at phase 2 for exactly this ("that shape needs split-K"). S-way split-K puts S times
+the CTAs on the same tiles, each running 1/S of the k-loop, for the price of one partial tile through
+smem and DSMEM per CTA. The data-parallel tiles stay whole: split-K only where the grid is starved
+(``phase="best"`` picks ``split_k`` per shape; ``split_k=1`` is phase 3's schedule with this epilogue).
+
+Numbers: 128x128x64 tile, 6 stages x 32 KiB = 192 KiB, one CTA per SM; the partial tile (128 x 132 x
+4 B = 66 KiB) overlays the ring. The reduce moves (S-1)/S of a partial tile per CTA over DSMEM.
+``ctas_per_sm`` > 1 trades ring depth for residency (smaller tiles, two CTAs per SM); ``use_pdl``
+(programmatic dependent launch) is phase 10's.
+
+Constraints:
+- split_k in 1..8 (a portable cluster); bm in (64, 128): one consumer warpgroup per 64 rows.
+- The partial tile must fit in the ring; C's contiguous extent a multiple of 8 (16-B rows), and the
+  lines of the other mode divide by split_k.
+- Any M, N, K (ragged through TMA bounds and the predicated store); any layout and dtype of A and B;
+  C row-major, or column-major (the swap-AB plan of phase 10).
+"""
+
+import dataclasses
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+from cutlass.cute.nvgpu import cpasync, warpgroup
+from cutlass.tensor_utils import LayoutEnum
+
+from phases import operands
+from phases.base import GemmPhase
+from phases.cluster import load_shared_cluster_f32x4, require_cluster_dims
+from phases.raster import ceil_div, grouped_tile_coord
+from phases.sm90 import common
+from phases.sm90 import common_tma as ct
+
+SMEM_PER_SM = 232_448  # the most dynamic smem the SM's CTAs may share (and one CTA may opt into)
+REGS_PER_SM = 65_536
+VEC = 4  # fp32 per vector of the reduce: 16 B, one ld.shared::cluster.v4 / st.global.v4
+PAD = 4  # fp32 appended to each line of the partial tile: rows start 16 B apart in the banks
+
+
+@dataclasses.dataclass(frozen=True)
+class Sm90Phase9Config(ct.TmaConfig):
+    bm: int = 128
+    bn: int = 128
+    bk: int = 64
+    stages: int = 6  # 6 x 32 KiB = 192 KiB: one CTA per SM
+    split_k: int = 2  # CTAs per cluster, one K range each
+    ctas_per_sm: int = 1  # residency the smem and register budgets are cut for
+    use_pdl: bool = False  # programmatic dependent launch (phase 10 turns it on)
+
+
+class Sm90Phase9(GemmPhase):
+    """Phase 3 + split-K: the CTAs of a cluster share one tile's k-loop and add their partial sums via DSMEM."""
+
+    arch = "sm90"
+    phase = "9"
+    Config = Sm90Phase9Config
+    summary = "split-K in a cluster: split_k CTAs share a tile's k-loop, partial tiles added in rank order via DSMEM"
+    adds = "split-K: a starved grid gets split_k CTAs per tile, partial sums reduced through DSMEM (deterministic)"
+    worklog = ""
+    c_majors = ("n", "m")  # the reduce stores along C's contiguous mode, either one
+
+    producer_regs = 40
+
+    def _setup_attributes(self):
+        cfg = self.cfg
+        assert cfg.bm in (64, 128), "bm is 64 or 128: one consumer warpgroup per 64 rows"
+        assert 1 <= cfg.split_k <= 8, "split_k is 1..8: a portable cluster"
+        self.consumer_warpgroups = cfg.bm // common.WGMMA_M
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
+        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab)
+        self.smem_bytes = self.shared_storage.size_in_bytes()
+        assert self.smem_bytes * cfg.ctas_per_sm <= SMEM_PER_SM, \
+            f"{self.smem_bytes} B of smem x {cfg.ctas_per_sm} CTAs per SM: fewer stages or a smaller tile"
+        self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
+        self.cluster = (cfg.split_k, 1, 1)
+        # registers: every thread starts with what .minnctapersm leaves it (ptxas compiles the kernel to
+        # that count); the producer gives back down to 40, and the consumers may grow only by what it gave
+        # back -- asking for more than the CTA's pool holds makes setmaxnreg.inc wait forever
+        entry_regs = min(240, REGS_PER_SM // (cfg.ctas_per_sm * self.threads) // 8 * 8)
+        pool = self.threads * entry_regs - common.WARPGROUP_THREADS * self.producer_regs
+        self.consumer_regs = min(240, pool // self.threads_of_consumers() // 8 * 8)
+        # the accumulators (64 x bn / 128 fp32 per consumer thread) plus addressing must fit the entry count
+        acc_regs = common.WGMMA_M * cfg.bn // common.WARPGROUP_THREADS
+        assert acc_regs + 32 <= entry_regs, \
+            f"{acc_regs} accumulator registers per thread do not fit the {entry_regs} a thread starts with " \
+            f"at {cfg.ctas_per_sm} CTAs per SM: a narrower bn or fewer CTAs per SM"
+        ring_bytes = (cute.cosize(self.sA_layout) + cute.cosize(self.sB_layout)) * self.types.ab.width // 8
+        assert cute.cosize(self.partial_layout()) * 4 <= ring_bytes, "the fp32 partial tile must fit in the A/B ring"
+        lines = cfg.bm if self.types.c_layout == LayoutEnum.ROW_MAJOR else cfg.bn
+        assert lines % cfg.split_k == 0, f"the tile's {lines} lines must split evenly over split_k CTAs"
+
+    def partial_layout(self) -> cute.Layout:
+        """The fp32 partial tile, laid out like C: its contiguous mode contiguous, each line padded by PAD."""
+        bm, bn = self.cfg.bm, self.cfg.bn
+        row_major = self.types.c_layout == LayoutEnum.ROW_MAJOR
+        return cute.make_layout((bm, bn), stride=(bn + PAD, 1) if row_major else (1, bm + PAD))
+
+    def threads_of_consumers(self) -> int:
+        return common.WARPGROUP_THREADS * self.consumer_warpgroups
+
+    def tiles(self, m, n, k) -> int:
+        """C tiles of the problem (before the split)."""
+        return ceil_div(m, self.cfg.bm) * ceil_div(n, self.cfg.bn)
+
+    def grid(self, m, n, k):
+        # split_k consecutive CTAs per tile: one cluster each, 1-D for the raster
+        return (ceil_div(m, self.cfg.bm) * ceil_div(n, self.cfg.bn) * self.cfg.split_k, 1, 1)
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self.types = operands.read(mA, mB, mC)  # element types and majors, as given
+        self._setup_attributes()
+        cfg = self.cfg
+        sA_layout, sB_layout = self.sA_layout, self.sB_layout
+        tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups, self.types)
+        tma_atom_a, tma_a = ct.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
+        tma_atom_b, tma_b = ct.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk))
+
+        # consecutive block ids share a tile; no split, no cluster (a plain launch is the quicker one)
+        split = {"cluster": [cfg.split_k, 1, 1]} if cfg.split_k > 1 else {}
+        self.kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, mC, tiled_mma, sA_layout, sB_layout).launch(
+            grid=self.grid(*self.problem_mnk(mA, mC)),
+            block=[self.threads, 1, 1],
+            **split,
+            smem=self.smem_bytes,
+            # .minnctapersm: fixes the entry register count that setmaxnreg moves registers from
+            min_blocks_per_mp=cfg.ctas_per_sm,
+            preferred_smem_carveout=100,  # all 228 KiB of the SM as smem
+            use_pdl=cfg.use_pdl,
+            stream=stream,
+        )
+
+    @cute.kernel
+    def kernel(
+        self,
+        tma_atom_a: cute.CopyAtom,
+        mA: cute.Tensor,
+        tma_atom_b: cute.CopyAtom,
+        mB: cute.Tensor,
+        mC: cute.Tensor,
+        tiled_mma: cute.TiledMma,
+        sA_layout: cute.ComposedLayout,
+        sB_layout: cute.ComposedLayout,
+    ):
+        cfg = self.cfg
+        BM, BN, BK, NSTAGES, S = cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.split_k
+        tidx, _, _ = cute.arch.thread_idx()
+        warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        bidx, _, _ = cute.arch.block_idx()
+        if cutlass.const_expr(S > 1):
+            require_cluster_dims(self.cluster)  # PTX .reqnctapercluster S, 1, 1: the split is part of the kernel
+        if warp_idx == 0:
+            cpasync.prefetch_descriptor(tma_atom_a)
+            cpasync.prefetch_descriptor(tma_atom_b)
+
+        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
+        m_tile, n_tile = grouped_tile_coord(bidx // S, tiles_m, tiles_n, cfg.group_m)
+        # this CTA's K range: k-tiles [rank K/S, (rank + 1) K/S) (some may be empty when K is short)
+        rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+        k_tiles = ceil_div(mA.shape[1], BK)
+        k_first = rank * k_tiles // S
+        k_count = (rank + 1) * k_tiles // S - k_first
+
+        # ---- smem: barriers + A/B rings ----
+        smem = cutlass.memory.SmemAllocator()
+        storage = smem.allocate(self.shared_storage)
+        sA = storage.sA.get_tensor(sA_layout.outer, swizzle=sA_layout.inner)  # (BM, BK, NSTAGES)
+        sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)  # (BN, BK, NSTAGES)
+
+        # full: 1 arrival (the producer's arrive.expect_tx) + the stage's TMA bytes.
+        # empty: one arrival per consumer warp (lane 0 of each), after its wgmma reading the stage is done.
+        # The ring is this CTA's alone (nothing is multicast): CTA-local barriers, a CTA-wide init sync.
+        ab_pipeline = pipeline.PipelineTmaAsync.create(
+            barrier_storage=storage.full_empty.data_ptr(),
+            num_stages=NSTAGES,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(
+                pipeline.Agent.Thread, self.consumer_warpgroups * common.WARPS_PER_WARPGROUP
+            ),
+            tx_count=cfg.stage_bytes(),
+            cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)),
+        )
+
+        # ---- this CTA's tiles and their TMA / MMA partitions ----
+        gA = cute.local_tile(mA, (BM, BK), (m_tile, None))  # (BM, BK, k_tiles)
+        gB = cute.local_tile(mB, (BN, BK), (n_tile, None))  # (BN, BK, k_tiles)
+        # one CTA, no multicast: the TMA partition is the whole box
+        tAsA, tAgA = cpasync.tma_partition(
+            tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
+        )
+        tBsB, tBgB = cpasync.tma_partition(
+            tma_atom_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
+        )
+
+        if cutlass.const_expr(cfg.use_pdl):
+            # launched early (programmatic dependent launch): the prologue above overlapped the previous
+            # kernel's tail; no global memory access before that kernel has finished and flushed
+            cute.arch.griddepcontrol_wait()
+
+        warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
+        mma_tidx = tidx - common.WARPGROUP_THREADS
+        # the partial tile over the ring (fp32, C's major); valid once both warpgroups' wgmma are done
+        sP = cute.make_tensor(cute.recast_ptr(storage.sA.data_ptr(), dtype=cutlass.Float32), self.partial_layout())
+
+        # ---- producer warpgroup: one thread of warp 0 streams this CTA's A/B k-tiles into the ring ----
+        if warp_group_idx == 0:
+            cute.arch.setmaxregister_decrease(self.producer_regs)
+            if warp_idx == 0:
+                prod_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, NSTAGES)
+                for kt in cutlass.range(k_count, unroll=1):
+                    ab_pipeline.producer_acquire(prod_state)  # empty wait + arrive.expect_tx on full[s]
+                    full = ab_pipeline.producer_get_barrier(prod_state)
+                    cute.copy(tma_atom_a, tAgA[(None, k_first + kt)], tAsA[(None, prod_state.index)], tma_bar_ptr=full)
+                    cute.copy(tma_atom_b, tBgB[(None, k_first + kt)], tBsB[(None, prod_state.index)], tma_bar_ptr=full)
+                    prod_state.advance()
+
+        # ---- consumer warpgroups: wgmma mainloop over this CTA's K range, then the partial tile to smem ----
+        if warp_group_idx > 0:
+            cute.arch.setmaxregister_increase(self.consumer_regs)
+            thr_mma = tiled_mma.get_slice(mma_tidx)
+            tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
+            tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
+            acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((BM, BN)), cutlass.Float32)
+            acc.fill(0.0)
+            tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+            if k_count > 0:
+                read_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
+                release_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
+                read_state, release_state = ct.mma_k_tiles(
+                    ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count
+                )
+            if cutlass.const_expr(cfg.use_pdl):
+                cute.arch.griddepcontrol_launch_dependents()  # the next kernel may start its prologue
+            if cutlass.const_expr(S == 1):
+                # no split: phase 3's register epilogue, nothing to add up
+                common.store_acc_to_gmem(tiled_mma, mma_tidx, acc, mC, (BM, BN), m_tile, n_tile)
+            else:
+                # both warpgroups' last wgmma have read the ring (and every stage has landed): it is free
+                pipeline.NamedBarrier(barrier_id=1, num_threads=self.threads_of_consumers()).arrive_and_wait()
+                cute.autovec_copy(acc, thr_mma.partition_C(sP))
+
+        if cutlass.const_expr(S > 1):
+            # ---- the cluster's partial tiles are all in smem (release/acquire at cluster scope) ----
+            cute.arch.cluster_arrive()
+            cute.arch.cluster_wait()
+            if warp_group_idx > 0:
+                reduce_store(sP, mC, m_tile, n_tile, rank, mma_tidx, (BM, BN), S, self.threads_of_consumers())
+            # no CTA leaves while a peer may still read its partial tile
+            cute.arch.cluster_arrive()
+            cute.arch.cluster_wait()
+
+
+@cute.jit
+def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, tile_mn: cutlass.Constexpr,
+                 split_k: cutlass.Constexpr, threads: cutlass.Constexpr):
+    """Reduce-scatter of the cluster's ``split_k`` partial tiles (``sP`` in every CTA) into C's tile.
+
+    CTA ``rank`` owns lines [rank L/S, (rank + 1) L/S) of the tile's L lines of C's other mode (rows for
+    row-major C). Thread ``tidx`` of ``threads`` takes 16-B vectors of them along C's contiguous mode,
+    reads each vector from the partial tile of CTA 0, 1, ..., S-1 (``mapa`` + ``ld.shared::cluster``),
+    adds them in that order (the same bits on every run), rounds to C's type and stores it; vectors
+    past C's edges are skipped (C's contiguous extent is a multiple of 8: a vector is in or out whole).
+    """
+    BM, BN = tile_mn
+    row_major = sP.layout.stride[1] == 1
+    vec_tiler = (1, VEC) if row_major else (VEC, 1)
+    lines = BM if row_major else BN
+    per_line = (BN if row_major else BM) // VEC  # vectors along the contiguous mode
+    my_lines = lines // split_k
+    vecs = per_line * my_lines
+    gC = cute.zipped_divide(cute.local_tile(mC, tile_mn, (m_tile, n_tile)), vec_tiler)  # ((vec), (lines, vecs))
+    cC = cute.zipped_divide(
+        cute.local_tile(cute.make_identity_tensor(mC.shape), tile_mn, (m_tile, n_tile)), vec_tiler
+    )
+    parts = [cute.zipped_divide(cute.make_tensor(cute.arch.map_dsmem_ptr(sP.iterator, r), sP.layout), vec_tiler)
+             for r in range(split_k)]
+    total = cute.make_rmem_tensor(gC[(None, 0)].layout, cutlass.Float32)
+    for i in cutlass.range_constexpr((vecs + threads - 1) // threads):
+        v = tidx + i * threads
+        line = rank * my_lines + v // per_line
+        idx = (line, v % per_line) if row_major else (v % per_line, line)
+        if v < vecs:
+            if cute.elem_less(cC[(0, idx)], mC.shape):
+                for r in cutlass.range_constexpr(split_k):
+                    part = load_shared_cluster_f32x4(parts[r][(None, idx)].iterator)
+                    for e in cutlass.range_constexpr(VEC):
+                        total[e] = part[e] if r == 0 else total[e] + part[e]
+                cute.autovec_copy(common.to_c_type(total, mC.element_type), gC[(None, idx)])
