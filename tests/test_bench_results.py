@@ -10,7 +10,10 @@ import os
 
 import pytest
 
-from cute_gemm import bench, console, measure
+from cute_gemm.errors import one_line
+from cute_gemm.measure import results, shape
+from cute_gemm.measure.progress import Progress
+from cute_gemm.report import console
 from synthetic_doc import ENV, PEER_TFLOPS, PHASE_TFLOPS, make_doc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,8 +26,8 @@ def _row(doc, key, shape="4096x4096x4096"):
 
 def test_synthetic_document_is_valid():
     doc = make_doc()
-    assert doc["schema"] == "cute-gemm/bench-v2" == bench.SCHEMA
-    assert bench.validate_doc(doc) == []
+    assert doc["schema"] == "cute-gemm/bench-v2" == results.SCHEMA
+    assert results.validate_doc(doc) == []
     assert doc["ncu_check"] is None and doc["data"] == "randn" and doc["protocol"]["rounds"] == 7
     json.dumps(doc)  # serializable as written
 
@@ -58,12 +61,12 @@ def test_paired_ratio_pairs_rounds_not_medians():
     cublas = [d * 1.00 for d in drift]
     cublaslt = [d * (0.99 if i % 2 else 1.01) for i, d in enumerate(drift)]
     ours = [min(a, b) * 1.02 for a, b in zip(cublas, cublaslt)]
-    x = measure.paired_ratio(ours, [cublas, cublaslt])
+    x = shape.paired_ratio(ours, [cublas, cublaslt])
     assert x["median"] == pytest.approx(1 / 1.02) and x["min"] == pytest.approx(x["max"])
     assert len(x["rounds"]) == 5
     # a kernel with no vendor timing, or rounds the vendor rows do not have, gets no ratio
-    assert measure.paired_ratio(ours, []) is None
-    assert measure.paired_ratio(ours, [cublas[:2]])["rounds"] == pytest.approx([cublas[i] / ours[i] for i in range(2)])
+    assert shape.paired_ratio(ours, []) is None
+    assert shape.paired_ratio(ours, [cublas[:2]])["rounds"] == pytest.approx([cublas[i] / ours[i] for i in range(2)])
 
 
 def test_paired_ratio_on_bench_rows():
@@ -76,7 +79,7 @@ def test_paired_ratio_on_bench_rows():
 
 def test_percentages_without_vendor_rows():
     rows = [{"key": "sm90:0", "timing": {"tflops": 100.0}}, {"key": "peer:cublas", "timing": None}]
-    measure.add_percentages(rows, None)
+    shape.add_percentages(rows, None)
     assert rows[0]["pct_vendor"] is None and rows[0]["pct_peak"] is None and rows[1]["pct_cublas"] is None
     assert rows[0]["x_vendor_paired"] is None
 
@@ -109,30 +112,30 @@ BROKEN = [
 def test_broken_documents_are_caught(mutate, problem):
     d = copy.deepcopy(make_doc(sweep=False))
     mutate(d)
-    errs = bench.validate_doc(d)
+    errs = results.validate_doc(d)
     assert any(problem in e for e in errs), errs
 
 
 def test_api_only_document_is_valid():
     api = {"small_shape": "256x256x256", "loop_shape": "1024x4096x4096", "calls": 10, "loop_calls": 5,
            "warmup_calls": 1, "torch_mm": {"us_per_call": 10.0, "loop_tflops": 600.0}, "phases": []}
-    d = bench.document([], data="randn", protocol={"rounds": None, "sustained_s": None, "cold_l2": False},
+    d = results.document([], data="randn", protocol={"rounds": None, "sustained_s": None, "cold_l2": False},
                        telemetry={"available": False, "reason": "x"}, api=api, env=ENV)
-    assert bench.validate_doc(d) == []
+    assert results.validate_doc(d) == []
 
 
 def test_load_refuses_non_json_and_v1(tmp_path):
     bad = tmp_path / "garbage.json"
     bad.write_text("garbage\n")
     with pytest.raises(ValueError, match="is not JSON"):
-        bench.load(str(bad))
+        results.load(str(bad))
     v1 = tmp_path / "old.json"
     v1.write_text(json.dumps({"schema": "cute-gemm/bench-v1", "results": []}))
     with pytest.raises(ValueError, match="bench-v1 result .* measure again"):
-        bench.load(str(v1))
+        results.load(str(v1))
     good = tmp_path / "good.json"
-    bench.save(make_doc(), str(good))
-    assert bench.load(str(good))["results"]
+    results.save(make_doc(), str(good))
+    assert results.load(str(good))["results"]
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=os.path.basename)
@@ -140,12 +143,12 @@ def test_committed_results_load_or_are_refused_clearly(path):
     """Files under bench/results/ are either valid bench-v2 documents, or bench-v1 ones refused in one sentence."""
     with open(path) as f:
         schema = json.load(f).get("schema")
-    if schema == bench.SCHEMA:
-        doc = bench.load(path)
+    if schema == results.SCHEMA:
+        doc = results.load(path)
         assert doc["gpu"]["name"] and any(r["status"] == "ok" for r in doc["results"])
     else:
         with pytest.raises(ValueError, match="bench-v1"):
-            bench.load(path)
+            results.load(path)
 
 
 def _render(doc) -> str:
@@ -178,7 +181,7 @@ def test_plots_from_a_document(tmp_path):
     pytest.importorskip("matplotlib")
     from PIL import Image
 
-    from cute_gemm.plot import plot_all
+    from cute_gemm.report.plot import plot_all
 
     paths = plot_all(make_doc(data="ints"), str(tmp_path / "run"))
     names = sorted(os.path.basename(p) for p in paths)
@@ -196,7 +199,7 @@ def test_worklog_figure_shows_both_ladders(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     import matplotlib.axes
 
-    from cute_gemm import plot, worklog
+    from cute_gemm.report import plot, worklog
 
     bars = []
     real_bar = matplotlib.axes.Axes.bar
@@ -216,14 +219,14 @@ def test_worklog_figure_shows_both_ladders(tmp_path, monkeypatch):
 
 
 def test_progress_in_a_log_is_one_line_per_step(capsys):
-    with console.Progress(5) as bar:
+    with Progress(5) as bar:
         bar.step("4096x4096x4096 check sm90:0: ok")
         bar.step("4096x4096x4096: nothing to time", advance=4)
-    with console.Progress(3, enabled=False) as bar:
+    with Progress(3, enabled=False) as bar:
         bar.step("silent")
     assert capsys.readouterr().err == "[1/5] 4096x4096x4096 check sm90:0: ok\n[5/5] 4096x4096x4096: nothing to time\n"
 
 
 def test_one_line_errors():
-    assert console.one_line(RuntimeError("launch failed\nat line 3")) == "RuntimeError: launch failed"
-    assert console.one_line(KeyboardInterrupt()) == "KeyboardInterrupt"
+    assert one_line(RuntimeError("launch failed\nat line 3")) == "RuntimeError: launch failed"
+    assert one_line(KeyboardInterrupt()) == "KeyboardInterrupt"

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from conftest import gpu_family
-from cute_gemm import bench, cli
+from cute_gemm import cli
+from cute_gemm.measure import results
 from synthetic_doc import make_doc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,7 +44,7 @@ def test_every_command_has_help(cmd, capsys):
 
 
 def test_top_level_help_lists_registered_phases(capsys):
-    from cute_gemm import registry
+    from cute_gemm.runtime import registry
 
     rc, out, _ = run_main(capsys, "--help")
     assert rc == 0 and "sm90 only so far" not in out
@@ -60,7 +61,7 @@ def test_version(capsys):
 
 
 def test_list_shows_both_ladders(capsys):
-    from cute_gemm import registry
+    from cute_gemm.runtime import registry
 
     rc, out, _ = run_main(capsys, "list")
     assert rc == 0 and "sm90" in out and "sm100" in out
@@ -113,7 +114,7 @@ def test_compare_without_gpu(capsys):
 def test_plot_from_a_bench_document(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = tmp_path / "run.json"
-    bench.save(make_doc(), str(path))
+    results.save(make_doc(), str(path))
     rc, out, _ = run_main(capsys, "plot", str(path), "--out", str(tmp_path / "figs" / "x"))
     assert rc == 0
     for name in ("x_ladder.png", "x_worklog.png", "x_sweep.png"):
@@ -171,7 +172,7 @@ def bad_files(tmp_path_factory):
     (tmp / "v1.json").write_text(json.dumps({"schema": "cute-gemm/bench-v1", "results": []}))
     doc = make_doc()
     doc["results"], doc["api"] = [], {"phases": []}
-    bench.save(doc, str(tmp / "api.json"))
+    results.save(doc, str(tmp / "api.json"))
     return tmp
 
 
@@ -209,7 +210,9 @@ def test_unexpected_error_is_one_line_unless_debug(capsys, monkeypatch):
     def boom(args):
         raise RuntimeError("something broke\nsecond line")
 
-    monkeypatch.setattr(cli, "cmd_list", boom)
+    from cute_gemm.cli.commands import list as list_command
+
+    monkeypatch.setattr(list_command, "run", boom)
     rc, out, err = run_main(capsys, "list")
     assert rc == 1 and "Traceback" not in err
     assert _one_line(err) == ("cute-gemm list: unexpected RuntimeError: something broke "
@@ -222,14 +225,17 @@ def test_unexpected_error_is_one_line_unless_debug(capsys, monkeypatch):
 
 
 def test_a_command_is_one_line_in_COMMANDS(capsys, monkeypatch):
-    """The extension point other modules use: an add_parser(subparsers) function in cli.COMMANDS."""
+    """The extension point: a module with add_parser(subparsers), one entry in cli.COMMANDS."""
+    import types
+
+    from cute_gemm.cli.args import shape_arg
 
     def add_hello(sub):
         p = sub.add_parser("hello", help="say hello")
-        p.add_argument("--shape", type=cli.shape_arg, default="64,64,64")
+        p.add_argument("--shape", type=shape_arg, default="64,64,64")
         p.set_defaults(fn=lambda args: print(f"hello {args.shape}") or 0)
 
-    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, add_hello))
+    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, types.SimpleNamespace(add_parser=add_hello)))
     assert run_main(capsys, "hello")[:2] == (0, "hello 64x64x64\n")
     rc, _, err = run_main(capsys, "hello", "--shape", "64,60,64")
     assert rc == 2 and "multiples of 8" in _one_line(err)

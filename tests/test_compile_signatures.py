@@ -10,9 +10,9 @@ from functools import lru_cache
 
 import pytest
 
-from cute_gemm import arch, registry
-from cute_gemm.inspection import idesc_fields, inspect_phase, instruction_descriptors
-from cute_gemm.problem import Problem
+from cute_gemm.runtime import arch, registry
+from cute_gemm.profiling.codegen import idesc_fields, inspect_phase, instruction_descriptors
+from cute_gemm.runtime.problem import Problem
 
 SMEM_LIMIT = 227 * 1024  # per-block opt-in dynamic smem on sm90 and sm100
 TMEM_COLS = 512

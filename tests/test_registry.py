@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from cute_gemm import arch, registry
+from cute_gemm.runtime import arch, registry
 
 LADDER = ["0", "1", "2a", "2b", "3", "4", "5"]
 
@@ -72,8 +72,8 @@ def test_seed_configs():
 
 
 def test_unknown_lookup_says_what_exists(monkeypatch):
-    full = registry._entries()
-    monkeypatch.setattr(registry, "_entries", lambda: {k: v for k, v in full.items() if k != ("sm100", "7")})
+    full = registry._ladder("sm100")
+    monkeypatch.setattr(registry, "_ladder", lambda fam: {k: v for k, v in full.items() if k != "7"})
     with pytest.raises(LookupError, match=r"no sm100 kernel for phase 7 \(registered sm100 phases: 0, 1, 2a, 2b, 3, 4, 5, 6\)"):
         registry.get("sm100", "7")
     with pytest.raises(ValueError, match="unknown phase"):

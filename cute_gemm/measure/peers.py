@@ -12,7 +12,8 @@ import dataclasses
 import importlib.util
 from typing import Callable
 
-from cute_gemm import reference
+from cute_gemm.errors import one_line
+from cute_gemm.measure import reference
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +50,7 @@ def _blas(name: str):
 
 
 def _triton(a, b, c):
-    from cute_gemm.triton_mm import matmul_into
+    from cute_gemm.measure.triton_mm import matmul_into
 
     return lambda: matmul_into(a, b, c)
 
@@ -71,7 +72,7 @@ PEERS = {
              _always, _blas("cublas")),
         Peer("cublaslt", "cuBLASLt", "torch.mm(a, b, out_dtype=torch.float32, out=c), preferred_blas_library('cublaslt')",
              _always, _blas("cublaslt")),
-        Peer("triton", "Triton", "cute_gemm/triton_mm.py: tl.dot tiles, Triton's autotuner over a few configs",
+        Peer("triton", "Triton", "cute_gemm/measure/triton_mm.py: tl.dot tiles, Triton's autotuner over a few configs",
              _needs("triton", "triton"), _triton),
         Peer("quack", "quack", "quack.gemm_interface.gemm(a, b, out=c, tuned=False): its heuristic config, "
              "B passed as the [K,N] row-major tensor", _needs("quack", "quack-kernels"), _quack(tuned=False)),
@@ -100,9 +101,8 @@ def check_peer(peer: Peer, p) -> dict:
     under the phases' criteria; the dict has the CheckResult fields that apply to a peer."""
     import torch
 
-    from cute_gemm.check import REL_ERR_LIMIT, compare
-    from cute_gemm.console import one_line
-    from cute_gemm.problem import make_inputs, poisoned_output
+    from cute_gemm.measure.check import REL_ERR_LIMIT, compare
+    from cute_gemm.measure.inputs import make_inputs, poisoned_output
 
     gen = torch.Generator(device="cuda")
     gen.manual_seed(torch.seed())

@@ -9,20 +9,21 @@ caller's current torch stream (also inside CUDA-graph capture); its entry checks
 strides, device type and 16-byte alignment before launching.
 
 Always with an explicit ``--gpu-arch``: without it the DSL silently assumes sm_100a, and a Hopper
-kernel then fails to compile.
+kernel then fails to compile. This module imports the DSL, so the rest of the runtime imports it inside
+functions (the first compile). The compile cache's fingerprint hashes this file (``cache.sources``): an
+edit here starts a fresh cache.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import tempfile
 import time
 
 import cutlass.cute as cute
 
-from cute_gemm import arch as _arch
+from cute_gemm.runtime import arch as _arch
 
 
 class TorchFace:
@@ -103,24 +104,3 @@ def compile_kernel(kernel, target: str, *, keep: bool = False) -> Compiled:
                 with open(remarks) as f:
                     out.ptxas = f.read()
     return out
-
-
-_REGS = re.compile(r"Used (\d+) registers")
-_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_SMEM = re.compile(r"(\d+) bytes smem")
-
-
-def ptxas_resources(text: str) -> dict:
-    """Registers, stack, spills and static smem from ptxas remarks (the largest over the kernels seen)."""
-    res = {"registers": None, "stack_bytes": 0, "spill_stores": 0, "spill_loads": 0, "static_smem": 0}
-    regs = [int(x) for x in _REGS.findall(text)]
-    if regs:
-        res["registers"] = max(regs)
-    for stack, st, ld in _SPILL.findall(text):
-        res["stack_bytes"] = max(res["stack_bytes"], int(stack))
-        res["spill_stores"] = max(res["spill_stores"], int(st))
-        res["spill_loads"] = max(res["spill_loads"], int(ld))
-    smem = [int(x) for x in _SMEM.findall(text)]
-    if smem:
-        res["static_smem"] = max(smem)
-    return res

@@ -2,7 +2,8 @@
 
 A compiled TVM-FFI function is exported with ``export_to_c`` to ``<dir>/<fingerprint>/<name>.o`` and a
 later process loads it with ``cute.runtime.load_module`` instead of compiling again. The fingerprint
-hashes every source file the kernels are built from (``phases/``, ``cute_gemm/compile.py``) and the
+hashes every source file the kernels are built from (``sources()``: ``phases/`` and the module that
+compiles them, ``cute_gemm/runtime/compile.py``) and the
 versions of Python, the DSL and tvm-ffi, so an edit or an upgrade starts a fresh directory instead of
 loading a stale kernel. Writes go to a temporary file renamed into place: two processes compiling the
 same kernel at once both succeed, and a reader never sees half a file.
@@ -20,7 +21,8 @@ import platform
 import tempfile
 from functools import lru_cache
 
-_ROOT = pathlib.Path(__file__).resolve().parent.parent
+_RUNTIME = pathlib.Path(__file__).resolve().parent
+_ROOT = _RUNTIME.parent.parent  # the checkout (or site-packages) holding cute_gemm/ and phases/
 
 
 def enabled() -> bool:
@@ -40,11 +42,15 @@ def fingerprint() -> str:
 
     h = hashlib.sha256()
     h.update(f"{platform.python_version()}|{cutlass.__version__}|{tvm_ffi.__version__}".encode())
-    sources = sorted((_ROOT / "phases").rglob("*.py")) + [_ROOT / "cute_gemm" / "compile.py"]
-    for path in sources:
+    for path in sources():
         h.update(str(path.relative_to(_ROOT)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
+
+
+def sources() -> list[pathlib.Path]:
+    """The files a compiled kernel is built from: every kernel module and the compile step itself."""
+    return sorted((_ROOT / "phases").rglob("*.py")) + [_RUNTIME / "compile.py"]
 
 
 def entry_name(key: str, target: str, config) -> str:

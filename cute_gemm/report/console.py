@@ -1,4 +1,4 @@
-"""Terminal output: the progress bar of long runs (stderr) and the end-of-run result table (rich).
+"""A bench document in words: the end-of-run result table and the API overhead table (rich).
 
 rich renders plain text when the stream is not a terminal (a log file, a pipe), so the same table goes to
 the screen and into ``tee``'d logs; off a terminal it is drawn at ``LOG_WIDTH`` columns so no column wraps.
@@ -6,76 +6,9 @@ the screen and into ``tee``'d logs; off a terminal it is drawn at ``LOG_WIDTH`` 
 
 from __future__ import annotations
 
-LOG_WIDTH = 220
+from cute_gemm.measure.progress import LOG_WIDTH, terminal
+
 ADDS_WIDTH = 60
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as the one line a report or a user sees: its type and the first line of its message."""
-    msg = str(exc).splitlines()
-    return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
-
-
-def text_table(header: list[str], rows: list[list[str]], left: int = 1) -> str:
-    """A plain-text table (rich, no box, no colour): the first ``left`` columns left-aligned, the others
-    right-aligned; for reports that end up in logs and READMEs (compile-only census, profiles)."""
-    from io import StringIO
-
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style=None, padding=(0, 1))
-    for i, head in enumerate(header):
-        table.add_column(head, justify="left" if i < left else "right", no_wrap=True)
-    for row in rows:
-        table.add_row(*row)
-    buf = StringIO()
-    Console(file=buf, width=100_000, color_system=None, highlight=False, emoji=False).print(table)
-    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines())
-
-
-def console(stderr: bool = False):
-    """A rich Console on stdout (or stderr); wide when it writes to a file or a pipe."""
-    from rich.console import Console
-
-    c = Console(stderr=stderr)
-    return c if c.is_terminal else Console(stderr=stderr, width=LOG_WIDTH)
-
-
-class Progress:
-    """``with Progress(total) as bar: bar.step(label)``: a rich progress bar on a terminal; in a log (stderr
-    not a terminal) one line per step instead, so a run cut short by a timeout shows how far it got.
-    ``enabled=False`` makes it silent."""
-
-    def __init__(self, total: int, enabled: bool = True):
-        self.total, self.enabled, self.done = total, enabled, 0
-        self._bar = self._task = self._log = None
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, \
-                TimeElapsedColumn
-
-            err = console(stderr=True)
-            if err.is_terminal:
-                self._bar = RichProgress(BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                         TextColumn("{task.description}"), console=err)
-                self._bar.start()
-                self._task = self._bar.add_task("", total=self.total)
-            else:
-                self._log = err
-        return self
-
-    def step(self, label: str, advance: int = 1):
-        self.done += advance
-        if self._bar is not None:
-            self._bar.update(self._task, advance=advance, description=label)
-        elif self._log is not None:
-            self._log.print(f"[{self.done}/{self.total}] {label}", highlight=False)
-
-    def __exit__(self, *exc):
-        if self._bar is not None:
-            self._bar.stop()
 
 
 COLUMNS = ("kernel", "TFLOP/s", "min..max", "% vendor", "x vendor per round", "% peak", "SM MHz", "W",
@@ -129,7 +62,7 @@ def render(doc: dict, out=None):
     """Print one table per shape of a bench-v2 document (``out``: a rich Console; default stdout)."""
     from rich.table import Table
 
-    out = out or console()
+    out = out or terminal()
     tel = doc.get("telemetry") or {}
     if not tel.get("available"):
         out.print(f"no clock/power telemetry: {tel.get('reason') or 'not recorded'}")
@@ -148,7 +81,7 @@ def render_api(api: dict, out=None):
     """Print the ``api`` section of a bench document: host cost per call and loop TFLOP/s."""
     from rich.table import Table
 
-    out = out or console()
+    out = out or terminal()
     table = Table(title=f"Python API host overhead (wall clock, back to back, {api['calls']} calls at "
                         f"{api['small_shape']}, {api['loop_calls']} at {api['loop_shape']})",
                   title_justify="left", box=None, pad_edge=False)

@@ -1,9 +1,9 @@
-"""Calling a phase on torch tensors: ``cute_gemm.gemm(a, b, phase="5")``.
+"""Plans: one compiled kernel per (device, phase, config), and the eager call that runs one.
 
 A [M,K] fp16 row-major, B [K,N] fp16 row-major, C [M,N] fp32. The arch (sm90 / sm100) comes from the
 tensors' device. One compiled kernel per (device, phase, config) serves every shape ("a plan"): the
 first call for a plan compiles it (or loads it from the disk cache of an earlier process,
-``cute_gemm.cache``), every later call only looks the plan up, checks what the compiled entry cannot
+``cute_gemm.runtime.cache``), every later call only looks the plan up, checks what the compiled entry cannot
 (the shape rule of the phase, devices) and calls it. The compiled entry itself checks dtypes, ranks,
 matching extents, strides and alignment before it launches; if it refuses an argument, the call is
 validated again in Python to say exactly what is wrong (``InputError``). So bad input gets a clear
@@ -18,17 +18,14 @@ import dataclasses
 import threading
 import time
 
-from cute_gemm import arch as _arch
-from cute_gemm import cache, registry
-from cute_gemm.problem import InputError, Problem, validate
+from cute_gemm.errors import InputError, UnsupportedError
+from cute_gemm.runtime import arch as _arch
+from cute_gemm.runtime import cache, registry
+from cute_gemm.runtime.problem import Problem, validate
 from phases.base import MAX_ELEMENTS
 
 _PLANS: dict = {}  # (phase, config, arch, device index) -> Plan
 _LOCK = threading.Lock()  # compiles and plan creation; the fast path takes no lock
-
-
-class UnsupportedError(RuntimeError):
-    """The phase cannot run here: wrong GPU architecture, or a shape it cannot do."""
 
 
 @dataclasses.dataclass
@@ -69,7 +66,7 @@ def device_target(device) -> str:
     return tgt
 
 
-def _entry_for(phase, target: str, arch: str | None) -> registry.PhaseEntry:
+def entry_for(phase, target: str, arch: str | None) -> registry.PhaseEntry:
     fam = _arch.family(target)
     if arch is not None and _arch.family(arch) != fam:
         raise UnsupportedError(
@@ -80,8 +77,8 @@ def _entry_for(phase, target: str, arch: str | None) -> registry.PhaseEntry:
 
 
 def compile_plan(entry: registry.PhaseEntry, target: str, device: int, config=None) -> Plan:
-    """Compile (or load from the disk cache) the phase's kernel for ``target``."""
-    from cute_gemm.compile import compile_kernel
+    """Compile (or load from the disk cache) the phase's kernel for ``target`` (``device`` -1: none)."""
+    from cute_gemm.runtime.compile import compile_kernel
 
     kernel = entry.make(config)
     name = cache.entry_name(entry.key, target, kernel.cfg)
@@ -106,12 +103,12 @@ def plan_for(a, phase="5", config=None, arch: str | None = None) -> Plan:
             plan = _PLANS.get(key)
             if plan is None:
                 target = device_target(a.device)
-                plan = compile_plan(_entry_for(phase, target, arch), target, dev, config)
+                plan = compile_plan(entry_for(phase, target, arch), target, dev, config)
                 _PLANS[key] = plan
     return plan
 
 
-def _checked(a, b, out, phase, config, arch) -> tuple[Plan, Problem]:
+def checked(a, b, out, phase, config, arch) -> tuple[Plan, Problem]:
     """Everything checked in Python with clear messages: the slow path, and the plan it needs."""
     p = validate(a, b, out)
     plan = plan_for(a, phase, config, arch)
@@ -122,10 +119,10 @@ def _checked(a, b, out, phase, config, arch) -> tuple[Plan, Problem]:
     return plan, p
 
 
-def _gemm_checked(a, b, phase, out, config, arch):
+def _run_checked(a, b, phase, out, config, arch):
     import torch
 
-    plan, p = _checked(a, b, out, phase, config, arch)
+    plan, p = checked(a, b, out, phase, config, arch)
     c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=torch.float32)
     if p.k == 0:
         return c.zero_()
@@ -135,23 +132,9 @@ def _gemm_checked(a, b, phase, out, config, arch):
     return c
 
 
-def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None):
-    """C = A @ B with one phase's kernel: A [M,K] fp16, B [K,N] fp16 (both row-major), C [M,N] fp32.
-
-    ``phase``: a phase id of the device's ladder (``cute-gemm list``; '2' means 2b). ``out``: an fp32
-    [M,N] row-major tensor to write (else a new one). ``config``: a phase config (the phase's frozen
-    dataclass) other than the default. ``arch``: 'sm90'/'sm100' to insist on a ladder (default: the
-    device's). Raises ``InputError`` (dtype, device, layout, alignment) or ``UnsupportedError`` (a
-    shape the phase cannot do, another ladder's phase) before anything launches.
-
-    Runs on the current torch stream; under ``torch.compile`` it goes through the custom op
-    ``torch.ops.cute_gemm.gemm`` (``cute_gemm.ops``). Compile or warm a phase before capturing it in a
-    CUDA graph: the first call of a plan compiles.
-    """
-    if _compiling():  # torch.compile: the custom op, whose fake implementation gives the output's shape
-        from cute_gemm import ops
-
-        return ops.call(a, b, phase, out)
+def run(a, b, phase="5", out=None, config=None, arch: str | None = None):
+    """``cute_gemm.gemm`` run eagerly (its arguments and errors): the plan looked up and called; the
+    first call of a plan, or any call its cheap test does not take, goes through the checked path."""
     if phase == "best":
         phase, config = _pick_best(a, b, out, config, arch)
     try:
@@ -159,19 +142,19 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None):
         m, k = a.shape
         n = b.shape[1]
     except Exception:  # no plan yet, or not a pair of 2-D tensors: the checked path says which
-        return _gemm_checked(a, b, phase, out, config, arch)
+        return _run_checked(a, b, phase, out, config, arch)
     if not plan.fits(m, n, k) or b.get_device() != plan.device:
-        return _gemm_checked(a, b, phase, out, config, arch)
+        return _run_checked(a, b, phase, out, config, arch)
     if out is None:
         import torch
 
         out = torch.empty((m, n), device=a.device, dtype=torch.float32)
     elif out.get_device() != plan.device:
-        return _gemm_checked(a, b, phase, out, config, arch)
+        return _run_checked(a, b, phase, out, config, arch)
     try:
         plan.fn(a, b, out)
     except Exception as exc:  # the compiled entry refused an argument before launching: say what
-        _checked(a, b, out, phase, config, arch)
+        checked(a, b, out, phase, config, arch)
         raise InputError(f"{plan.entry.key}: {exc}") from exc
     return out
 
@@ -180,8 +163,8 @@ _FAMILY: dict = {}  # device index -> "sm90" / "sm100"
 
 
 def _pick_best(a, b, out, config, arch):
-    """(phase, config) of ``phase="best"`` for this call's shape (``cute_gemm.choose``; cached per shape)."""
-    from cute_gemm import choose
+    """(phase, config) of ``phase="best"`` for this call's shape (``choose``; cached per shape)."""
+    from cute_gemm.runtime import choose
 
     if config is not None:
         raise UnsupportedError('phase="best" picks its own config; pass a phase id to run a config of yours')
@@ -199,18 +182,12 @@ def _pick_best(a, b, out, config, arch):
         raise UnsupportedError(f"phase 'best': {exc}") from exc
 
 
-def _compiling() -> bool:
-    import torch
-
-    return torch.compiler.is_compiling()
-
-
 def launcher(entry: registry.PhaseEntry, a, b, c, config=None):
     """A zero-argument function that launches ``entry`` on (a, b) -> c on the current stream.
 
     Everything is checked once, here; each call of the result is one call of the compiled kernel.
     """
-    plan, p = _checked(a, b, c, entry.phase, config, entry.arch)  # another ladder's phase: UnsupportedError
+    plan, p = checked(a, b, c, entry.phase, config, entry.arch)  # another ladder's phase: UnsupportedError
     if min(p.m, p.n, p.k) == 0:
         raise UnsupportedError(f"{entry.key}: nothing to launch for the empty problem {p}")
     fn = plan.fn
@@ -221,4 +198,4 @@ def launcher(entry: registry.PhaseEntry, a, b, c, config=None):
     return launch
 
 
-__all__ = ["gemm", "launcher", "plan_for", "device_target", "UnsupportedError", "InputError"]
+__all__ = ["Plan", "run", "launcher", "plan_for", "compile_plan", "device_target", "entry_for", "checked"]

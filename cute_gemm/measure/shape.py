@@ -4,8 +4,8 @@ A phase is checked with ``check_phase`` (fresh randn inputs, NaN-poisoned C, vs 
 repeat bit-identical) and a peer with ``peers.check_peer``; a kernel that cannot do the shape, is absent,
 fails or errors is reported with its reason and never timed. The kernels that passed are timed
 interleaved on one set of timing inputs (``data``: the numbers in A and B move the H200's power draw and
-so its clock) by ``cute_gemm.timing``, with the GPU's clock, power and throttle reasons recorded during
-each timed window by ``cute_gemm.power``.
+so its clock) by ``timing``, with the GPU's clock, power and throttle reasons recorded during each timed window
+by ``power``.
 """
 
 from __future__ import annotations
@@ -13,53 +13,10 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from cute_gemm import power, timing
-from cute_gemm.console import one_line
-from cute_gemm.problem import Problem
-
-# dense fp16 tensor peak (datasheet, TFLOP/s) by device-name fragment; used for "% of peak"
-PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "B200": 2250.0, "B300": 2500.0}
-
-# what A and B hold while kernels are timed (the check always uses randn)
-DATA_KINDS = {
-    "randn": "standard normal (the worklog's)",
-    "ints": "integers in [-3, 3] (exact in fp16)",
-    "uniform": "uniform in [-1, 1]",
-}
-
-STATUSES = ("ok", "skipped", "absent", "failed", "error")
-
-
-def peak_for(device_name: str) -> float | None:
-    for frag, tf in PEAK_TFLOPS.items():
-        if frag in device_name:
-            return tf
-    return None
-
-
-def timing_inputs(p: Problem, data: str, n_sets: int):
-    """``n_sets`` input sets (A, B, C) holding ``data``; C is NaN-poisoned and shared by every kernel
-    that writes into a given C."""
-    import torch
-
-    from cute_gemm.problem import poisoned_output
-
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(torch.seed())
-
-    def fill(rows, cols):
-        if data == "randn":
-            t = torch.randn(rows, cols, device="cuda", generator=gen)
-        elif data == "ints":
-            t = torch.randint(-3, 4, (rows, cols), device="cuda", generator=gen)
-        elif data == "uniform":
-            t = torch.rand(rows, cols, device="cuda", generator=gen) * 2 - 1
-        else:
-            raise ValueError(f"unknown data kind {data!r}: use one of {', '.join(DATA_KINDS)}")
-        return t.to(torch.float16)
-
-    return [(fill(p.m, p.k), fill(p.k, p.n), poisoned_output(p)) for _ in range(n_sets)]
-
+from cute_gemm.errors import one_line
+from cute_gemm.measure import power, timing
+from cute_gemm.measure.inputs import timing_inputs
+from cute_gemm.runtime.problem import Problem
 
 def _row(kind: str, key: str, name: str, label: str, p: Problem, **extra) -> dict:
     return {"kind": kind, "key": key, "name": name, "label": label, **extra, "shape": str(p),
@@ -80,15 +37,14 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
     """Check every entry at ``p`` (compiling it there); one that cannot do the shape is skipped.
 
     With ``best_arch``, one more row, ``best``: the phase and config ``phase="best"`` picks for this shape
-    (``cute_gemm.choose``), checked and timed like a phase, its label naming the pick.
+    (``cute_gemm.runtime.choose``), checked and timed like a phase, its label naming the pick.
     ``variants``: (entry, config, label) triples, e.g. phase 8 with ``bn=128``: one more row each, keyed
     and named "8 bn=128" (``cute-gemm bench --config 8:bn=128``).
     The bench checks every phase at every shape before any peer runs: importing quack patches the
     DSL's tensor classes process-wide, and the phases are compiled before that happens.
     """
-    from cute_gemm import choose, registry
-    from cute_gemm.api import launcher
-    from cute_gemm.check import check_phase
+    from cute_gemm.measure import check
+    from cute_gemm.runtime import choose, registry, plan
 
     # (entry, config, row key, row name, phase, label, adds)
     todo = [(e, config, e.key, e.phase, e.phase, f"phase {e.phase}", e.adds) for e in entries]
@@ -111,14 +67,14 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
         if why:
             row.update(status="skipped", reason="; ".join(why))
         else:
-            res = check_phase(e, p, cfg)
+            res = check.check_phase(e, p, cfg)
             row["check"] = dataclasses.asdict(res)
             if res.error:
                 row.update(status="error", reason=res.error.splitlines()[0])
             elif not res.passed:
                 row.update(status="failed", reason=res.summary())
             else:
-                factories[key] = lambda a, b, c, e=e, cfg=cfg: launcher(e, a, b, c, cfg)
+                factories[key] = lambda a, b, c, e=e, cfg=cfg: plan.launcher(e, a, b, c, cfg)
         rows.append(row)
         if step:
             step(f"{p} check {label}: {row['status']}")
@@ -126,7 +82,7 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
 
 
 def _check_peers(peer_list, p: Problem, step) -> tuple[list[dict], dict]:
-    from cute_gemm.peers import check_peer
+    from cute_gemm.measure import peers
 
     rows, factories = [], {}
     for peer in peer_list:
@@ -135,7 +91,7 @@ def _check_peers(peer_list, p: Problem, step) -> tuple[list[dict], dict]:
         if missing:
             row.update(status="absent", reason=missing)
         else:
-            chk = check_peer(peer, p)
+            chk = peers.check_peer(peer, p)
             row["check"] = chk
             row["library_kernels"] = chk.pop("kernels", None)
             if chk["error"]:

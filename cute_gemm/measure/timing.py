@@ -14,7 +14,7 @@ single launches between their own pair of events measures the launch gap. The pr
    under sustained fp16 GEMM load).
 
 ``input_sets`` > 1 (cold L2) captures launches that rotate through that many input sets, so each launch
-reads A and B from HBM. What the GPU did during each timed window is recorded by ``cute_gemm.power``.
+reads A and B from HBM. What the GPU did during each timed window is recorded by ``cute_gemm.measure.power``.
 This module holds the protocol's constants; nothing else repeats them.
 """
 
@@ -151,7 +151,7 @@ def interleave(captured: dict[str, Captured], rounds: int = ROUNDS, sustained_s:
     """
     import torch
 
-    from cute_gemm.power import Telemetry
+    from cute_gemm.measure.power import Telemetry
 
     telemetry = telemetry or Telemetry(reason="not recorded")
     ms = {name: [] for name in captured}

@@ -4,7 +4,7 @@ All wall clock, back to back, after warm-up, synchronized once at the end:
 
 - per call at ``SMALL`` (256^3: the kernel takes a few microseconds, so the host cost shows):
   ``torch.mm(a, b, out_dtype=torch.float32)``, ``cute_gemm.gemm(a, b, phase=p, out=c)`` and the compiled
-  kernel alone (the zero-argument callable of ``cute_gemm.api.launcher``);
+  kernel alone (the zero-argument callable of ``cute_gemm.runtime.plan.launcher``);
 - TFLOP/s of a loop of calls at ``LOOP`` (1024x4096x4096: the kernel dominates), the same three;
 - the first ``gemm()`` call of each phase in this process, before anything else compiled it: what a user
   waits for the first time (compile + launch);
@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from cute_gemm.problem import Problem
+from cute_gemm.runtime.problem import Problem
 
 SMALL = Problem(256, 256, 256)
 LOOP = Problem(1024, 4096, 4096)
@@ -47,7 +47,7 @@ def wall_per_call_s(fn, calls: int, warmup: int = WARMUP_CALLS) -> float:
 
 
 def _operands(p: Problem):
-    from cute_gemm.problem import make_inputs, poisoned_output
+    from cute_gemm.measure.inputs import make_inputs, poisoned_output
 
     return (*make_inputs(p, "cuda"), poisoned_output(p))
 
@@ -66,9 +66,9 @@ def run_api(entries) -> dict:
     import torch
 
     import cute_gemm
-    from cute_gemm import reference
-    from cute_gemm.api import launcher
-    from cute_gemm.console import one_line
+    from cute_gemm.errors import one_line
+    from cute_gemm.measure import reference
+    from cute_gemm.runtime.plan import launcher
 
     small, loop = _operands(SMALL), _operands(LOOP)
     torch.cuda.synchronize()
@@ -111,8 +111,8 @@ a = torch.randn(256, 256, device="cuda").half(); torch.cuda.synchronize()
 t1 = time.perf_counter()
 cute_gemm.gemm(a, a, phase=PHASE); torch.cuda.synchronize()
 t2 = time.perf_counter()
-from cute_gemm import api
-print(json.dumps({"import_s": t1 - t0, "first_call_s": t2 - t1, "source": [p.source for p in api._PLANS.values()][0]}))
+from cute_gemm.runtime import plan
+print(json.dumps({"import_s": t1 - t0, "first_call_s": t2 - t1, "source": [p.source for p in plan._PLANS.values()][0]}))
 """
 
 

@@ -3,26 +3,29 @@
     torch.ops.cute_gemm.gemm(a, b, "5")          # -> new fp32 C [M, N]
     torch.ops.cute_gemm.gemm_out(a, b, c, "5")   # writes c in place
 
-Both run the same compiled kernels as ``cute_gemm.gemm`` (default config, the device's ladder). Their
-fake (meta) implementations only describe the output, so the compiler traces through them without a
-GPU call; ``cute_gemm.gemm`` itself switches to these ops while ``torch.compile`` traces it. Eager calls
-of ``cute_gemm.gemm`` skip the op boundary (it costs tens of microseconds of dispatch per call).
+Both run the same compiled kernels as ``cute_gemm.gemm`` (default config, the device's ladder), through
+the plans (``plan.run``). Their fake (meta) implementations only describe the output, so the compiler
+traces through them without a GPU call; ``cute_gemm.gemm`` itself switches to these ops while
+``torch.compile`` traces it. Eager calls of ``cute_gemm.gemm`` skip the op boundary (it costs tens of
+microseconds of dispatch per call).
 
-The ops are registered when this module is imported; ``import cute_gemm`` imports it if torch is
-already loaded, and ``cute_gemm.gemm`` does on first use.
+The ops take tensors of every device type, so CPU tensors get the same ``InputError`` as
+``cute_gemm.gemm`` ("A must be on a CUDA device") rather than torch's dispatcher error. They are
+registered when this module is imported; ``import cute_gemm`` imports it if torch is already loaded,
+and ``cute_gemm.gemm`` does on first use under ``torch.compile``.
 """
 
 from __future__ import annotations
 
 import torch
 
-from cute_gemm import api
+from cute_gemm.runtime import plan
 
 
-@torch.library.custom_op("cute_gemm::gemm", mutates_args=(), device_types="cuda")
+@torch.library.custom_op("cute_gemm::gemm", mutates_args=())
 def gemm(a: torch.Tensor, b: torch.Tensor, phase: str = "5") -> torch.Tensor:
     """C = A @ B (A [M,K] fp16, B [K,N] fp16, row-major) with one phase's kernel; C fp32 [M,N]."""
-    return api.gemm(a, b, phase=phase)
+    return plan.run(a, b, phase)
 
 
 @gemm.register_fake
@@ -30,10 +33,10 @@ def _(a, b, phase="5"):
     return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.float32)
 
 
-@torch.library.custom_op("cute_gemm::gemm_out", mutates_args=("out",), device_types="cuda")
+@torch.library.custom_op("cute_gemm::gemm_out", mutates_args=("out",))
 def gemm_out(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, phase: str = "5") -> None:
     """``gemm`` into an existing fp32 [M,N] tensor."""
-    api.gemm(a, b, phase=phase, out=out)
+    plan.run(a, b, phase, out)
 
 
 @gemm_out.register_fake

@@ -57,7 +57,6 @@ def _dist_version(dist: str) -> str | None:
         return None
 
 
-
 def gpu() -> dict | None:
     """Name, SM count, capability, L2, clocks and driver of GPU 0, or None without one."""
     try:
@@ -84,7 +83,7 @@ def gpu() -> dict | None:
     return info
 
 
-def _command() -> str:
+def command() -> str:
     """The command line as typed: `python3 -m cute_gemm ...` shows as such, not as a __main__.py path."""
     argv = list(sys.argv)
     if argv and argv[0].endswith(("cute_gemm/__main__.py", "cute_gemm\\__main__.py")):
@@ -97,7 +96,7 @@ def _command() -> str:
 def record() -> dict:
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": _command(),
+        "command": command(),
         "host": platform.node(),
         "gpu": gpu(),
         "versions": versions(),

@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import re
 
-from cute_gemm import worklog
-from cute_gemm.console import caption
-from cute_gemm.problem import HEADLINE
+from cute_gemm.report import worklog
+from cute_gemm.report.console import caption
+from cute_gemm.measure.suite import HEADLINE
 
 PEER_STYLES = {"cublas": ("#dd8452", "--"), "cublaslt": ("#55a868", "-."), "triton": ("#8172b3", ":"),
                "quack": ("#937860", (0, (5, 2, 1, 2))), "quack-tuned": ("#da8bc3", (0, (1, 1)))}

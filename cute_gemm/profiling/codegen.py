@@ -1,7 +1,8 @@
-"""Compile-only inspection: what each phase's generated code contains, with no GPU.
+"""What a phase's generated code is, with no GPU: compile-only inspection.
 
 ``census(ptx)`` counts the instructions that tell the ladder's story (static occurrences in the PTX);
-``inspect_phase`` compiles a registered phase for a named target and returns census + resources.
+``ptxas_resources`` reads registers, spills and smem from the ptxas remarks; ``inspect_phase`` compiles
+a registered phase (any config) for a named target and returns census + resources.
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ import dataclasses
 import os
 import re
 
-from cute_gemm import arch as _arch
-from cute_gemm.compile import compile_kernel, ptxas_resources
-from cute_gemm.problem import Problem
+from cute_gemm.runtime import arch as _arch
+from cute_gemm.runtime.problem import Problem
 
 # name -> regex over the PTX text. Order is the order reports print.
 CENSUS = {
@@ -88,12 +88,35 @@ class Inspection:
         return d
 
 
+_REGS = re.compile(r"Used (\d+) registers")
+_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def ptxas_resources(text: str) -> dict:
+    """Registers, stack, spills and static smem from ptxas remarks (the largest over the kernels seen)."""
+    res = {"registers": None, "stack_bytes": 0, "spill_stores": 0, "spill_loads": 0, "static_smem": 0}
+    regs = [int(x) for x in _REGS.findall(text)]
+    if regs:
+        res["registers"] = max(regs)
+    for stack, st, ld in _SPILL.findall(text):
+        res["stack_bytes"] = max(res["stack_bytes"], int(stack))
+        res["spill_stores"] = max(res["spill_stores"], int(st))
+        res["spill_loads"] = max(res["spill_loads"], int(ld))
+    smem = [int(x) for x in _SMEM.findall(text)]
+    if smem:
+        res["static_smem"] = max(smem)
+    return res
+
+
 def inspect_phase(entry, target: str | None = None, shape: Problem | None = None, config=None) -> Inspection:
     """Compile ``entry`` for ``target`` (default: its family's first target) and report what it contains.
 
     The compile is the one that runs (symbolic M, N, K: it serves every shape the phase takes); ``shape``
     (default 4096^3) only picks the launch grid reported and must be a shape the phase takes.
     """
+    from cute_gemm.runtime.compile import compile_kernel
+
     target = _arch.target(target or entry.arch)
     if _arch.family(target) != entry.arch:
         raise ValueError(f"{entry.key} is a {entry.arch} kernel; it cannot be compiled for {target}")
@@ -143,27 +166,3 @@ def dump(ins: Inspection, entry, directory: str) -> list[str]:
             f.write(ins.cubin)
         out.append(path)
     return out
-
-
-RESOURCE_ROWS = ("registers", "spill_bytes", "smem_bytes", "threads", "tmem_cols", "grid_ctas", "cluster", "compile_s")
-
-
-def side_by_side(inss: list[Inspection]) -> str:
-    """A table: one column per compiled phase, census and resources as rows; zeros shown as '.'."""
-    if not inss:
-        return "(nothing compiled)"
-    heads = [i.key for i in inss]
-    rows = []
-    for name in CENSUS:
-        vals = [i.census.get(name, 0) for i in inss]
-        if any(vals):
-            rows.append((name, [str(v) if v else "." for v in vals]))
-    rows.append(("", ["" for _ in inss]))
-    for r in RESOURCE_ROWS:
-        vals = [getattr(i, r) for i in inss]
-        if r in ("tmem_cols", "grid_ctas") and all(v is None for v in vals):
-            continue
-        rows.append((r, ["-" if v is None else str(v) for v in vals]))
-    from cute_gemm.console import text_table
-
-    return text_table(["", *heads], [[name, *vals] for name, vals in rows])

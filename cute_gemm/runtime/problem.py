@@ -1,13 +1,13 @@
 """The worklog's problem: C[M,N] (fp32) = A[M,K] (fp16, row-major) @ B[K,N] (fp16, row-major = N-major).
 
-Inputs, the poisoned output, host-side validation, and the three CuTe views every phase receives.
+The problem's shape and the host-side validation of a call's operands (``InputError``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-ATOL, RTOL = 0.01, 0.001  # the worklog's tolerance against cuBLASLt
+from cute_gemm.errors import InputError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,29 +41,6 @@ class Problem:
         if len(dims) != 3 or min(dims) <= 0:
             raise ValueError(f"shape {text!r}: expected three positive integers M,N,K")
         return cls(*dims)
-
-
-HEADLINE = (Problem(4096, 4096, 4096), Problem(1024, 4096, 4096))
-
-
-def make_inputs(p: Problem, device="cuda", generator=None):
-    """Fresh random A [M,K] and B [K,N], fp16, row-major. Never zeros: zeros hide unwritten output."""
-    import torch
-
-    a = torch.randn(p.m, p.k, device=device, dtype=torch.float32, generator=generator).to(torch.float16)
-    b = torch.randn(p.k, p.n, device=device, dtype=torch.float32, generator=generator).to(torch.float16)
-    return a, b
-
-
-def poisoned_output(p: Problem, device="cuda"):
-    """C filled with NaN, so any element the kernel did not write shows up in the check."""
-    import torch
-
-    return torch.full((p.m, p.n), float("nan"), device=device, dtype=torch.float32)
-
-
-class InputError(ValueError):
-    """Bad input caught on the host, before anything compiles or launches."""
 
 
 def _row_major(t) -> bool:

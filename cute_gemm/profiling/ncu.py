@@ -1,21 +1,20 @@
-"""`cute-gemm profile`: where the cycles go, per phase, from Nsight Compute's hardware counters.
+"""Where the cycles go, per phase, from Nsight Compute's hardware counters (``cute-gemm profile``).
 
-One ncu process per shape runs a small driver (``python3 -m cute_gemm.profile _driver``) that, for each
+One ncu process per shape runs a small driver (``python3 -m cute_gemm.profiling.driver``) that, for each
 chosen phase and library peer, compiles, launches a few warm-ups, then launches once more between
 cudaProfilerStart/Stop. ncu (``--profile-from-start off``, clocks and caches left alone) profiles only
-those launches; its raw CSV page is parsed (:mod:`cute_gemm.ncu_metrics`) into one column per kernel:
-duration, SM clock, cycles, tensor/shared pipe use, occupancy, registers, smem, DRAM/L2 throughput,
-L2 hit rate, shared-memory bank conflicts and the top three warp-stall reasons.
+those launches; its raw CSV page is parsed (``ncu_metrics``) into one column per kernel: duration, SM
+clock, cycles, tensor/shared pipe use, occupancy, registers, smem, DRAM/L2 throughput, L2 hit rate,
+shared-memory bank conflicts and the top three warp-stall reasons.
 
-Also here, for the rest of the harness: :func:`ncu_kernel_durations` (duration only, to cross-check
-the benchmark's timing), :func:`profile_deltas` / :func:`render_deltas` (two kernels side by side, for
-``compare``) and :func:`moved_most` / :func:`render_moved_markdown` (which counter moved most at each
-step of the ladder: the README's "where the cycles go" table).
+Also here, for the rest of the harness: ``ncu_kernel_durations`` (duration only, to cross-check the
+benchmark's timing), ``profile_deltas`` (two kernels side by side, for ``compare``) and ``moved_most``
+(which counter moved most at each step of the ladder). Their tables are drawn by
+``cute_gemm.report.tables``.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import json
@@ -26,13 +25,14 @@ import shutil
 import subprocess
 import sys
 
-from cute_gemm import ncu_metrics as nm
-from cute_gemm.console import text_table
+from cute_gemm.profiling import ncu_metrics as nm
+from cute_gemm.runtime.problem import Problem
 
 SCHEMA = "cute-gemm/profile-v1"
 PEERS = {"cublas": "cuBLAS", "cublaslt": "cuBLASLt"}
 PEER_KERNEL = r"nvjet|gemm|xmma"  # the GEMM kernel among whatever a library launches in its window
 DRIVER_TAG = "cute-gemm profile driver:"
+DRIVER_MODULE = "cute_gemm.profiling.driver"  # what ncu runs: `python -m DRIVER_MODULE --targets ...`
 WARMUP = 5
 TIMEOUT_S = 480
 QUERY_TIMEOUT_S = 120
@@ -141,7 +141,9 @@ def assign_rows(rows: list[nm.KernelRow], targets: list[Target]):
 def _driver_env() -> dict:
     """The environment for ncu and its driver: this checkout first on PYTHONPATH, so the driver imports
     the same cute_gemm as the caller."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    import cute_gemm
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(cute_gemm.__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
@@ -155,7 +157,7 @@ def ncu_command(ncu: str, targets: list[Target], shape: str, metrics: list[str],
         cmd += ["--section", "LaunchStats"]
     if metrics:
         cmd += ["--metrics", ",".join(metrics)]
-    cmd += [sys.executable, "-m", "cute_gemm.profile", "_driver", "--targets", ",".join(t.label for t in targets),
+    cmd += [sys.executable, "-m", DRIVER_MODULE, "--targets", ",".join(t.label for t in targets),
             "--shape", shape, "--warmup", str(warmup)]
     return cmd
 
@@ -207,8 +209,6 @@ def kernel_record(target: Target, row: nm.KernelRow, metrics: list[str]) -> dict
 
 
 def _shape_arg(shape) -> str:
-    from cute_gemm.problem import Problem
-
     p = shape if isinstance(shape, Problem) else Problem.parse(str(shape))
     return f"{p.m},{p.n},{p.k}"
 
@@ -220,8 +220,7 @@ def run_profile(entries, shape, peers=("cublas",), warmup: int = WARMUP, timeout
     Phases that cannot do the shape are listed under ``not_profiled`` without running. ``warn`` (a
     callable taking one line) hears about metrics this ncu lacks; they show as n/a.
     """
-    from cute_gemm import environment
-    from cute_gemm.problem import Problem
+    from cute_gemm.measure import environment
 
     ncu = ncu or find_ncu()
     p = Problem.parse(_shape_arg(shape))
@@ -267,10 +266,10 @@ def ncu_kernel_durations(phases, shape, peers=("cublas",), warmup: int = WARMUP,
     can hold its CUDA-graph timing against ncu's. Phases that cannot do the shape, or that ncu did not
     see, are left out of the result.
     """
-    from cute_gemm import registry
+    from cute_gemm.runtime import registry
 
     ncu = ncu or find_ncu()
-    fam = (_gpu_family()[0] or "sm90") if any(isinstance(ph, (str, int)) for ph in phases) else None
+    fam = (gpu_family()[0] or "sm90") if any(isinstance(ph, (str, int)) for ph in phases) else None
     entries = [registry.resolve(str(ph), fam) if isinstance(ph, (str, int)) else ph for ph in phases]
     p = _shape_arg(shape)
     dims = [int(x) for x in p.split(",")]
@@ -288,56 +287,16 @@ def ncu_kernel_durations(phases, shape, peers=("cublas",), warmup: int = WARMUP,
             if row.value(nm.DURATION_METRIC) is not None}
 
 
-# ---------------------------------------------------------------------------------------- tables
-def _fmt(key: str, value) -> str:
-    if value is None:
-        return "n/a"
-    col = nm.COLUMNS[key]
-    return f"{value * col.scale:,.{col.digits}f}"
+def gpu_family() -> tuple[str | None, str]:
+    """(the ladder GPU 0 runs, or None; and if None, why not)."""
+    from cute_gemm.measure import environment
+    from cute_gemm.runtime import arch
 
-
-def _display(label: str) -> str:
-    """'sm90:5' -> 'phase 5', 'cublas' -> 'cuBLAS'."""
-    return PEERS.get(label, "phase " + label.split(":")[-1])
-
-
-def top_stalls(kernel: dict, n: int = 3) -> list[tuple[str, float]]:
-    return nm.stall_shares(kernel.get("stalls") or {})[:n]
-
-
-def render_table(kernels: list[dict]) -> str:
-    """One column per kernel, one row per counter, then the top three stall reasons and a kernel legend."""
-    if not kernels:
-        return "(no kernel was profiled)"
-    rows = [("", [_display(k["label"]) for k in kernels])]
-    rows += [(col.label, [_fmt(key, k["values"].get(key)) for k in kernels]) for key, col in nm.COLUMNS.items()]
-    for i in range(3):
-        cells = []
-        for k in kernels:
-            top = top_stalls(k)
-            cells.append(f"{top[i][0]} {100 * top[i][1]:.0f}%" if i < len(top) else "n/a")
-        rows.append((f"stall #{i + 1} (share)", cells))
-    lines = [text_table([rows[0][0], *rows[0][1]], [[name, *cells] for name, cells in rows[1:]]), ""]
-    lines += [f"{_display(k['label'])}: {k['kernel']}  grid {k.get('grid', '?')} x block {k.get('block', '?')}"
-              for k in kernels]
-    return "\n".join(lines)
-
-
-def render_doc(doc: dict) -> str:
-    """The table with a header line (GPU, ncu, shape, date) and what was not profiled or is missing."""
-    gpu = (doc.get("gpu") or {}).get("name", "unknown GPU")
-    s = doc["shape"]
-    head = (f"Nsight Compute {doc.get('ncu_version', '?')} on {gpu}, {s['m']}x{s['n']}x{s['k']}, one launch each after "
-            f"{doc.get('warmup', '?')} warm-ups, clocks and caches left alone ({doc.get('date', '?')})")
-    out = [head, "", render_table(doc["kernels"])]
-    for label, why in (doc.get("not_profiled") or {}).items():
-        out.append(f"not profiled: {label}: {why}")
-    if doc.get("missing_metrics"):
-        out.append(f"metrics this ncu lacks (n/a above): {', '.join(doc['missing_metrics'])}")
-    if doc.get("not_reported"):
-        out.append(f"metrics asked for but not in ncu's report (n/a above): {', '.join(doc['not_reported'])}")
-    out += doc.get("notes") or []
-    return "\n".join(out)
+    info = environment.gpu()
+    if info is None:
+        return None, "no CUDA GPU is visible to torch"
+    fam = arch.family_of_capability(*(int(x) for x in info["capability"].split(".")))
+    return fam, f"{info['name']} (compute capability {info['capability']}) runs neither ladder"
 
 
 # -------------------------------------------------------------------------------- deltas / moved
@@ -355,17 +314,11 @@ def counter_value(kernel: dict, key: str):
     return kernel["values"].get(key)
 
 
-def counter_label(key: str) -> str:
-    return f"stall share, {key.split(':', 1)[1]}" if key.startswith("stall:") else nm.COLUMNS[key].label
+def top_stalls(kernel: dict, n: int = 3) -> list[tuple[str, float]]:
+    return nm.stall_shares(kernel.get("stalls") or {})[:n]
 
 
-def _fmt_counter(key: str, value) -> str:
-    if key.startswith("stall:"):
-        return "n/a" if value is None else f"{100 * value:.0f}%"
-    return _fmt(key, value)
-
-
-def _rel(a, b):
+def relative(a, b):
     return None if a is None or b is None or a == 0 else (b - a) / abs(a)
 
 
@@ -374,15 +327,8 @@ def profile_deltas(a: dict, b: dict) -> list[tuple[str, object, object, float | 
     column, then the stall shares of the reasons in either kernel's top three."""
     keys = list(nm.COLUMNS)
     keys += [f"stall:{r}" for r in dict.fromkeys([r for k in (a, b) for r, _ in top_stalls(k)])]
-    return [(key, counter_value(a, key), counter_value(b, key), _rel(counter_value(a, key), counter_value(b, key)))
+    return [(key, counter_value(a, key), counter_value(b, key), relative(counter_value(a, key), counter_value(b, key)))
             for key in keys]
-
-
-def render_deltas(a: dict, b: dict) -> str:
-    """Two kernels' counters side by side with the change, as `cute-gemm compare` prints them."""
-    rows = [(counter_label(key), _fmt_counter(key, va), _fmt_counter(key, vb),
-             "" if ch is None else f"{100 * ch:+.1f}%") for key, va, vb, ch in profile_deltas(a, b)]
-    return text_table(["", _display(a["label"]), _display(b["label"]), "change"], [list(r) for r in rows])
 
 
 def moved_most(kernels: list[dict], counters: dict[str, float] = MOVERS) -> list[dict]:
@@ -404,30 +350,9 @@ def moved_most(kernels: list[dict], counters: dict[str, float] = MOVERS) -> list
         steps.append({"from": a["label"], "to": b["label"], "counter": best,
                       "before": counter_value(a, best) if best else None,
                       "after": counter_value(b, best) if best else None,
-                      "change": _rel(counter_value(a, best), counter_value(b, best)) if best else None,
+                      "change": relative(counter_value(a, best), counter_value(b, best)) if best else None,
                       "duration_before": a["values"].get("duration"), "duration_after": b["values"].get("duration")})
     return steps
-
-
-def _arrow(key: str, va, vb) -> str:
-    ch = _rel(va, vb)
-    return f"{_fmt_counter(key, va)} → {_fmt_counter(key, vb)}" + (f" ({100 * ch:+.0f}%)" if ch is not None else "")
-
-
-def render_moved_markdown(kernels: list[dict]) -> str:
-    """The README's 'where the cycles go' table: per ladder step, duration, tensor pipe, top stall, and the
-    counter that moved most. Library peers are left out (they are not a step)."""
-    ladder = [k for k in kernels if k["label"] not in PEERS]
-    out = ["| step | duration (us) | tensor pipe (%) | top stall after | moved most |", "|---|---:|---:|---|---|"]
-    for st, a, b in zip(moved_most(ladder), ladder, ladder[1:]):
-        top = top_stalls(b, 1)
-        mover = (f"{counter_label(st['counter'])}: {_arrow(st['counter'], st['before'], st['after'])}"
-                 if st["counter"] else "n/a")
-        out.append(f"| {a['label'].split(':')[-1]} → {b['label'].split(':')[-1]} "
-                   f"| {_arrow('duration', st['duration_before'], st['duration_after'])} "
-                   f"| {_arrow('tensor_pipe', counter_value(a, 'tensor_pipe'), counter_value(b, 'tensor_pipe'))} "
-                   f"| {f'{top[0][0]} {100 * top[0][1]:.0f}%' if top else 'n/a'} | {mover} |")
-    return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------------------- JSON
@@ -449,144 +374,3 @@ def load(path: str) -> dict:
     return doc
 
 
-# -------------------------------------------------------------------------------------------- CLI
-def _gpu_family() -> tuple[str | None, str]:
-    """(the ladder GPU 0 runs, or None; and if None, why not)."""
-    from cute_gemm import arch, environment
-
-    info = environment.gpu()
-    if info is None:
-        return None, "no CUDA GPU is visible to torch"
-    fam = arch.family_of_capability(*(int(x) for x in info["capability"].split(".")))
-    return fam, f"{info['name']} (compute capability {info['capability']}) runs neither ladder"
-
-
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    """Register `profile` on the CLI's subparsers (cute_gemm.cli wires this in)."""
-    p = subparsers.add_parser(
-        "profile", help="Nsight Compute counters per phase: where the cycles go",
-        description="Run Nsight Compute (clocks and caches left alone) on one launch of each phase and of "
-                    "cuBLAS, after warm-ups, and print one column per kernel: duration, SM clock, cycles, "
-                    "tensor/shared pipe use, occupancy, registers, smem, DRAM/L2 throughput, L2 hit rate, "
-                    "smem bank conflicts and the top three warp-stall reasons. Needs ncu on PATH and a GPU; "
-                    "--from re-prints a saved profile anywhere.")
-    p.add_argument("--phase", help="phase ids, e.g. 0-3,5 (default: every phase of the GPU's ladder)")
-    p.add_argument("--shape", default="4096,4096,4096", help="M,N,K (default %(default)s)")
-    p.add_argument("--peers", default="cublas", help="libraries to profile beside the phases: cublas, cublaslt, "
-                                                     "or none (default %(default)s)")
-    p.add_argument("--json", metavar="FILE", help="also write the profile as JSON (the raw ncu CSV goes beside it)")
-    p.add_argument("--from", dest="from_json", metavar="FILE", help="print a saved profile (no GPU, no ncu)")
-    p.add_argument("--markdown", action="store_true",
-                   help="also print the ladder's 'where the cycles go' table (markdown): per step, what moved most")
-    p.add_argument("--warmup", type=int, default=WARMUP, help="launches before the profiled one (default %(default)s)")
-    p.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds before ncu is killed (default %(default)s)")
-    p.set_defaults(fn=cmd_profile)
-    return p
-
-
-def _say(msg: str) -> None:
-    print(f"cute-gemm profile: {msg}", file=sys.stderr)
-
-
-def cmd_profile(args) -> int:
-    if args.from_json:
-        try:
-            doc = load(args.from_json)
-        except OSError as exc:
-            _say(f"cannot read {args.from_json}: {exc.strerror or exc}")
-            return 2
-    else:
-        try:
-            ncu = find_ncu()
-        except NcuError as exc:
-            _say(f"{exc} (a saved profile prints without it: --from FILE)")
-            return 2
-        fam, why = _gpu_family()
-        if fam is None:
-            _say(f"needs a Hopper (sm90) or Blackwell (sm100) GPU: {why}")
-            return 2
-        from cute_gemm import registry
-
-        entries = registry.all_entries(fam)
-        if args.phase:
-            want = registry.parse_phase_list(args.phase)
-            entries = [e for e in entries if e.phase in want]
-        try:
-            doc = run_profile(entries, args.shape, parse_peers(args.peers), args.warmup, args.timeout, ncu, warn=_say)
-        except NcuError as exc:
-            _say(str(exc))
-            return 1
-    print(render_doc(doc))
-    if args.markdown:
-        print("\n" + render_moved_markdown(doc["kernels"]))
-    if args.json:
-        try:
-            save(doc, args.json)
-        except OSError as exc:
-            _say(f"cannot write {args.json}: {exc.strerror or exc}")
-            return 2
-        print(f"wrote {args.json}", file=sys.stderr)
-    return 0 if doc["kernels"] else 1
-
-
-# ----------------------------------------------------------------------------------------- driver
-def _driver(argv) -> int:
-    """Runs under ncu: warm-ups, then one launch per target between cudaProfilerStart/Stop. Writes nothing
-    to stdout (ncu's CSV goes there); a target that fails is named on stderr and the others still run."""
-    ap = argparse.ArgumentParser(prog="python3 -m cute_gemm.profile _driver")
-    ap.add_argument("--targets", required=True)
-    ap.add_argument("--shape", required=True)
-    ap.add_argument("--warmup", type=int, default=WARMUP)
-    args = ap.parse_args(argv)
-
-    import torch
-
-    from cute_gemm import api, reference, registry
-    from cute_gemm.problem import Problem, make_inputs, poisoned_output
-
-    p = Problem.parse(args.shape)
-    a, b = make_inputs(p)
-    c = poisoned_output(p)
-    target = api.device_target(a.device)
-    failed = 0
-    for label in args.targets.split(","):
-        try:
-            if label in PEERS:
-                def launch(name=label):
-                    with reference.blas_library(name):
-                        reference.mm_fp32_into(a, b, c)  # the C the phases write, as the bench times it
-            else:
-                launch = api.launcher(registry.resolve(label, target), a, b, c)
-            for _ in range(max(1, args.warmup)):
-                launch()
-            torch.cuda.synchronize()
-            torch.cuda.profiler.start()
-            try:
-                launch()
-                torch.cuda.synchronize()
-            finally:  # a failed launch must not leave the next target's warm-ups in the profiled window
-                torch.cuda.profiler.stop()
-        except Exception as exc:  # one target's failure must not hide the others' profiles
-            failed += 1
-            first = str(exc).splitlines()[0] if str(exc) else ""
-            print(f"{DRIVER_TAG} {label} failed: {type(exc).__name__}: {first}", file=sys.stderr)
-    return 1 if failed else 0
-
-
-def main(argv=None) -> int:
-    """`python3 -m cute_gemm.profile [profile options]` (= `cute-gemm profile ...`), or `_driver ...`."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["_driver"]:
-        return _driver(argv[1:])
-    ap = argparse.ArgumentParser(prog="cute-gemm")  # usage reads `cute-gemm profile ...`, which this is
-    add_parser(ap.add_subparsers(dest="cmd"))
-    args = ap.parse_args(["profile", *argv])
-    try:
-        return args.fn(args)
-    except (ValueError, LookupError) as exc:
-        _say(str(exc))
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

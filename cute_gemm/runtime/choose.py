@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from functools import lru_cache
 
-from cute_gemm import registry
+from cute_gemm.runtime import registry
 
 # (phase, config overrides, relative cost per unit of tile width): a narrower tile reads A once per 192
 # or 128 instead of 256 columns of B, i.e. more smem/L2 bytes per FLOP (the penalties are that, roughly);
