@@ -225,17 +225,17 @@ def test_unexpected_error_is_one_line_unless_debug(capsys, monkeypatch):
 
 
 def test_a_command_is_one_line_in_COMMANDS(capsys, monkeypatch):
-    """The extension point: a module with add_parser(subparsers), one entry in cli.COMMANDS."""
+    """The extension point: a module with DESCRIPTION, add_arguments and run, one entry in cli.COMMANDS."""
     import types
 
     from cute_gemm.cli.args import shape_arg
 
-    def add_hello(sub):
-        p = sub.add_parser("hello", help="say hello")
-        p.add_argument("--shape", type=shape_arg, default="64,64,64")
-        p.set_defaults(fn=lambda args: print(f"hello {args.shape}") or 0)
-
-    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, types.SimpleNamespace(add_parser=add_hello)))
+    hello = types.ModuleType("hello_command")
+    hello.DESCRIPTION = "Say hello."
+    hello.add_arguments = lambda p: p.add_argument("--shape", type=shape_arg, default="64,64,64")
+    hello.run = lambda args: print(f"hello {args.shape}") or 0
+    monkeypatch.setitem(sys.modules, "hello_command", hello)
+    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, cli.Command("hello", "say hello", "hello_command")))
     assert run_main(capsys, "hello")[:2] == (0, "hello 64x64x64\n")
     rc, _, err = run_main(capsys, "hello", "--shape", "64,60,64")
     assert rc == 2 and "multiples of 8" in _one_line(err)

@@ -293,15 +293,15 @@ def test_json_round_trip_through_from(recorded_doc, tmp_path):
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "cannot read" in proc.stderr
 
 
-def test_add_parser_registers_profile():
+def test_profile_arguments():
     import argparse
 
     from cute_gemm.cli.commands import profile as profile_command
 
     ap = argparse.ArgumentParser(prog="cute-gemm")
-    profile_command.add_parser(ap.add_subparsers(dest="cmd"))
+    profile_command.add_arguments(ap.add_subparsers(dest="cmd").add_parser("profile"))
     args = ap.parse_args(["profile", "--phase", "0-2b", "--shape", "512,512,512", "--peers", "none", "--json", "x.json"])
-    assert args.fn is profile_command.run and args.shape == "512,512,512" and args.json == "x.json"
+    assert args.shape == "512,512,512" and args.json == "x.json"
     assert pr.parse_peers(args.peers) == [] and pr.parse_peers("cublas,cuBLASLt") == ["cublas", "cublaslt"]
     with pytest.raises(ValueError, match="unknown peer"):
         pr.parse_peers("rocblas")

@@ -1,8 +1,9 @@
 """The ``cute-gemm`` command (also ``python3 -m cute_gemm``).
 
-One module per command in ``cute_gemm/cli/commands/``, each with ``add_parser(subparsers)`` (adds its
-sub-parser and sets ``fn``: called with the parsed arguments, returns the exit code). ``COMMANDS`` lists
-them in help order: a new command is one module and one entry there. Argument types, file checks and
+One module per command in ``cute_gemm/cli/commands/``, each with ``DESCRIPTION``, ``add_arguments(parser)``
+and ``run(args)`` (the parsed arguments in, the exit code out). ``COMMANDS`` lists them in help order with
+their one-line help: a new command is one module and one entry there. Only the module of the command
+being run is imported (``cute-gemm --help`` imports none of them). Argument types, file checks and
 ``UsageError`` are in ``args``; steps several commands share (the GPU, the compile-only report, the
 timing options) in ``steps``.
 
@@ -17,17 +18,41 @@ quietly with exit 141, as a shell's SIGPIPE would.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+from typing import NamedTuple
 
 from cute_gemm import __version__
 from cute_gemm.cli.args import PROG, Parser, UsageError
-from cute_gemm.cli.commands import bench, compare, inspect, plot, profile, run, selftest
-from cute_gemm.cli.commands import list as list_
 from cute_gemm.errors import InputError, UnsupportedError, one_line
 
-# The commands, in help order: each a module with add_parser(subparsers).
-COMMANDS = (list_, inspect, run, bench, compare, plot, profile, selftest)
+
+class Command(NamedTuple):
+    name: str
+    help: str  # the one line `cute-gemm --help` shows
+    module: str  # DESCRIPTION, add_arguments(parser), run(args); imported only when the command runs
+
+
+# The commands, in help order.
+COMMANDS = (
+    Command("list", "phases per arch: config, summary, what each adds",
+            "cute_gemm.cli.commands.list"),
+    Command("inspect", "compile-only report (no GPU needed): instruction census + resources",
+            "cute_gemm.cli.commands.inspect"),
+    Command("run", "one phase on the GPU: check vs cuBLASLt, time beside cuBLAS/cuBLASLt",
+            "cute_gemm.cli.commands.run"),
+    Command("bench", "the main job: every phase checked then timed beside its peers, JSON + plots",
+            "cute_gemm.cli.commands.bench"),
+    Command("compare", "two phases side by side: config, generated code, timings",
+            "cute_gemm.cli.commands.compare"),
+    Command("plot", "PNG plots from a bench JSON: the ladder, the worklog side by side, the sweep",
+            "cute_gemm.cli.commands.plot"),
+    Command("profile", "Nsight Compute counters per phase: where the cycles go",
+            "cute_gemm.cli.commands.profile"),
+    Command("selftest", "on a Blackwell GPU: every sm100 phase checked, a shareable JSON report",
+            "cute_gemm.cli.commands.selftest"),
+)
 
 DESCRIPTION = """\
 cute-gemm: a GEMM worklog's phases (a serialized tensor-core loop -> beating cuBLAS) as CuTe DSL kernels.
@@ -49,12 +74,27 @@ Errors are one line; --debug (or CUTE_GEMM_DEBUG=1) shows the traceback.
 """
 
 
-def build_parser() -> Parser:
+def _named(argv) -> str | None:
+    """The command an argument list names: its first word that is not an option (the top level's options,
+    --help, --version and --debug, take no value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(argv=()) -> Parser:
+    """The parser; of the commands only the one ``argv`` names gets its arguments (and its module imported),
+    the others stand as a name and a line of help."""
     ap = Parser(prog=PROG, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
+    named = _named(argv)
     for command in COMMANDS:
-        command.add_parser(sub)
+        if command.name != named:
+            sub.add_parser(command.name, help=command.help)
+            continue
+        module = importlib.import_module(command.module)
+        p = sub.add_parser(command.name, help=command.help, description=module.DESCRIPTION)
+        module.add_arguments(p)
+        p.set_defaults(fn=module.run)
     for p in (ap, *sub.choices.values()):
         p.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     return ap
@@ -74,7 +114,7 @@ def main(argv=None) -> int:
     debug = "--debug" in argv or os.environ.get("CUTE_GEMM_DEBUG", "") not in ("", "0")
     prog = PROG
     try:
-        ap = build_parser()
+        ap = build_parser(argv)
         args = ap.parse_args(argv)
         if not getattr(args, "fn", None):
             ap.print_help()
@@ -102,4 +142,4 @@ def main(argv=None) -> int:
         return 1
 
 
-__all__ = ["COMMANDS", "UsageError", "build_parser", "main"]
+__all__ = ["COMMANDS", "Command", "UsageError", "build_parser", "main"]

@@ -4,7 +4,7 @@
     torch.ops.cute_gemm.gemm_out(a, b, c, "5")   # writes c in place
 
 Both run the same compiled kernels as ``cute_gemm.gemm`` (default config, the device's ladder), through
-the plans (``plan.run``). Their fake (meta) implementations only describe the output, so the compiler
+the plans (``plan.run``, imported by the first call: registering the ops costs torch's registration only). Their fake (meta) implementations only describe the output, so the compiler
 traces through them without a GPU call; ``cute_gemm.gemm`` itself switches to these ops while
 ``torch.compile`` traces it. Eager calls of ``cute_gemm.gemm`` skip the op boundary (it costs tens of
 microseconds of dispatch per call).
@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import torch
 
-from cute_gemm.runtime import plan
+
+def _run(a, b, phase, out=None):
+    from cute_gemm.runtime import plan
+
+    return plan.run(a, b, phase, out)
 
 
 @torch.library.custom_op("cute_gemm::gemm", mutates_args=())
 def gemm(a: torch.Tensor, b: torch.Tensor, phase: str = "5") -> torch.Tensor:
     """C = A @ B (A [M,K] fp16, B [K,N] fp16, row-major) with one phase's kernel; C fp32 [M,N]."""
-    return plan.run(a, b, phase)
+    return _run(a, b, phase)
 
 
 @gemm.register_fake
@@ -36,7 +40,7 @@ def _(a, b, phase="5"):
 @torch.library.custom_op("cute_gemm::gemm_out", mutates_args=("out",))
 def gemm_out(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, phase: str = "5") -> None:
     """``gemm`` into an existing fp32 [M,N] tensor."""
-    plan.run(a, b, phase, out)
+    _run(a, b, phase, out)
 
 
 @gemm_out.register_fake

@@ -118,20 +118,20 @@ def _compile_only(args, ents, fams) -> int:
     return 1 if failures else 0
 
 
-def add_parser(sub):
+DESCRIPTION = ("On a GPU: for every phase of the GPU's arch (or --phases) and every shape, check against "
+              "cuBLASLt first (a failing phase is reported, never timed), then time all phases and peers of "
+              "the shape together: CUDA graphs of back-to-back launches (>= "
+              f"{timing.TARGET_REPLAY_MS:g} ms per replay), replayed round robin over --rounds rounds on "
+              "the same inputs, median per kernel, with the SM clock, power, TFLOP/s per kW and throttle "
+              "reasons recorded (NVML) while each was timed. Prints a table, writes JSON (--out) and PNG "
+              "plots beside it. --api instead measures the host overhead of the Python API. "
+              "Without a GPU: the compile-only report of the selected phases at --shapes (default 4096^3); "
+              "--out writes it as JSON; timing options are refused.")
+
+
+def add_arguments(p):
     from cute_gemm.measure.suite import SWEEP
 
-    p = sub.add_parser(
-        "bench", help="the main job: every phase checked then timed beside its peers, JSON + plots",
-        description="On a GPU: for every phase of the GPU's arch (or --phases) and every shape, check against "
-                    "cuBLASLt first (a failing phase is reported, never timed), then time all phases and peers of "
-                    "the shape together: CUDA graphs of back-to-back launches (>= "
-                    f"{timing.TARGET_REPLAY_MS:g} ms per replay), replayed round robin over --rounds rounds on "
-                    "the same inputs, median per kernel, with the SM clock, power, TFLOP/s per kW and throttle "
-                    "reasons recorded (NVML) while each was timed. Prints a table, writes JSON (--out) and PNG "
-                    "plots beside it. --api instead measures the host overhead of the Python API. "
-                    "Without a GPU: the compile-only report of the selected phases at --shapes (default 4096^3); "
-                    "--out writes it as JSON; timing options are refused.")
     p.add_argument("--arch", type=arch_arg, help="sm90 or sm100; must match the GPU (default: the GPU's, or "
                                                  "both ladders without a GPU)")
     p.add_argument("--phases", type=phase_list_arg, help="e.g. 0-3,5 (default: all registered for the arch)")
@@ -157,4 +157,3 @@ def add_parser(sub):
                                  f"only written when given)")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(fn=run)

@@ -74,12 +74,13 @@ def _profiles(entries, p) -> None:
         print(render_deltas(a, b))
 
 
-def add_parser(sub):
-    p = sub.add_parser("compare", help="two phases side by side: config, generated code, timings",
-                       description="Compare two phases, e.g. `compare 2 3`, `compare sm90:4 sm90:5`, "
-                                   "`compare sm90:3 sm100:3`: config differences, instruction census and "
-                                   "resources of both compiled kernels, and with a GPU both timed together "
-                                   "beside cuBLAS/cuBLASLt.")
+DESCRIPTION = ("Compare two phases, e.g. `compare 2 3`, `compare sm90:4 sm90:5`, "
+              "`compare sm90:3 sm100:3`: config differences, instruction census and "
+              "resources of both compiled kernels, and with a GPU both timed together "
+              "beside cuBLAS/cuBLASLt.")
+
+
+def add_arguments(p):
     p.add_argument("a", help="phase (arch:phase or phase)")
     p.add_argument("b", help="phase (arch:phase or phase)")
     p.add_argument("--arch", type=arch_arg, help="arch for bare phase ids (default: the GPU's, else sm90)")
@@ -87,4 +88,3 @@ def add_parser(sub):
     add_timing_options(p, peers.VENDOR)
     p.add_argument("--no-profile", action="store_true",
                    help="on a GPU, skip the Nsight Compute profile of both phases and its deltas")
-    p.set_defaults(fn=run)

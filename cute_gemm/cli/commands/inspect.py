@@ -26,13 +26,14 @@ def run(args) -> int:
     return 1 if failures else 0
 
 
-def add_parser(sub):
-    p = sub.add_parser("inspect", help="compile-only report (no GPU needed): instruction census + resources",
-                       description="Compile phases for a target without a GPU and print, side by side, the "
-                                   "instruction census of the PTX (tcgen05/wgmma, cp.async, TMA loads/stores, "
-                                   "multicast, setmaxnreg, stmatrix, mbarrier waits, proxy fences) and the "
-                                   "resources (registers, spills, dynamic smem, threads, TMEM columns). "
-                                   "Phases: {phase_ids_inline}.")
+DESCRIPTION = ("Compile phases for a target without a GPU and print, side by side, the "
+              "instruction census of the PTX (tcgen05/wgmma, cp.async, TMA loads/stores, "
+              "multicast, setmaxnreg, stmatrix, mbarrier waits, proxy fences) and the "
+              "resources (registers, spills, dynamic smem, threads, TMEM columns). "
+              "Phases: {phase_ids_inline}.")
+
+
+def add_arguments(p):
     p.add_argument("--arch", type=arch_arg, help="sm90 (Hopper) or sm100 (Blackwell); default: both")
     p.add_argument("--phase", type=phase_list_arg, help="phase id or list, e.g. 0, 2a, 0-3,5 (default: all)")
     p.add_argument("--target", type=target_arg,
@@ -43,4 +44,3 @@ def add_parser(sub):
                    help="M,N,K to compile for (default 4096,4096,4096)")
     p.add_argument("--dump", metavar="DIR", help="also write DIR/<arch>_phase<id>.ptx and .cubin")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    p.set_defaults(fn=run)

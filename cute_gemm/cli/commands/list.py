@@ -29,9 +29,9 @@ def run(args) -> int:
     return 0
 
 
-def add_parser(sub):
-    p = sub.add_parser("list", help="phases per arch: config, summary, what each adds",
-                       description="List the registered phases of each ladder with their default config, "
-                                   "a one-line summary and what each adds over the previous phase.")
+DESCRIPTION = ("List the registered phases of each ladder with their default config, "
+              "a one-line summary and what each adds over the previous phase.")
+
+
+def add_arguments(p):
     p.add_argument("--arch", type=arch_arg, help="sm90 (Hopper) or sm100 (Blackwell); default: both")
-    p.set_defaults(fn=run)

@@ -30,12 +30,12 @@ def run(args) -> int:
     return 0
 
 
-def add_parser(sub):
-    p = sub.add_parser("plot", help="PNG plots from a bench JSON: the ladder, the worklog side by side, the sweep",
-                       description="Draw, from a bench-v2 result: the worklog's Figure 1 for our data (a bar per "
-                                   "phase at each headline shape with its gain and SM clock, the peers and the "
-                                   "peak as lines), each phase's % of the vendor library beside the worklog's "
-                                   "B300 numbers, and, when the result has a sweep, TFLOP/s against size.")
+DESCRIPTION = ("Draw, from a bench-v2 result: the worklog's Figure 1 for our data (a bar per "
+              "phase at each headline shape with its gain and SM clock, the peers and the "
+              "peak as lines), each phase's % of the vendor library beside the worklog's "
+              "B300 numbers, and, when the result has a sweep, TFLOP/s against size.")
+
+
+def add_arguments(p):
     p.add_argument("results", help="a JSON file written by `cute-gemm bench`")
     p.add_argument("--out", help="output prefix (default: the JSON path without .json)")
-    p.set_defaults(fn=run)

@@ -59,14 +59,14 @@ def run(args) -> int:
     return 0 if doc["kernels"] else 1
 
 
-def add_parser(sub):
-    p = sub.add_parser(
-        "profile", help="Nsight Compute counters per phase: where the cycles go",
-        description="Run Nsight Compute (clocks and caches left alone) on one launch of each phase and of "
-                    "cuBLAS, after warm-ups, and print one column per kernel: duration, SM clock, cycles, "
-                    "tensor/shared pipe use, occupancy, registers, smem, DRAM/L2 throughput, L2 hit rate, "
-                    "smem bank conflicts and the top three warp-stall reasons. Needs ncu on PATH and a GPU; "
-                    "--from re-prints a saved profile anywhere.")
+DESCRIPTION = ("Run Nsight Compute (clocks and caches left alone) on one launch of each phase and of "
+              "cuBLAS, after warm-ups, and print one column per kernel: duration, SM clock, cycles, "
+              "tensor/shared pipe use, occupancy, registers, smem, DRAM/L2 throughput, L2 hit rate, "
+              "smem bank conflicts and the top three warp-stall reasons. Needs ncu on PATH and a GPU; "
+              "--from re-prints a saved profile anywhere.")
+
+
+def add_arguments(p):
     p.add_argument("--phase", help="phase ids, e.g. 0-3,5 (default: every phase of the GPU's ladder)")
     p.add_argument("--shape", default="4096,4096,4096", help="M,N,K (default %(default)s)")
     p.add_argument("--peers", default="cublas", help="libraries to profile beside the phases: cublas, cublaslt, "
@@ -77,4 +77,3 @@ def add_parser(sub):
                    help="also print the ladder's 'where the cycles go' table (markdown): per step, what moved most")
     p.add_argument("--warmup", type=int, default=WARMUP, help="launches before the profiled one (default %(default)s)")
     p.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds before ncu is killed (default %(default)s)")
-    p.set_defaults(fn=run)

@@ -9,6 +9,7 @@ from cute_gemm.cli import steps
 from cute_gemm.cli.steps import (add_timing_options, check_line, refuse_unimplementable,
                                  time_shapes)
 from cute_gemm.measure import peers
+from cute_gemm.measure.results import CHECK
 from cute_gemm.runtime import arch as _arch
 
 
@@ -55,18 +56,16 @@ def run(args) -> int:
     return 0 if all(r["status"] == "ok" for r in doc["results"] if r["kind"] == "phase") else 1
 
 
-def add_parser(sub):
-    from cute_gemm.measure.results import CHECK
+DESCRIPTION = ("Check one phase (fresh random inputs, NaN-poisoned C; " + CHECK + ") and, "
+              "if it passes, time it interleaved "
+              "with cuBLAS and cuBLASLt (CUDA-graph replays, median over rounds), with the "
+              "SM clock and power it ran at.")
 
-    p = sub.add_parser("run", help="one phase on the GPU: check vs cuBLASLt, time beside cuBLAS/cuBLASLt",
-                       description="Check one phase (fresh random inputs, NaN-poisoned C; " + CHECK + ") and, "
-                                   "if it passes, time it interleaved "
-                                   "with cuBLAS and cuBLASLt (CUDA-graph replays, median over rounds), with the "
-                                   "SM clock and power it ran at.")
+
+def add_arguments(p):
     p.add_argument("--phase", required=True, type=phase_arg, help="phase id: {phase_ids_inline}")
     p.add_argument("--arch", type=arch_arg, help="must match the GPU (default: the GPU's)")
     p.add_argument("--shape", type=shape_arg, action="append", metavar="M,N,K",
                    help="repeat for several (default: 4096,4096,4096 and 1024,4096,4096)")
     add_timing_options(p, peers.VENDOR)
     p.add_argument("--json", metavar="FILE", help="also write the results as a bench-v2 JSON document")
-    p.set_defaults(fn=run)

@@ -20,15 +20,15 @@ def run(args) -> int:
         raise UsageError(str(exc)) from None
 
 
-def add_parser(sub):
-    p = sub.add_parser("selftest", help="on a Blackwell GPU: every sm100 phase checked, a shareable JSON report",
-                       description="For a Blackwell (sm100) owner: check every sm100 phase on aligned, ragged and "
-                                   "stream-K shapes against cuBLASLt and float64, each check in its own process under "
-                                   "a timeout (a hang is reported, not waited on), and write a JSON report (GPU, "
-                                   "driver, versions, per phase and shape: pass / fail / hang / error / skip). "
-                                   "Without an sm100 GPU it says so in one line.")
+DESCRIPTION = ("For a Blackwell (sm100) owner: check every sm100 phase on aligned, ragged and "
+              "stream-K shapes against cuBLASLt and float64, each check in its own process under "
+              "a timeout (a hang is reported, not waited on), and write a JSON report (GPU, "
+              "driver, versions, per phase and shape: pass / fail / hang / error / skip). "
+              "Without an sm100 GPU it says so in one line.")
+
+
+def add_arguments(p):
     p.add_argument("--out", default="selftest-sm100.json", help="JSON report (default %(default)s)")
     p.add_argument("--phases", help="phase list, e.g. 0-3,7 (default: every sm100 phase)")
     p.add_argument("--timeout", type=int, default=300, help="seconds per check before it counts as a hang")
     p.add_argument("--list", action="store_true", help="list the checks and exit (no GPU needed)")
-    p.set_defaults(fn=run)
