@@ -66,6 +66,25 @@ def test_list_shows_both_ladders(capsys):
     rc, out, _ = run_main(capsys, "list")
     assert rc == 0 and "sm90" in out and "sm100" in out
     assert out.count("adds:") == len(registry.all_entries())
+    # the tile column never runs into the summary; the cluster is the one the kernel launches (inspect's)
+    tiles = {}
+    for e in registry.all_entries():
+        line = next(ln for ln in out.splitlines() if ln.startswith(f"  {e.phase:<3} ") and ln.endswith(e.summary))
+        tiles[e.key] = line[6: -len(e.summary)]
+        assert tiles[e.key].endswith("  "), line
+        assert (f"cluster {e.cluster_ctas()}" in tiles[e.key]) == (e.cluster_ctas() > 1), line
+    assert tiles["sm100:7"].strip() == "256x256x32 NS=6 cluster 4" and "cluster 2" in tiles["sm90:8"]
+
+
+def test_plot_into_a_directory(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "run.json"
+    results.save(make_doc(), str(path))
+    for out in (str(tmp_path / "new") + "/", str(tmp_path)):
+        rc, stdout, _ = run_main(capsys, "plot", str(path), "--out", out)
+        assert rc == 0 and not any(os.path.basename(p).startswith("_") for p in stdout.split())
+        for name in ("run_ladder.png", "run_sweep.png"):
+            assert os.path.isfile(os.path.join(out, name)), name
 
 
 def test_inspect_sm100_phase0_census(tmp_path, capsys):
@@ -88,7 +107,7 @@ def test_inspect_json(capsys):
 @NO_GPU
 def test_bench_without_gpu_falls_back_to_compile_report(capsys):
     rc, out, err = run_main(capsys, "bench", "--arch", "sm100", "--phases", "0,4")
-    assert rc == 0 and "No GPU to benchmark on" in err
+    assert rc == 0 and out.startswith("No GPU to benchmark on (")  # the reason first, with the report
     assert "sm100:0" in out and "sm100:4" in out and "tcgen05.mma cta_group::2" in out
 
 
@@ -160,6 +179,22 @@ BAD = {
     "run json unwritable": (["run", "--phase", "0", "--json", "/proc/nope/r.json"], "--json"),
     "compare unknown phase": (["compare", "2a", "9"], "unknown phase '9'"),
     "compare bad shape": (["compare", "2a", "2b", "--shape", "-5"], "positive"),
+    "selftest unknown phase": (["selftest", "--phases", "bogus"], "unknown phase 'bogus'"),
+    "selftest phase sm100 lacks": (["selftest", "--phases", "8", "--list"], "no sm100 kernel for phase(s) 8"),
+    "selftest negative timeout": (["selftest", "--timeout", "-5"], "the timeout must be at least 1 second, got -5"),
+    "profile from the raw ncu csv": (["profile", "--from", "{results}/h200_2026-11-30_profile_4096.ncu.csv.gz"],
+                                     "raw Nsight Compute CSV kept beside a profile"),
+    "profile from a png": (["profile", "--from", "{results}/h200_2026-11-30_sweep8_bench_ladder.png"],
+                           "is a PNG image, not JSON"),
+    "profile from a bench result": (["profile", "--from", "{results}/h200_2026-11-30_sweep8_bench.json"],
+                                    "is not a profile written by `cute-gemm profile --json`"),
+    "profile bad shape": (["profile", "--shape", "1,2,3"], "multiples of 8"),
+    "profile unknown phase": (["profile", "--phase", "9"], "unknown phase '9'"),
+    "profile unknown peer": (["profile", "--peers", "rocblas"], "unknown peer 'rocblas'"),
+    "plot a png": (["plot", "{results}/h200_2026-11-30_sweep8_bench_ladder.png"], "is a PNG image, not JSON"),
+    "plot a gzip file": (["plot", "{results}/h200_2026-11-30_profile_4096.ncu.csv.gz"], "is gzip-compressed"),
+    "compare a phase with itself": (["compare", "6", "6"], "both sm90:6: name two different phases"),
+    "compare 2 with 2b": (["compare", "2", "2b"], "both sm90:2b"),
     "unknown command": (["frobnicate"], "invalid choice"),
     "unknown option": (["list", "--fast"], "unrecognized arguments: --fast"),
 }
@@ -185,7 +220,8 @@ def _one_line(err: str) -> str:
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_input_is_one_line(case, bad_files, capsys):
     argv, expect = BAD[case]
-    rc, out, err = run_main(capsys, *(a.format(tmp=bad_files) for a in argv))
+    results_dir = os.path.join(ROOT, "bench", "results")
+    rc, out, err = run_main(capsys, *(a.format(tmp=bad_files, results=results_dir) for a in argv))
     line = _one_line(err)
     assert rc == 2, (rc, err)
     assert line.startswith("cute-gemm") and expect in line, line

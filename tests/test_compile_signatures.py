@@ -113,6 +113,7 @@ def test_attributes_match_the_ptx(entry, target):
     assert reqntid, f"{entry.key}: no .reqntid in the PTX"
     assert {int(x) * int(y) * int(z) for x, y, z in reqntid} == {ins.threads}
     cluster = re.findall(r"\.reqnctapercluster\s+(\d+),\s*(\d+),\s*(\d+)", ins.ptx)
+    assert entry.cluster_ctas() == ins.cluster  # what `cute-gemm list` says without compiling
     if ins.cluster > 1:
         assert cluster and {int(x) * int(y) * int(z) for x, y, z in cluster} == {ins.cluster}
     else:

@@ -80,6 +80,9 @@ def test_bank_conflicts_absent_from_recording_are_named_and_shown_na(cublas_row,
     assert nm.missing_in_row(cublas_row, nm.all_metrics()) == BANK_CONFLICTS
     assert cublas_kernel["values"]["conflicts_ld"] is None and cublas_kernel["values"]["conflicts_st"] is None
     table = tables.render_table([cublas_kernel])
+    # the shared pipe row equals the tensor pipe row here, and the table says why
+    assert cublas_kernel["values"]["shared_pipe"] == cublas_kernel["values"]["tensor_pipe"]
+    assert "shared pipe: the pipe FP16 and tensor instructions share" in table
     assert [ln.split()[-1] for ln in table.splitlines() if ln.startswith("smem bank conflicts")] == ["n/a", "n/a"]
 
 
@@ -301,8 +304,8 @@ def test_profile_arguments():
     ap = argparse.ArgumentParser(prog="cute-gemm")
     profile_command.add_arguments(ap.add_subparsers(dest="cmd").add_parser("profile"))
     args = ap.parse_args(["profile", "--phase", "0-2b", "--shape", "512,512,512", "--peers", "none", "--json", "x.json"])
-    assert args.shape == "512,512,512" and args.json == "x.json"
-    assert pr.parse_peers(args.peers) == [] and pr.parse_peers("cublas,cuBLASLt") == ["cublas", "cublaslt"]
+    assert str(args.shape) == "512x512x512" and args.phase == ["0", "1", "2a", "2b"] and args.json == "x.json"
+    assert args.peers == [] and pr.parse_peers("cublas,cuBLASLt") == ["cublas", "cublaslt"]
     with pytest.raises(ValueError, match="unknown peer"):
         pr.parse_peers("rocblas")
 

@@ -46,7 +46,7 @@ class Parser(argparse.ArgumentParser):
 
 
 # ------------------------------------------------------------------------------------ argument types
-def _argtype(fn):
+def argtype(fn):
     """An argparse type from a parser that raises ValueError/LookupError with a clear message."""
 
     def parse(text):
@@ -59,7 +59,7 @@ def _argtype(fn):
     return parse
 
 
-@_argtype
+@argtype
 def shape_arg(text: str) -> Problem:
     """'M,N,K' (or MxNxK, or one number for a cube): positive integers, N and K multiples of 8."""
     p = Problem.parse(text)
@@ -69,26 +69,26 @@ def shape_arg(text: str) -> Problem:
     return p
 
 
-@_argtype
+@argtype
 def arch_arg(text: str) -> str:
     """'sm90' / 'sm100' / 'sm_100a' ... -> the family name."""
     return _arch.family(text)
 
 
-@_argtype
+@argtype
 def target_arg(text: str) -> str:
     """'sm_90a' / 'sm100' / 'sm_103a' ... -> the exact target."""
     return _arch.target(text)
 
 
-@_argtype
+@argtype
 def phase_arg(text: str) -> str:
     from cute_gemm.runtime import registry
 
     return registry.parse_phase(text)
 
 
-@_argtype
+@argtype
 def phase_list_arg(text: str) -> list[str]:
     from cute_gemm.runtime import registry
 
@@ -98,14 +98,14 @@ def phase_list_arg(text: str) -> list[str]:
     return phases
 
 
-@_argtype
+@argtype
 def peers_arg(text: str) -> list[str]:
     from cute_gemm.measure.peers import parse_peer_list
 
     return parse_peer_list(text)
 
 
-@_argtype
+@argtype
 def rounds_arg(text: str) -> int:
     try:
         n = int(text)
@@ -116,7 +116,19 @@ def rounds_arg(text: str) -> int:
     return n
 
 
-@_argtype
+@argtype
+def timeout_arg(text: str) -> int:
+    """Whole seconds, at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"the timeout must be a whole number of seconds, got {text!r}") from None
+    if n < 1:
+        raise ValueError(f"the timeout must be at least 1 second, got {n}")
+    return n
+
+
+@argtype
 def seconds_arg(text: str) -> float:
     try:
         s = float(text)

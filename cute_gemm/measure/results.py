@@ -121,18 +121,32 @@ def save(doc: dict, path: str):
         f.write("\n")
 
 
+_NOT_TEXT = {b"\x1f\x8b": "gzip-compressed", b"\x89PNG": "a PNG image", b"PK\x03\x04": "a zip archive"}
+
+
+def read_json(path: str, expected: str):
+    """The JSON in ``path``, or ValueError with one sentence saying what the file is instead (``expected``
+    names what was wanted, e.g. "a result file written by `cute-gemm bench`"). OSError propagates."""
+    with open(path, "rb") as f:
+        data = f.read()
+    kind = next((k for magic, k in _NOT_TEXT.items() if data.startswith(magic)), None)
+    if kind:
+        raise ValueError(f"{path} is {kind}, not JSON; expected {expected}")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a text file; expected {expected}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+                         f"expected {expected}") from None
+
+
 def load(path: str) -> dict:
     """Read and validate a bench-v2 JSON file; ValueError with one clear sentence otherwise.
 
     (OSError, e.g. a missing file, propagates for the caller to word.)
     """
-    with open(path) as f:
-        text = f.read()
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-                         f"expected a result file written by `cute-gemm bench`") from None
+    doc = read_json(path, "a result file written by `cute-gemm bench`")
     errs = validate_doc(doc)
     if errs:
         more = f" (and {len(errs) - 3} more)" if len(errs) > 3 else ""

@@ -367,10 +367,17 @@ def save(doc: dict, path: str) -> None:
 
 
 def load(path: str) -> dict:
-    with open(path) as f:
-        doc = json.load(f)
-    if doc.get("schema") != SCHEMA:
-        raise ValueError(f"{path} is not a profile written by `cute-gemm profile --json` (schema {doc.get('schema')!r})")
+    """A profile saved by ``save``; ValueError in one sentence for anything else (the raw CSV kept beside
+    it, a bench result, a binary file). OSError propagates."""
+    from cute_gemm.measure.results import read_json
+
+    if path.endswith((".ncu.csv", ".ncu.csv.gz")):
+        raise ValueError(f"{path} is the raw Nsight Compute CSV kept beside a profile; --from reads the profile "
+                         f"itself: {path.split('.ncu.csv')[0]}.json")
+    doc = read_json(path, "a profile written by `cute-gemm profile --json`")
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        schema = doc.get("schema") if isinstance(doc, dict) else None
+        raise ValueError(f"{path} is not a profile written by `cute-gemm profile --json` (schema {schema!r})")
     return doc
 
 

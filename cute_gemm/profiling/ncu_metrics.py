@@ -26,6 +26,7 @@ class Column:
     unit: str
     scale: float = 1.0
     digits: int = 0
+    note: str = ""  # what a reader needs to read the row right, printed under the table
 
 
 # our column -> ncu metric(s). Launch statistics (launch__*) come from ncu's LaunchStats section, which
@@ -39,7 +40,9 @@ COLUMNS: dict[str, Column] = {
     "tensor_pipe": Column("tensor pipe (% elapsed)",
                           ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed",), "%", 1, 1),
     "shared_pipe": Column("shared pipe (% elapsed)",
-                          ("sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_elapsed",), "%", 1, 1),
+                          ("sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_elapsed",), "%", 1, 1,
+                          note="shared pipe: the pipe FP16 and tensor instructions share. A GEMM that runs no other "
+                               "FP16 math keeps it busy exactly while the tensor pipe is, so the two rows agree"),
     "gmma_issue": Column("gmma issue (% active)",
                          ("sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active",), "%", 1, 1),
     "occupancy": Column("achieved occupancy (%)", ("sm__warps_active.avg.pct_of_peak_sustained_active",), "%", 1, 1),

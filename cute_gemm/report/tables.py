@@ -76,6 +76,7 @@ def render_table(kernels: list[dict]) -> str:
             cells.append(f"{top[i][0]} {100 * top[i][1]:.0f}%" if i < len(top) else "n/a")
         rows.append((f"stall #{i + 1} (share)", cells))
     lines = [text_table([rows[0][0], *rows[0][1]], [[name, *cells] for name, cells in rows[1:]]), ""]
+    lines += [f"{col.label.split(' (')[0]}: {col.note}" for col in nm.COLUMNS.values() if col.note]
     lines += [f"{_display(k['label'])}: {k['kernel']}  grid {k.get('grid', '?')} x block {k.get('block', '?')}"
               for k in kernels]
     return "\n".join(lines)

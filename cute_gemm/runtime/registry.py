@@ -71,6 +71,12 @@ class PhaseEntry:
     def default_config(self):
         return self.config_cls()
 
+    def cluster_ctas(self, config=None) -> int:
+        """CTAs per cluster as the phase launches it (both pairs of an sm100 stream-K cluster), read from the
+        config without compiling; the tests hold it against the compiled kernel's cluster."""
+        cfg = config or self.default_config()
+        return cfg.cluster_m * getattr(cfg, "pairs", 1)
+
     def overrides(self, config) -> dict:
         """The fields of ``config`` that differ from this phase's default, in field order."""
         default = self.default_config()

@@ -101,9 +101,10 @@ def _compile_only(args, ents, fams) -> int:
                          f"and there is none here "
                          f"({steps.no_gpu_reason()}); without them bench prints the compile-only report")
     shapes = list(args.shapes or [Problem(4096, 4096, 4096)])
+    # the report's first line says what it is and why, on stdout with it (not after it, on stderr)
     print(f"No GPU to benchmark on ({steps.no_gpu_reason()}): showing the compile-only report instead. Each phase is "
           f"compiled for its target; on an H200 (sm90) or a Blackwell GPU (sm100) bench checks and times them.",
-          file=sys.stderr)
+          flush=True)
     tables, skipped, failures = compile_report(ents, [_arch.TARGETS[f][0] for f in fams], shapes)
     print_compile_report(tables, skipped, failures)
     if args.out:

@@ -24,6 +24,9 @@ def run(args) -> int:
         ea, eb = registry.resolve(args.a, default_arch), registry.resolve(args.b, default_arch)
     except (ValueError, LookupError) as exc:
         raise UsageError(str(exc)) from None
+    if ea.key == eb.key:
+        raise UsageError(f"{args.a} and {args.b} are both {ea.key}: name two different phases, e.g. "
+                         f"`cute-gemm compare 6 7`")
     refuse_unimplementable([ea, eb], [args.shape])
     p = args.shape
     print(f"{ea.key}: {ea.summary}\n{eb.key}: {eb.summary}\n{eb.key} adds: {eb.adds}\n")

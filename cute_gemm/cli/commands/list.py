@@ -6,6 +6,13 @@ from cute_gemm.cli.args import arch_arg
 from cute_gemm.runtime import arch as _arch
 
 
+def _tile(entry) -> str:
+    """'256x256x64 NS=4 cluster 4': the tile a cluster covers, K per stage, stages, CTAs per cluster."""
+    cfg = entry.default_config()
+    ctas = entry.cluster_ctas()
+    return f"{cfg.bm * cfg.cluster_m}x{cfg.bn}x{cfg.bk} NS={cfg.stages}" + (f" cluster {ctas}" if ctas > 1 else "")
+
+
 def run(args) -> int:
     from cute_gemm.runtime import registry
 
@@ -15,12 +22,11 @@ def run(args) -> int:
         print(f"{fam} ({', '.join(_arch.TARGETS[fam])}; {verified}):")
         if not ents:
             print("  (no phases registered)")
+        tiles = {e.phase: _tile(e) for e in ents}
+        width = max(map(len, tiles.values()), default=0) + 2
         for e in ents:
-            cfg = e.default_config()
-            tile = f"{cfg.bm * cfg.cluster_m}x{cfg.bn}x{cfg.bk} NS={cfg.stages}" + (
-                f" cluster {cfg.cluster_m}" if cfg.cluster_m > 1 else "")
             wl = f"  [worklog: {e.worklog}]" if e.worklog else ""
-            print(f"  {e.phase:<3} {tile:<24} {e.summary}")
+            print(f"  {e.phase:<3} {tiles[e.phase]:<{width}}{e.summary}")
             print(f"      adds: {e.adds}{wl}")
             print(f"      shapes: {e.make().shape_rule()}")
         if fam == "sm90":

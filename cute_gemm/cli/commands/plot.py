@@ -20,6 +20,8 @@ def run(args) -> int:
     if not any(r.get("timing") for r in doc["results"]):
         raise UsageError(f"{path} has no timed results to plot")
     prefix = args.out or os.path.splitext(path)[0]
+    if args.out and (args.out.endswith(("/", os.sep)) or os.path.isdir(args.out)):  # a directory: the JSON's name in it
+        prefix = os.path.join(args.out, os.path.splitext(os.path.basename(path))[0])
     writable_dir(os.path.dirname(prefix) or ".", "--out")
     try:
         from cute_gemm.report.plot import plot_all
@@ -38,4 +40,5 @@ DESCRIPTION = ("Draw, from a bench-v2 result: the worklog's Figure 1 for our dat
 
 def add_arguments(p):
     p.add_argument("results", help="a JSON file written by `cute-gemm bench`")
-    p.add_argument("--out", help="output prefix (default: the JSON path without .json)")
+    p.add_argument("--out", help="output prefix, or a directory (ending in /) to write <json name>_*.png into "
+                                 "(default: the JSON path without .json, i.e. beside it)")

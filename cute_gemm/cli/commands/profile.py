@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from cute_gemm.cli.args import UsageError
-from cute_gemm.profiling.ncu import TIMEOUT_S, WARMUP
+from cute_gemm.cli.args import UsageError, argtype, phase_list_arg, shape_arg
+from cute_gemm.profiling.ncu import TIMEOUT_S, WARMUP, parse_peers
 
 
 def _say(msg: str) -> None:
@@ -35,15 +35,10 @@ def run(args) -> int:
         from cute_gemm.runtime import registry
 
         entries = registry.all_entries(fam)
+        if args.phase:
+            entries = [e for e in entries if e.phase in args.phase]
         try:
-            if args.phase:
-                want = registry.parse_phase_list(args.phase)
-                entries = [e for e in entries if e.phase in want]
-            peers = ncu.parse_peers(args.peers)
-        except (ValueError, LookupError) as exc:
-            raise UsageError(str(exc)) from None
-        try:
-            doc = ncu.run_profile(entries, args.shape, peers, args.warmup, args.timeout, exe, warn=_say)
+            doc = ncu.run_profile(entries, args.shape, args.peers, args.warmup, args.timeout, exe, warn=_say)
         except ncu.NcuError as exc:
             _say(str(exc))
             return 1
@@ -67,9 +62,10 @@ DESCRIPTION = ("Run Nsight Compute (clocks and caches left alone) on one launch 
 
 
 def add_arguments(p):
-    p.add_argument("--phase", help="phase ids, e.g. 0-3,5 (default: every phase of the GPU's ladder)")
-    p.add_argument("--shape", default="4096,4096,4096", help="M,N,K (default %(default)s)")
-    p.add_argument("--peers", default="cublas", help="libraries to profile beside the phases: cublas, cublaslt, "
+    p.add_argument("--phase", type=phase_list_arg,
+                   help="phase ids, e.g. 0-3,5 (default: every phase of the GPU's ladder)")
+    p.add_argument("--shape", type=shape_arg, default="4096,4096,4096", help="M,N,K (default %(default)s)")
+    p.add_argument("--peers", type=argtype(parse_peers), default="cublas", help="libraries to profile beside the phases: cublas, cublaslt, "
                                                      "or none (default %(default)s)")
     p.add_argument("--json", metavar="FILE", help="also write the profile as JSON (the raw ncu CSV goes beside it)")
     p.add_argument("--from", dest="from_json", metavar="FILE", help="print a saved profile (no GPU, no ncu)")
