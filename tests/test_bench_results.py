@@ -230,3 +230,100 @@ def test_progress_in_a_log_is_one_line_per_step(capsys):
 def test_one_line_errors():
     assert one_line(RuntimeError("launch failed\nat line 3")) == "RuntimeError: launch failed"
     assert one_line(KeyboardInterrupt()) == "KeyboardInterrupt"
+
+
+# ------------------------------------------------------------------------------------------ plot details
+def _with_best(doc, picks: dict) -> dict:
+    """``doc`` plus a 'best' row per shape in ``picks`` (shape -> phase picked), copied from that phase's row."""
+    doc = copy.deepcopy(doc)
+    for shape_, phase in picks.items():
+        row = copy.deepcopy(next(r for r in doc["results"] if r["shape"] == shape_ and r["name"] == phase))
+        row.update(key="best", name="best", label=f"best ({phase})", phase="best")
+        doc["results"].append(row)
+    return doc
+
+
+def _spy(monkeypatch, method):
+    import matplotlib.axes
+
+    calls = []
+    real = getattr(matplotlib.axes.Axes, method)
+
+    def spy(self, *a, **k):
+        calls.append((a, k))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, method, spy)
+    return calls
+
+
+def test_sweep_series_have_distinct_styles_and_best_names_every_pick(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from cute_gemm.report import plot
+
+    squares = [f"{s}x{s}x{s}" for s in (512, 1024, 2048, 4096)]
+    doc = _with_best(make_doc(), {sq: ("5" if sq == "4096x4096x4096" else "6") for sq in squares})
+    calls = _spy(monkeypatch, "plot")
+    plot.sweep_figure(doc, str(tmp_path / "s.png"))
+    series = {k["label"]: (k["color"], k["marker"], k["ls"]) for _, k in calls}
+    assert len(set(series.values())) == len(series) >= len(PHASE_TFLOPS) + 3  # no two series look alike
+    for label, (color, marker, ls) in series.items():
+        if label.startswith("phase"):
+            assert (marker, ls) == ("o", "-"), label
+        elif not label.startswith("best"):
+            assert ls == "--" and marker != "o", label  # a peer
+    assert len({c for lab, (c, _, _) in series.items() if lab.startswith("phase")}) == len(PHASE_TFLOPS)
+    (best,) = [lab for lab in series if lab.startswith("best")]
+    assert best == "best (per shape: 6, 5)"  # every pick, not the first row's
+
+
+def test_ladder_gain_is_against_the_phase_before_it(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from cute_gemm.report import plot
+
+    doc = make_doc(sweep=False)
+    doc["results"] = [r for r in doc["results"] if r["kind"] == "peer" or r["name"] in ("0", "5", "6")]
+    doc = _with_best(doc, {"4096x4096x4096": "6", "1024x4096x4096": "6"})
+    calls = _spy(monkeypatch, "text")
+    plot.ladder_figure(doc, str(tmp_path / "l.png"))
+    texts = [a[2] for a, _ in calls[: len(calls) // 2]]  # the first panel's
+    assert "420" in texts  # phase 0: no phase before it
+    assert "712" in texts  # phase 5: phase 4 is not in this file, so no gain against phase 0
+    assert f"728\n{(728 / 712 - 1) * 100:+.0f}%" in texts  # phase 6 against phase 5
+    assert "728\n(6)" in texts  # best names its pick; it is not a step of the ladder
+
+
+def test_ladder_leaves_the_peak_out_and_no_label_overlaps(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.figure
+
+    from cute_gemm.report import plot
+
+    figs = []
+    real = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda self, *a, **k: figs.append(self) or real(self, *a, **k))
+    plot.ladder_figure(_with_best(make_doc(sweep=False), {"4096x4096x4096": "6"}), str(tmp_path / "l.png"))
+    (fig,) = figs
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()  # the figure was closed: lay it out again to measure its labels
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        assert ax.get_ylim()[1] < 989 and "989" in ax.get_title()  # named, not drawn
+        assert all(989 not in line.get_ydata() for line in ax.get_lines())
+        boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text()]
+        boxes += [ax.get_legend().get_window_extent(renderer)]
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                assert not a.overlaps(b), (a, b)
+
+
+def test_worklog_figure_needs_a_phase_on_both_sides(tmp_path):
+    pytest.importorskip("matplotlib")
+    from cute_gemm.report import plot
+
+    doc = make_doc()
+    doc["results"] = [r for r in doc["results"] if r["kind"] == "peer" or r["name"] == "6"]  # beyond the worklog
+    assert plot.worklog_figure(doc, str(tmp_path / "w.png")) is None
+    names = sorted(os.path.basename(p) for p in plot.plot_all(doc, str(tmp_path / "run")))
+    assert names == ["run_ladder.png", "run_sweep.png"] and not (tmp_path / "w.png").exists()

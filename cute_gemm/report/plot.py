@@ -1,13 +1,17 @@
 """Figures of a bench-v2 document (PNG, matplotlib):
 
-- the ladder: the worklog's Figure 1 for our data, a bar per phase at each headline shape with the gain
-  over the previous phase and the SM clock it ran at, the peers and the dense peak as lines;
+- the ladder: the worklog's Figure 1 for our data, a bar per phase at each headline shape with its gain
+  over the phase before it in the ladder and the SM clock it ran at, the peers as lines;
 - the sweep: TFLOP/s against size (square shapes) for every phase and peer;
 - the worklog side by side: every phase as % of the vendor library on both ladders, the worklog's B300
   (tcgen05, % of cuBLASLt) beside this run's H200 (wgmma, % of the better of cuBLAS/cuBLASLt), so a
-  reader sees which steps buy the same on both chips.
+  reader sees which steps buy the same on both chips (drawn only where a phase is on both sides).
 
-Every caption carries the GPU, the data kind and the timing protocol.
+Phases and peers have separate style families: phases are solid lines with round markers in one
+sequential colour map, in ladder order (``best`` black with a star, config variants dotted in their
+phase's colour); peers are dashed, each in a colour outside that map with a marker of its own. The
+dense peak is named in the titles, not drawn: a line at 989 would squeeze the band where the kernels
+differ. Every caption carries the GPU, the data kind and the timing protocol.
 """
 
 from __future__ import annotations
@@ -15,13 +19,17 @@ from __future__ import annotations
 import os
 import re
 
+from cute_gemm.measure.suite import HEADLINE
 from cute_gemm.report import worklog
 from cute_gemm.report.console import caption
-from cute_gemm.measure.suite import HEADLINE
+from phases.base import PHASE_IDS
 
-PEER_STYLES = {"cublas": ("#dd8452", "--"), "cublaslt": ("#55a868", "-."), "triton": ("#8172b3", ":"),
-               "quack": ("#937860", (0, (5, 2, 1, 2))), "quack-tuned": ("#da8bc3", (0, (1, 1)))}
-PHASE_COLOR, WORKLOG_COLOR, GREY = "#4c72b0", "#c44e52", "#bbbbbb"
+# peers: dashed, colours outside the phases' map (viridis), one marker each
+PEER_STYLES = {"cublas": ("#d62728", "s"), "cublaslt": ("#ff7f0e", "^"), "triton": ("#e377c2", "v"),
+               "quack": ("#8c564b", "P"), "quack-tuned": ("#7f7f7f", "X")}
+OTHER_PEER = ("#17becf", "h")
+PHASE_MAP = "viridis"
+BEST_COLOR, WORKLOG_COLOR, THIS_RUN_COLOR, GREY = "#111111", "#c44e52", "#4c72b0", "#bbbbbb"
 
 
 def _pyplot():
@@ -34,9 +42,45 @@ def _pyplot():
 
 
 def phase_order(phase: str):
-    """Ladder order of phase ids: 0 < 1 < 2a < 2b < 3 < ... < 10."""
+    """Ladder order of phase ids: 0 < 1 < 2a < 2b < 3 < ... < 10; 'best' after every phase."""
     m = re.match(r"(\d+)(.*)", phase)
     return (int(m.group(1)), m.group(2)) if m else (10**6, phase)
+
+
+def phase_color(phase: str) -> str:
+    """A phase's colour: its place in the ladder on the sequential map, so colour reads as progress."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    base = phase.split()[0]
+    pos = PHASE_IDS.index(base) if base in PHASE_IDS else len(PHASE_IDS) - 1
+    return to_hex(colormaps[PHASE_MAP](0.9 * pos / (len(PHASE_IDS) - 1)))
+
+
+def style(row: dict) -> dict:
+    """Line and marker style of a result row's series (a phase, a config variant, best, or a peer)."""
+    if row["kind"] == "peer":
+        color, marker = PEER_STYLES.get(row["name"], OTHER_PEER)
+        return {"color": color, "marker": marker, "ls": "--", "lw": 1.5, "ms": 4}
+    if row["name"] == "best":
+        return {"color": BEST_COLOR, "marker": "*", "ls": "-", "lw": 2.0, "ms": 8}
+    if " " in row["name"]:  # a config variant: "7 bn=192"
+        return {"color": phase_color(row["name"]), "marker": "D", "ls": ":", "lw": 1.4, "ms": 4}
+    return {"color": phase_color(row["name"]), "marker": "o", "ls": "-", "lw": 1.3, "ms": 4}
+
+
+def previous_phase(name: str) -> str | None:
+    """The phase before ``name`` in the ladder ('2b' -> '2a', '3' -> '2b'); None for best, a config
+    variant or the first phase: the only bar a step's gain is measured against."""
+    if name not in PHASE_IDS or PHASE_IDS.index(name) == 0:
+        return None
+    return PHASE_IDS[PHASE_IDS.index(name) - 1]
+
+
+def best_picks(rows: list[dict]) -> list[str]:
+    """What the ``best`` rows picked, in order of first appearance ('best (7 bn=192)' -> '7 bn=192')."""
+    picks = [r["label"][len("best ("):-1] for r in rows if r["name"] == "best" and r["label"].startswith("best (")]
+    return list(dict.fromkeys(picks))
 
 
 def _footer(doc) -> str:
@@ -54,47 +98,54 @@ def _headline_shapes(doc) -> list[str]:
     return [str(p) for p in HEADLINE if str(p) in present] or present[:2]
 
 
+def _peak_note(doc) -> str:
+    peak = doc.get("peak_tflops")
+    return f" · dense fp16 peak {peak:.0f} TFLOP/s (above the axis)" if peak else ""
+
+
 def ladder_figure(doc, path: str) -> str:
-    """One panel per headline shape: a bar per phase (TFLOP/s, gain, SM clock), peers and peak as lines."""
+    """One panel per headline shape: a bar per phase (TFLOP/s, the gain over the phase before it in the
+    ladder, the SM clock; best names its pick), the peers as lines beside it."""
     plt = _pyplot()
     shapes = _headline_shapes(doc)
-    fig, axes = plt.subplots(1, len(shapes), figsize=(6.8 * len(shapes), 5.4), squeeze=False)
-    peak = doc.get("peak_tflops")
+    fig, axes = plt.subplots(1, len(shapes), figsize=(6.8 * len(shapes), 6.0), squeeze=False)
     for ax, shape in zip(axes[0], shapes):
         rows = _rows(doc, shape, "phase")
         vals = [r["timing"]["tflops"] if r.get("timing") else 0.0 for r in rows]
-        bars = ax.bar([r["name"] for r in rows], vals, color=[PHASE_COLOR if v else GREY for v in vals], zorder=3)
-        prev = None
+        by_name = dict(zip((r["name"] for r in rows), vals))
+        peers = [r for r in _rows(doc, shape, "peer") if r.get("timing")]
+        top = max([*vals, *(r["timing"]["tflops"] for r in peers), 1]) * 1.16
+        colors = [style(r)["color"] if v else GREY for r, v in zip(rows, vals)]
+        bars = ax.bar([r["name"] for r in rows], vals, color=colors, zorder=3)
         for bar, r, v in zip(bars, rows, vals):
-            if v:
-                txt = f"{v:.0f}" + (f"\n{(v / prev - 1) * 100:+.0f}%" if prev else "")
-                prev = v
-                mhz = ((r.get("power") or {}).get("sm_clock_mhz") or {}).get("median")
-                if mhz:
-                    ax.text(bar.get_x() + bar.get_width() / 2, v * 0.04, f"{mhz:.0f}\nMHz", ha="center",
-                            va="bottom", fontsize=6, color="white", zorder=4)
-            else:
-                txt = r["status"]
-            ax.text(bar.get_x() + bar.get_width() / 2, max(v, 5) + 8, txt, ha="center", va="bottom", fontsize=8,
-                    zorder=4, bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
-        tops = list(vals)
-        for r in _rows(doc, shape, "peer"):
-            if r.get("timing"):
-                color, ls = PEER_STYLES.get(r["name"], ("#555555", "--"))
-                y = r["timing"]["tflops"]
-                tops.append(y)
-                ax.axhline(y, color=color, ls=ls, lw=1.3, zorder=2, label=f"{r['label']} {y:.0f}")
-        if peak:
-            ax.axhline(peak, color="#c44e52", ls=":", lw=1, zorder=2, label=f"dense fp16 peak {peak:.0f}")
-        ax.set_ylim(0, max([peak or 0, *tops, 1]) * 1.15)
-        ax.set_title(f"{shape} (MxNxK)")
-        ax.set_xlabel("phase")
+            x = bar.get_x() + bar.get_width() / 2
+            if not v:
+                ax.text(x, top * 0.02, r["status"], ha="center", va="bottom", fontsize=7, rotation=90, zorder=4)
+                continue
+            prev = by_name.get(previous_phase(r["name"]))
+            extra = (f"{(v / prev - 1) * 100:+.0f}%" if prev else
+                     r["label"][len("best "):] if r["name"] == "best" else "")
+            ax.text(x, v - top * 0.012, f"{v:.0f}" + (f"\n{extra}" if extra else ""), ha="center", va="top",
+                    fontsize=7.5, color="white", fontweight="bold", zorder=4)
+            mhz = ((r.get("power") or {}).get("sm_clock_mhz") or {}).get("median")
+            if mhz:
+                ax.text(x, top * 0.012, f"{mhz:.0f}\nMHz", ha="center", va="bottom", fontsize=6, color="white",
+                        zorder=4)
+        for r in peers:
+            st = style(r)
+            y = r["timing"]["tflops"]
+            ax.axhline(y, color=st["color"], ls=st["ls"], lw=1.3, zorder=2, label=f"{r['label']} {y:.0f}")
+        ax.set_ylim(0, top)
+        ax.set_title(f"{shape} (MxNxK)" + _peak_note(doc), fontsize=10)
+        ax.set_xlabel("phase (bar: TFLOP/s, % over the phase before it; inside the foot: SM clock)")
         ax.set_ylabel("TFLOP/s (2MNK / time)")
         ax.grid(axis="y", alpha=0.3, zorder=0)
-        ax.legend(loc="upper left", fontsize=7)
+        if peers:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=min(len(peers), 4), fontsize=7,
+                      frameon=False)
     fig.suptitle("cute-gemm ladder: TFLOP/s per phase, gain over the previous phase, SM clock", fontsize=12)
     fig.text(0.5, 0.005, _footer(doc), ha="center", fontsize=6.5, color="#555555")
-    fig.tight_layout(rect=(0, 0.05, 1, 0.96))
+    fig.tight_layout(rect=(0, 0.04, 1, 0.96))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -106,26 +157,29 @@ def sweep_figure(doc, path: str) -> str | None:
     if len(square) < 3:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9.5, 5.6))
+    fig, ax = plt.subplots(figsize=(11, 5.8))
+    tops = []
     for key in dict.fromkeys(r["key"] for r in doc["results"]):
-        rows = [r for r in doc["results"] if r["key"] == key]
-        pts = sorted((r["m"], r["timing"]["tflops"]) for r in rows if r["m"] == r["n"] == r["k"] and r.get("timing"))
-        if not pts:
+        rows = [r for r in doc["results"] if r["key"] == key and r["m"] == r["n"] == r["k"] and r.get("timing")]
+        if not rows:
             continue
-        if rows[0]["kind"] == "peer":
-            color, ls = PEER_STYLES.get(rows[0]["name"], ("#555555", "--"))
-            ax.plot(*zip(*pts), color=color, ls=ls, lw=1.6, label=rows[0]["label"])
-        else:
-            ax.plot(*zip(*pts), marker="o", ms=3, lw=1.2, label=rows[0]["label"])
-    if doc.get("peak_tflops"):
-        ax.axhline(doc["peak_tflops"], color="#c44e52", ls=":", lw=1, label="dense fp16 peak")
+        rows.sort(key=lambda r: r["m"])
+        pts = [(r["m"], r["timing"]["tflops"]) for r in rows]
+        tops += [y for _, y in pts]
+        label = rows[0]["label"]
+        if rows[0]["name"] == "best":
+            label = f"best (per shape: {', '.join(best_picks(rows))})"
+        st = style(rows[0])
+        ax.plot(*zip(*pts), color=st["color"], marker=st["marker"], ls=st["ls"], lw=st["lw"], ms=st["ms"],
+                label=label)
     ax.set_xscale("log", base=2)
     ax.set_xticks(square, [str(s) for s in square])
+    ax.set_ylim(0, max(tops, default=1) * 1.06)
     ax.set_xlabel("M = N = K")
     ax.set_ylabel("TFLOP/s")
-    ax.set_title("TFLOP/s against problem size")
+    ax.set_title("TFLOP/s against problem size" + _peak_note(doc))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     fig.text(0.5, 0.005, _footer(doc), ha="center", fontsize=6, color="#555555")
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(path, dpi=110)
@@ -133,14 +187,20 @@ def sweep_figure(doc, path: str) -> str | None:
     return path
 
 
-def worklog_figure(doc, path: str) -> str:
-    """Per headline shape: each phase's % of the vendor library, worklog B300 beside this run."""
+def worklog_figure(doc, path: str) -> str | None:
+    """Per headline shape where a phase has a number on both sides: each phase's % of the vendor library,
+    the worklog's B300 beside this run. None when no phase of this run is in the worklog at all."""
+    shapes = []
+    for shape in worklog.CUBLASLT_TFLOPS:
+        ours = {r["name"]: r.get("pct_vendor") for r in _rows(doc, shape, "phase") if r.get("pct_vendor")}
+        if set(ours) & set(worklog.pct_of_vendor(shape)):
+            shapes.append((shape, ours))
+    if not shapes:
+        return None
     plt = _pyplot()
-    shapes = list(worklog.CUBLASLT_TFLOPS)
     fig, axes = plt.subplots(1, len(shapes), figsize=(6.8 * len(shapes), 5.2), squeeze=False)
     gpu = (doc.get("gpu") or {}).get("name", "this GPU")
-    for ax, shape in zip(axes[0], shapes):
-        ours = {r["name"]: r.get("pct_vendor") for r in _rows(doc, shape, "phase")}
+    for ax, (shape, ours) in zip(axes[0], shapes):
         theirs = worklog.pct_of_vendor(shape)
         phases = sorted(set(ours) | set(theirs), key=phase_order)
         x = range(len(phases))
@@ -150,7 +210,7 @@ def worklog_figure(doc, path: str) -> str:
         ax.bar([i - w / 2 for i in x], [mid for mid, _, _ in b300], w, yerr=err, color=WORKLOG_COLOR, zorder=3,
                label=f"worklog {worklog.GPU}, % of {worklog.VENDOR} ({worklog.CUBLASLT_TFLOPS[shape]} TFLOP/s)")
         h200 = [ours.get(ph) or 0 for ph in phases]
-        ax.bar([i + w / 2 for i in x], h200, w, color=PHASE_COLOR, zorder=3,
+        ax.bar([i + w / 2 for i in x], h200, w, color=THIS_RUN_COLOR, zorder=3,
                label=f"{gpu} (this run), % of the better of cuBLAS/cuBLASLt")
         for i, ph in enumerate(phases):
             for dx, v, known in ((-w / 2, b300[i][0], ph in theirs), (w / 2, h200[i], bool(ours.get(ph)))):
@@ -158,7 +218,7 @@ def worklog_figure(doc, path: str) -> str:
         ax.axhline(100, color="#555555", ls="--", lw=1, zorder=2)
         ax.set_xticks(list(x), phases)
         ax.set_ylim(0, max([110, *h200, *(hi for _, _, hi in b300)]) * 1.12)
-        ax.set_title(f"{shape}" + ("" if ours else " (not measured in this run)"))
+        ax.set_title(f"{shape}")
         ax.set_xlabel("phase")
         ax.set_ylabel("% of the vendor library")
         ax.grid(axis="y", alpha=0.3, zorder=0)
@@ -173,10 +233,9 @@ def worklog_figure(doc, path: str) -> str:
 
 
 def plot_all(doc, out_prefix: str) -> list[str]:
-    """Write <prefix>_ladder.png, <prefix>_worklog.png and (with a sweep) <prefix>_sweep.png."""
+    """Write <prefix>_ladder.png, and where the document has what they need, <prefix>_worklog.png (a phase
+    on both sides) and <prefix>_sweep.png (3 square shapes or more); returns the paths written."""
     os.makedirs(os.path.dirname(out_prefix) or ".", exist_ok=True)
-    out = [ladder_figure(doc, out_prefix + "_ladder.png"), worklog_figure(doc, out_prefix + "_worklog.png")]
-    sweep = sweep_figure(doc, out_prefix + "_sweep.png")
-    if sweep:
-        out.append(sweep)
-    return out
+    out = [ladder_figure(doc, out_prefix + "_ladder.png"), worklog_figure(doc, out_prefix + "_worklog.png"),
+           sweep_figure(doc, out_prefix + "_sweep.png")]
+    return [p for p in out if p]
