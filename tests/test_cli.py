@@ -98,6 +98,26 @@ def test_inspect_sm100_phase0_census(tmp_path, capsys):
     assert (tmp_path / "d" / "sm100_phase0.cubin").stat().st_size > 1000
 
 
+def test_inspect_a_config_variant(capsys):
+    """A variant compiled without a GPU, beside its phase's default (the column names its overrides)."""
+    rc, out, _ = run_main(capsys, "inspect", "--config", "8:bn=128,stages=6")
+    head = next(line for line in out.splitlines() if "sm90:8" in line).split()
+    assert rc == 0 and head == ["sm90:8", "sm90:8", "bn=128", "stages=6"], head
+    assert "sm100:" not in out
+
+
+def test_inspect_a_config_the_phase_refuses(capsys):
+    rc, out, err = run_main(capsys, "inspect", "--phase", "6", "--arch", "sm90", "--config", "6:epi_stages=1")
+    assert rc == 1 and "sm90:6" in out  # the default config compiled; the variant did not
+    assert "FAILED to compile sm90:6 epi_stages=1 for sm_90a" in err and "epi_stages >= 2" in err
+
+
+@NO_GPU
+def test_bench_without_gpu_compiles_config_variants(capsys):
+    rc, out, _ = run_main(capsys, "bench", "--arch", "sm90", "--phases", "8", "--config", "8:bn=128")
+    assert rc == 0 and "sm90:8 bn=128" in out
+
+
 def test_inspect_json(capsys):
     rc, out, _ = run_main(capsys, "inspect", "--arch", "sm90", "--phase", "2b", "--json")
     (ins,) = json.loads(out)["sm_90a"]
@@ -151,6 +171,8 @@ BAD = {
     "dump unwritable": (["inspect", "--arch", "sm100", "--phase", "4", "--dump", "/proc/nope"], "--dump"),
     "inspect target vs arch": (["inspect", "--arch", "sm100", "--target", "sm_90a"], "--target sm_90a"),
     "inspect bad target": (["inspect", "--target", "sm_80"], "unknown arch"),
+    "inspect config unknown field": (["inspect", "--config", "8:tile=3"], "'tile' is not a field"),
+    "inspect config not an int": (["inspect", "--config", "8:bn=wide"], "is not an integer"),
     "inspect ragged phase 0": (["inspect", "--arch", "sm90", "--phase", "0", "--shape", "1000,1024,1024"],
                                "sm90:0 cannot do 1000x1024x1024"),
     "bench shape not numbers": (["bench", "--shapes", "4096,abc"], "4096,abc"),

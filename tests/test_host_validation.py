@@ -125,3 +125,4 @@ def test_problem_parse():
         Problem.parse("1,2")
     with pytest.raises(ValueError):
         Problem.parse("a,b,c")
+

@@ -129,8 +129,9 @@ def inspect_phase(entry, target: str | None = None, shape: Problem | None = None
     res = ptxas_resources(comp.ptxas)
     attrs = kernel.attributes()
     gx, gy, gz = kernel.grid(p.m, p.n, p.k)
+    over = entry.overrides(kernel.cfg)
     return Inspection(
-        key=entry.key,
+        key=" ".join([entry.key, *(f"{k}={v}" for k, v in over.items())]),  # "sm90:8 bn=128" for a variant
         target=target,
         shape=str(p),
         compile_s=round(comp.seconds, 2),

@@ -35,7 +35,7 @@ def run(args) -> int:
     ents = entries(fams, args.phases)
     extra = variants(args.config or (), fams)  # a bad --config is refused with or without a GPU
     if tgt is None:
-        return _compile_only(args, ents, fams)
+        return _compile_only(args, ents, fams, extra)
     writable_file(args.out or DEFAULT_OUT, "--out")
     if args.api:
         return _api(args, ents)
@@ -91,13 +91,14 @@ def _api(args, ents) -> int:
     return _finish(args, doc, plots=False)
 
 
-def _compile_only(args, ents, fams) -> int:
-    """Without a GPU: the compile-only report at the given shapes; --out writes it as JSON."""
+def _compile_only(args, ents, fams, extra) -> int:
+    """Without a GPU: the compile-only report at the given shapes (--config variants compiled too: whether
+    they build is known without a GPU); --out writes it as JSON."""
     from cute_gemm.measure import environment
 
-    extra = given(args, ("sweep", "api", *TIMING_OPTIONS))
-    if extra:
-        raise UsageError(f"{', '.join(extra)} {'applies' if len(extra) == 1 else 'apply'} only to timing on a GPU, "
+    timing_only = given(args, ("sweep", "api", *(o for o in TIMING_OPTIONS if o != "config")))
+    if timing_only:
+        raise UsageError(f"{', '.join(timing_only)} {'applies' if len(timing_only) == 1 else 'apply'} only to timing on a GPU, "
                          f"and there is none here "
                          f"({steps.no_gpu_reason()}); without them bench prints the compile-only report")
     shapes = list(args.shapes or [Problem(4096, 4096, 4096)])
@@ -105,7 +106,7 @@ def _compile_only(args, ents, fams) -> int:
     print(f"No GPU to benchmark on ({steps.no_gpu_reason()}): showing the compile-only report instead. Each phase is "
           f"compiled for its target; on an H200 (sm90) or a Blackwell GPU (sm100) bench checks and times them.",
           flush=True)
-    tables, skipped, failures = compile_report(ents, [_arch.TARGETS[f][0] for f in fams], shapes)
+    tables, skipped, failures = compile_report(ents, [_arch.TARGETS[f][0] for f in fams], shapes, variants=extra)
     print_compile_report(tables, skipped, failures)
     if args.out:
         doc = {"schema": "cute-gemm/inspect-v1", **environment.record(), "reason": steps.no_gpu_reason(),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cute_gemm.cli.args import UsageError, arch_arg, phase_list_arg, shape_arg, target_arg, writable_dir
-from cute_gemm.cli.steps import compile_report, entries, print_compile_report
+from cute_gemm.cli.steps import compile_report, entries, print_compile_report, variants
 from cute_gemm.runtime import arch as _arch
 
 
@@ -18,10 +18,14 @@ def run(args) -> int:
         fams, targets = [tfam], [args.target]
     else:
         targets = [t for f in fams for t in (_arch.TARGETS[f] if args.all_targets else _arch.TARGETS[f][:1])]
-    ents = entries(fams, args.phase)
+    extra = variants(args.config or (), fams)
+    if extra and not args.phase:  # a variant beside its phase's default config, not beside every phase
+        ents = list(dict.fromkeys(e for e, _, _ in extra))
+    else:
+        ents = entries(fams, args.phase)
     if args.dump:
         writable_dir(args.dump, "--dump")
-    tables, skipped, failures = compile_report(ents, targets, [args.shape], args.dump)
+    tables, skipped, failures = compile_report(ents, targets, [args.shape], args.dump, variants=extra)
     print_compile_report(tables, skipped, failures, as_json=args.json)
     return 1 if failures else 0
 
@@ -42,5 +46,9 @@ def add_arguments(p):
     p.add_argument("--all-targets", action="store_true", help="compile sm100 phases for both sm_100a and sm_103a")
     p.add_argument("--shape", type=shape_arg, default="4096,4096,4096",
                    help="M,N,K to compile for (default 4096,4096,4096)")
+    p.add_argument("--config", action="append", metavar="PHASE:FIELD=V[,FIELD=V]",
+                   help="also compile a phase with config overrides, e.g. --config 8:bn=128,stages=6 (repeatable; "
+                        "the fields: `cute-gemm list`); without --phase, beside that phase's default only. A config "
+                        "the phase cannot be built with fails here, with the reason, as it would on a GPU")
     p.add_argument("--dump", metavar="DIR", help="also write DIR/<arch>_phase<id>.ptx and .cubin")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
