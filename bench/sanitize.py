@@ -16,7 +16,7 @@ Output in --out: summary.json, summary.md (tool x phase x shape -> errors in our
 Exit status: 0 when our kernels are clean, 1 when one reported errors, timed out or computed a wrong C,
 2 when compute-sanitizer or the GPU is missing.
 
-  on the device: source .devcarry/setup.sh && python3 bench/sanitize.py --out $OUT/sanitize --deadline 540 --pack
+  on an H200: python3 bench/sanitize.py --out $OUT/sanitize --deadline 540 --pack
 """
 
 from __future__ import annotations

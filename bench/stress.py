@@ -18,7 +18,7 @@ A watchdog (faulthandler) dumps every thread's stack to the log and exits if the
 --timeout. Output in --out: stress.log and stress.json. Exit status: 0 all right, 1 a wrong result, a thread
 error or memory growth, 2 no sm90 GPU.
 
-  on the device: source .devcarry/setup.sh && python3 bench/stress.py --out $OUT/stress
+  on an H200: python3 bench/stress.py --out $OUT/stress
 """
 
 from __future__ import annotations

@@ -45,6 +45,12 @@ def test_each_ladder_is_complete(fam):
     assert [e.phase for e in registry.all_entries(fam)] == LADDER + beyond
 
 
+@pytest.mark.parametrize("fam", ["sm90", "sm100"])
+def test_phase_ids_from_file_names_are_the_registered_ones(fam):
+    """Help texts list a ladder from its file names (no DSL import); the names must say what the classes say."""
+    assert registry.phase_ids(fam) == [e.phase for e in registry.all_entries(fam)]
+
+
 @pytest.mark.parametrize("entry", registry.all_entries(), ids=lambda e: e.key)
 def test_entry_carries_what_the_cli_shows(entry):
     assert entry.summary and entry.adds, f"{entry.key} needs a summary and an 'adds' line"

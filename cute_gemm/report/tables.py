@@ -122,7 +122,7 @@ def _arrow(key: str, va, vb) -> str:
 
 
 def render_moved_markdown(kernels: list[dict]) -> str:
-    """The README's 'where the cycles go' table: per ladder step, duration, tensor pipe, top stall, and the
+    """docs/results.md's 'where the cycles go' table: per ladder step, duration, tensor pipe, top stall, and the
     counter that moved most. Library peers are left out (they are not a step)."""
     ladder = [k for k in kernels if k["label"] not in ncu.PEERS]
     out = ["| step | duration (us) | tensor pipe (%) | top stall after | moved most |", "|---|---:|---:|---|---|"]

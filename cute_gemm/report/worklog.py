@@ -1,7 +1,8 @@
 """The worklog's own measurements (B300, tcgen05), as data, for the side-by-side figure.
 
-Source: the worklog "Optimizing GEMMs using tcgen05", section 1 and its Fig. 1 (TFLOP/s per phase at
-4096^3 and at M=1024, N=K=4096, fp16 in, fp32 out, B N-major, beside cuBLASLt measured on the same B300).
+Source: the worklog "Optimizing GEMMs using tcgen05 - Part 1" (Gaurav Jain, 09 Sep 2026; a blog worklog
+on a B300), section 1 and its Fig. 1: TFLOP/s per phase at 4096^3 and at M=1024, N=K=4096, fp16 in,
+fp32 out, B N-major, beside cuBLASLt measured on the same B300.
 Phase 1 at M=1024 is given there as a range (~478-485); it is kept as one.
 """
 
