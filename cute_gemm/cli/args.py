@@ -105,27 +105,26 @@ def peers_arg(text: str) -> list[str]:
     return parse_peer_list(text)
 
 
-@argtype
-def rounds_arg(text: str) -> int:
+def _at_least_one(text: str, what: str, unit: str = "") -> int:
+    """A whole number >= 1, or ValueError naming ``what`` (and its ``unit``, e.g. 'second')."""
     try:
         n = int(text)
     except ValueError:
-        raise ValueError(f"rounds must be a whole number, got {text!r}") from None
+        raise ValueError(f"{what} must be a whole number{f' of {unit}s' if unit else ''}, got {text!r}") from None
     if n < 1:
-        raise ValueError(f"rounds must be at least 1, got {n}")
+        raise ValueError(f"{what} must be at least 1{f' {unit}' if unit else ''}, got {n}")
     return n
+
+
+@argtype
+def rounds_arg(text: str) -> int:
+    return _at_least_one(text, "rounds")
 
 
 @argtype
 def timeout_arg(text: str) -> int:
     """Whole seconds, at least 1."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise ValueError(f"the timeout must be a whole number of seconds, got {text!r}") from None
-    if n < 1:
-        raise ValueError(f"the timeout must be at least 1 second, got {n}")
-    return n
+    return _at_least_one(text, "the timeout", "second")
 
 
 @argtype

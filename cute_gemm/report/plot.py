@@ -89,6 +89,15 @@ def _footer(doc) -> str:
             f"torch {v.get('torch')} · cutlass-dsl {v.get('nvidia_cutlass_dsl')} · {doc.get('date', '')[:10]}")
 
 
+def _save(plt, fig, path: str, footer: str, rect) -> str:
+    """The caption under the figure, the layout inside ``rect``, the PNG written, the figure closed."""
+    fig.text(0.5, 0.005, footer, ha="center", fontsize=6.5, color="#555555")
+    fig.tight_layout(rect=rect)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _rows(doc, shape, kind):
     return [r for r in doc["results"] if r["shape"] == shape and r["kind"] == kind]
 
@@ -144,11 +153,7 @@ def ladder_figure(doc, path: str) -> str:
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=min(len(peers), 4), fontsize=7,
                       frameon=False)
     fig.suptitle("cute-gemm ladder: TFLOP/s per phase, gain over the previous phase, SM clock", fontsize=12)
-    fig.text(0.5, 0.005, _footer(doc), ha="center", fontsize=6.5, color="#555555")
-    fig.tight_layout(rect=(0, 0.04, 1, 0.96))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path, _footer(doc), rect=(0, 0.04, 1, 0.96))
 
 
 def sweep_figure(doc, path: str) -> str | None:
@@ -180,11 +185,7 @@ def sweep_figure(doc, path: str) -> str | None:
     ax.set_title("TFLOP/s against problem size" + _peak_note(doc))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
-    fig.text(0.5, 0.005, _footer(doc), ha="center", fontsize=6, color="#555555")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path, _footer(doc), rect=(0, 0.06, 1, 1))
 
 
 def worklog_figure(doc, path: str) -> str | None:
@@ -224,12 +225,8 @@ def worklog_figure(doc, path: str) -> str | None:
         ax.grid(axis="y", alpha=0.3, zorder=0)
         ax.legend(loc="upper left", fontsize=7)
     fig.suptitle("Which steps buy the same on both chips: each phase as % of the vendor library", fontsize=12)
-    fig.text(0.5, 0.005, _footer(doc) + " · worklog numbers: its section 1 / Fig. 1", ha="center", fontsize=6.5,
-             color="#555555")
-    fig.tight_layout(rect=(0, 0.05, 1, 0.96))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path, _footer(doc) + " · worklog numbers: its section 1 / Fig. 1",
+                 rect=(0, 0.05, 1, 0.96))
 
 
 def plot_all(doc, out_prefix: str) -> list[str]:

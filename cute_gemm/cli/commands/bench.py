@@ -121,14 +121,14 @@ def _compile_only(args, ents, fams, extra) -> int:
 
 
 DESCRIPTION = ("On a GPU: for every phase of the GPU's arch (or --phases) and every shape, check against "
-              "cuBLASLt first (a failing phase is reported, never timed), then time all phases and peers of "
-              "the shape together: CUDA graphs of back-to-back launches (>= "
-              f"{timing.TARGET_REPLAY_MS:g} ms per replay), replayed round robin over --rounds rounds on "
-              "the same inputs, median per kernel, with the SM clock, power, TFLOP/s per kW and throttle "
-              "reasons recorded (NVML) while each was timed. Prints a table, writes JSON (--out) and PNG "
-              "plots beside it. --api instead measures the host overhead of the Python API. "
-              "Without a GPU: the compile-only report of the selected phases at --shapes (default 4096^3); "
-              "--out writes it as JSON; timing options are refused.")
+               "cuBLASLt first (a failing phase is reported, never timed), then time all phases and peers of "
+               "the shape together: CUDA graphs of back-to-back launches (>= "
+               f"{timing.TARGET_REPLAY_MS:g} ms per replay), replayed round robin over --rounds rounds on "
+               "the same inputs, median per kernel, with the SM clock, power, TFLOP/s per kW and throttle "
+               "reasons recorded (NVML) while each was timed. Prints a table, writes JSON (--out) and PNG "
+               "plots beside it. --api instead measures the host overhead of the Python API. "
+               "Without a GPU: the compile-only report of the selected phases at --shapes (default 4096^3); "
+               "--out writes it as JSON; timing options are refused.")
 
 
 def add_arguments(p):

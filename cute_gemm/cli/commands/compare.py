@@ -78,9 +78,9 @@ def _profiles(entries, p) -> None:
 
 
 DESCRIPTION = ("Compare two phases, e.g. `compare 2 3`, `compare sm90:4 sm90:5`, "
-              "`compare sm90:3 sm100:3`: config differences, instruction census and "
-              "resources of both compiled kernels, and with a GPU both timed together "
-              "beside cuBLAS/cuBLASLt.")
+               "`compare sm90:3 sm100:3`: config differences, instruction census and "
+               "resources of both compiled kernels, and with a GPU both timed together "
+               "beside cuBLAS/cuBLASLt.")
 
 
 def add_arguments(p):

@@ -31,10 +31,10 @@ def run(args) -> int:
 
 
 DESCRIPTION = ("Compile phases for a target without a GPU and print, side by side, the "
-              "instruction census of the PTX (tcgen05/wgmma, cp.async, TMA loads/stores, "
-              "multicast, setmaxnreg, stmatrix, mbarrier waits, proxy fences) and the "
-              "resources (registers, spills, dynamic smem, threads, TMEM columns). "
-              "Phases: {phase_ids_inline}.")
+               "instruction census of the PTX (tcgen05/wgmma, cp.async, TMA loads/stores, "
+               "multicast, setmaxnreg, stmatrix, mbarrier waits, proxy fences) and the "
+               "resources (registers, spills, dynamic smem, threads, TMEM columns). "
+               "Phases: {phase_ids_inline}.")
 
 
 def add_arguments(p):

@@ -36,7 +36,7 @@ def run(args) -> int:
 
 
 DESCRIPTION = ("List the registered phases of each ladder with their default config, "
-              "a one-line summary and what each adds over the previous phase.")
+               "a one-line summary and what each adds over the previous phase.")
 
 
 def add_arguments(p):

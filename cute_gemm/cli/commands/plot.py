@@ -33,9 +33,10 @@ def run(args) -> int:
 
 
 DESCRIPTION = ("Draw, from a bench-v2 result: the worklog's Figure 1 for our data (a bar per "
-              "phase at each headline shape with its gain and SM clock, the peers and the "
-              "peak as lines), each phase's % of the vendor library beside the worklog's "
-              "B300 numbers, and, when the result has a sweep, TFLOP/s against size.")
+               "phase at each headline shape with its gain over the phase before it and its SM clock, "
+               "the peers as lines, the dense peak named in the title), each phase's % of the vendor "
+               "library beside the worklog's B300 numbers (where a phase is on both sides), and, when "
+               "the result has a sweep, TFLOP/s against size.")
 
 
 def add_arguments(p):

@@ -55,10 +55,10 @@ def run(args) -> int:
 
 
 DESCRIPTION = ("Run Nsight Compute (clocks and caches left alone) on one launch of each phase and of "
-              "cuBLAS, after warm-ups, and print one column per kernel: duration, SM clock, cycles, "
-              "tensor/shared pipe use, occupancy, registers, smem, DRAM/L2 throughput, L2 hit rate, "
-              "smem bank conflicts and the top three warp-stall reasons. Needs ncu on PATH and a GPU; "
-              "--from re-prints a saved profile anywhere.")
+               "cuBLAS, after warm-ups, and print one column per kernel: duration, SM clock, cycles, "
+               "tensor/shared pipe use, occupancy, registers, smem, DRAM/L2 throughput, L2 hit rate, "
+               "smem bank conflicts and the top three warp-stall reasons. Needs ncu on PATH and a GPU; "
+               "--from re-prints a saved profile anywhere.")
 
 
 def add_arguments(p):

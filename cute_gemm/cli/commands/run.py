@@ -57,9 +57,9 @@ def run(args) -> int:
 
 
 DESCRIPTION = ("Check one phase (fresh random inputs, NaN-poisoned C; " + CHECK + ") and, "
-              "if it passes, time it interleaved "
-              "with cuBLAS and cuBLASLt (CUDA-graph replays, median over rounds), with the "
-              "SM clock and power it ran at.")
+               "if it passes, time it interleaved "
+               "with cuBLAS and cuBLASLt (CUDA-graph replays, median over rounds), with the "
+               "SM clock and power it ran at.")
 
 
 def add_arguments(p):

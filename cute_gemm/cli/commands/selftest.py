@@ -20,10 +20,10 @@ def run(args) -> int:
 
 
 DESCRIPTION = ("For a Blackwell (sm100) owner: check every sm100 phase on aligned, ragged and "
-              "stream-K shapes against cuBLASLt and float64, each check in its own process under "
-              "a timeout (a hang is reported, not waited on), and write a JSON report (GPU, "
-              "driver, versions, per phase and shape: pass / fail / hang / error / skip). "
-              "Without an sm100 GPU it says so in one line.")
+               "stream-K shapes against cuBLASLt and float64, each check in its own process under "
+               "a timeout (a hang is reported, not waited on), and write a JSON report (GPU, "
+               "driver, versions, per phase and shape: pass / fail / hang / error / skip). "
+               "Without an sm100 GPU it says so in one line.")
 
 
 def add_arguments(p):
