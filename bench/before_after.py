@@ -89,9 +89,9 @@ def main(argv=None) -> int:
 
     import torch
 
-    from cute_gemm import registry
-    from cute_gemm.api import launcher
-    from cute_gemm.environment import record
+    from cute_gemm.runtime import registry
+    from cute_gemm.runtime.plan import launcher
+    from cute_gemm.measure.environment import record
 
     before = load_before(args.before)
     rows = []

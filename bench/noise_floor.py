@@ -2,7 +2,7 @@
 
 The vendor GEMM is captured ``--copies`` times as peer ``cublas`` and as many times as ``cublaslt``
 (at the shapes here both run the same nvjet kernel), phases 7 and 8 as many times each, and everything
-is timed with the bench's own timing step (``cute_gemm.measure.time_together``: one input set,
+is timed with the bench's own timing step (``cute_gemm.measure.shape.time_together``: one input set,
 CUDA-graph replays, round robin, sustained), once in the listed order and once reversed. Identical
 kernels should time alike: their spread is the smallest difference a single bench run can resolve.
 Prints one line per timing and writes JSON.
@@ -29,10 +29,11 @@ def main(argv=None) -> int:
 
     import torch
 
-    from cute_gemm import environment, measure, peers, registry, timing
-    from cute_gemm.api import launcher
-    from cute_gemm.power import Telemetry
-    from cute_gemm.problem import Problem
+    from cute_gemm.measure import environment, peers, shape, timing
+    from cute_gemm.measure.power import Telemetry
+    from cute_gemm.runtime import registry
+    from cute_gemm.runtime.plan import launcher
+    from cute_gemm.runtime.problem import Problem
 
     factories = {"cublas": peers.PEERS["cublas"].factory, "cublaslt": peers.PEERS["cublaslt"].factory}
     for phase in ("7", "8"):
@@ -47,7 +48,7 @@ def main(argv=None) -> int:
             names = names[::-1] if reverse else names
             # the bench's own timing step: one input set, captured and timed interleaved in this order
             rows = {n: {} for n in names}
-            measure.time_together(p, {n: factories[n.split("#")[0]] for n in names}, rows, data="randn",
+            shape.time_together(p, {n: factories[n.split("#")[0]] for n in names}, rows, data="randn",
                                   rounds=args.rounds, sustained_s=args.sustained, cold_l2=False,
                                   telemetry=telemetry, step=lambda label, advance=1: None)
             run = {"shape": str(p), "order": names, "kernels": {}}

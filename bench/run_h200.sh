@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The H200 runs behind the README, in two device calls (a call may last 10 minutes). Output in $OUT.
-#   on the device: source .devcarry/setup.sh && bash bench/run_h200.sh sweep     # call 1
-#                  source .devcarry/setup.sh && bash bench/run_h200.sh sustained # call 2
-#                  source .devcarry/setup.sh && bash bench/run_h200.sh top       # the top of the ladder
-#                  source .devcarry/setup.sh && bash bench/run_h200.sh target    # issue 10's criterion
+# The H200 runs behind docs/results.md, each under 10 minutes. Output in $OUT (default out/).
+#   on an H200, with the project installed:  bash bench/run_h200.sh sweep      # 1
+#                                            bash bench/run_h200.sh sustained  # 2
+#                                            bash bench/run_h200.sh top        # the top of the ladder
+#                                            bash bench/run_h200.sh target     # issue 10's criterion
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed

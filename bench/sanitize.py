@@ -2,7 +2,7 @@
 attributed: in our kernel, or elsewhere (torch's fill/random kernels, a host API call).
 
 Each (tool, phase, shape) runs in its own small driver process (this file with --driver): inputs fully
-written (randn), C written with fill_ before the launch, one launch through cute_gemm.api.launcher after
+written (randn), C written with fill_ before the launch, one launch through cute_gemm.runtime.plan.launcher after
 the compile, a synchronize, and a check of C against a float64 product on the host. The driver reads no
 uninitialized memory itself, so initcheck's reports name their culprit. Torch's caching allocator is off
 (PYTORCH_NO_CUDA_MEMORY_CACHING=1) so every tensor is its own allocation and memcheck's --padding catches
@@ -16,7 +16,7 @@ Output in --out: summary.json, summary.md (tool x phase x shape -> errors in our
 Exit status: 0 when our kernels are clean, 1 when one reported errors, timed out or computed a wrong C,
 2 when compute-sanitizer or the GPU is missing.
 
-  on the device: source .devcarry/setup.sh && python3 bench/sanitize.py --out $OUT/sanitize --deadline 540 --pack
+  on an H200: python3 bench/sanitize.py --out $OUT/sanitize --deadline 540 --pack
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ _AT_KERNEL = (re.compile(r"\bat (?!0x)(.+?)(?:\+|:)0x[0-9a-fA-F]+"), re.compile(
 def our_markers() -> list[str]:
     """Substrings that only our kernels' names contain: every registered phase class, and the prefix the
     CuTe DSL gives kernels defined under phases/ (kernel_cutlass_kernel_phasessm90phase5_...Sm90Phase5_...)."""
-    from cute_gemm import registry
+    from cute_gemm.runtime import registry
 
     return ["kernel_cutlass_kernel_phases", *sorted({e.kernel_cls.__name__ for e in registry.all_entries()})]
 
@@ -307,7 +307,7 @@ def summary_markdown(runs: list[Run], header: str = "") -> str:
 
 def plan(entries, tools, shapes) -> list[Run]:
     """Every (tool, phase, shape), tools outermost (cheapest first); shapes a phase refuses are skipped."""
-    from cute_gemm.problem import Problem
+    from cute_gemm.runtime.problem import Problem
 
     runs = []
     for tool in tools:
@@ -327,15 +327,18 @@ def driver(phase: str, shape: str, arch: str) -> int:
     """One launch of one phase, every byte it reads written first, then C checked against float64 on the host."""
     import torch
 
-    from cute_gemm import api, registry
-    from cute_gemm.problem import ATOL, RTOL, Problem, make_inputs
+    from cute_gemm.measure.check import ATOL, RTOL
+    from cute_gemm.measure.inputs import make_inputs
+    from cute_gemm.runtime import registry
+    from cute_gemm.runtime.plan import launcher
+    from cute_gemm.runtime.problem import Problem
 
     p = Problem.parse(shape)
     entry = registry.get(arch, phase)
     a, b = make_inputs(p)  # randn, then fp16: every element written
     c = torch.empty(p.m, p.n, dtype=torch.float32, device="cuda")
     c.fill_(float("nan"))  # written before the launch; an element the kernel skips stays NaN
-    launch = api.launcher(entry, a, b, c)  # compiles (host only)
+    launch = launcher(entry, a, b, c)  # compiles (host only)
     launch()
     torch.cuda.synchronize()
     ref = a.cpu().double() @ b.cpu().double()
@@ -372,7 +375,8 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.driver:
         return driver(args.phase, args.shape, args.arch)
-    from cute_gemm import environment, registry
+    from cute_gemm.measure import environment
+    from cute_gemm.runtime import registry
 
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     unknown = [t for t in tools if t not in TOOLS]

@@ -18,7 +18,7 @@ A watchdog (faulthandler) dumps every thread's stack to the log and exits if the
 --timeout. Output in --out: stress.log and stress.json. Exit status: 0 all right, 1 a wrong result, a thread
 error or memory growth, 2 no sm90 GPU.
 
-  on the device: source .devcarry/setup.sh && python3 bench/stress.py --out $OUT/stress
+  on an H200: python3 bench/stress.py --out $OUT/stress
 """
 
 from __future__ import annotations
@@ -120,8 +120,8 @@ class Slot:
 def make_slot(p, stream):
     import torch
 
-    from cute_gemm.problem import make_inputs
-    from cute_gemm.reference import mm_fp32_out
+    from cute_gemm.measure.inputs import make_inputs
+    from cute_gemm.measure.reference import mm_fp32_out
 
     with torch.cuda.stream(stream):
         a, b = make_inputs(p)
@@ -136,7 +136,7 @@ def call_and_check(phase: str, slot: Slot, verdict, i: int, check: bool):
     import torch
 
     import cute_gemm
-    from cute_gemm.problem import ATOL, RTOL
+    from cute_gemm.measure.check import ATOL, RTOL
 
     if check:
         slot.c.fill_(float("nan"))
@@ -249,8 +249,9 @@ def main(argv=None) -> int:
 
 
 def stress(args, log) -> int:
-    from cute_gemm import environment, registry
-    from cute_gemm.problem import Problem
+    from cute_gemm.measure import environment
+    from cute_gemm.runtime import registry
+    from cute_gemm.runtime.problem import Problem
 
     gpu = environment.gpu()
     if gpu is None or gpu["capability"] != "9.0":

@@ -16,7 +16,7 @@ def gpu_family():
 
         if not torch.cuda.is_available():
             return None
-        from cute_gemm.arch import family_of_capability
+        from cute_gemm.runtime.arch import family_of_capability
 
         return family_of_capability(*torch.cuda.get_device_capability(0))
     except Exception:

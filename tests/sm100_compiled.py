@@ -5,8 +5,8 @@ The compile is the one that runs (symbolic M, N, K): the same PTX serves every s
 
 from functools import lru_cache
 
-from cute_gemm import registry
-from cute_gemm.compile import compile_kernel
+from cute_gemm.runtime import registry
+from cute_gemm.runtime.compile import compile_kernel
 
 
 @lru_cache(maxsize=None)

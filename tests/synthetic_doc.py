@@ -1,12 +1,12 @@
 """A bench-v2 document as the bench would write it, without a GPU: rows built by the bench's own code
-(``measure._row``, ``timing.Timing``, ``power.summarize``, ``measure.add_percentages``,
-``bench.document``) from made-up times and NVML samples. Shared by the schema, table, plot and CLI tests."""
+(``shape._row``, ``timing.Timing``, ``power.summarize``, ``shape.add_percentages``,
+``results.document``) from made-up times and NVML samples. Shared by the schema, table, plot and CLI tests."""
 
 import dataclasses
 
-from cute_gemm import bench, measure, power, timing
-from cute_gemm.check import CheckResult
-from cute_gemm.problem import Problem
+from cute_gemm.measure import power, results, shape, timing
+from cute_gemm.measure.check import CheckResult
+from cute_gemm.runtime.problem import Problem
 
 ENV = {
     "date": "2026-11-30T12:00:00+00:00", "command": "python3 -m cute_gemm bench --sweep", "host": "test",
@@ -34,7 +34,7 @@ def _timed(row, p, tflops, mhz=1500, watts=700.0, reasons=0x4):
 def shape_rows(p: Problem) -> list[dict]:
     rows = []
     for phase, tf in PHASE_TFLOPS.items():
-        row = measure._row("phase", f"sm90:{phase}", phase, f"phase {phase}", p, phase=phase,
+        row = shape._row("phase", f"sm90:{phase}", phase, f"phase {phase}", p, phase=phase,
                            adds=f"what phase {phase} adds over the one before")
         if phase == "4" and p.m == 512:
             row.update(status="failed", reason="sm90:4 512x512x512: FAIL (3 mismatches)",
@@ -45,14 +45,14 @@ def shape_rows(p: Problem) -> list[dict]:
             _timed(row, p, tf * (0.6 if p.m == 512 else 1.0))
         rows.append(row)
     for name, tf in PEER_TFLOPS.items():
-        row = measure._row("peer", f"peer:{name}", name, {"cublas": "cuBLAS", "cublaslt": "cuBLASLt"}[name], p)
+        row = shape._row("peer", f"peer:{name}", name, {"cublas": "cuBLAS", "cublaslt": "cuBLASLt"}[name], p)
         _timed(row, p, tf, mhz=1480)
         rows.append(row)
-    rows.append(measure._row("peer", "peer:triton", "triton", "Triton", p))
+    rows.append(shape._row("peer", "peer:triton", "triton", "Triton", p))
     rows[-1].update(status="absent", reason="triton is not installed")
-    rows.append(measure._row("peer", "peer:quack", "quack", "quack gemm", p))
+    rows.append(shape._row("peer", "peer:quack", "quack", "quack gemm", p))
     rows[-1].update(status="error", reason="RuntimeError: no sm90 config")
-    measure.add_percentages(rows, 989.0)
+    shape.add_percentages(rows, 989.0)
     return rows
 
 
@@ -60,7 +60,7 @@ def make_doc(sweep: bool = True, data: str = "randn", telemetry: bool = True) ->
     shapes = [Problem(4096, 4096, 4096), Problem(1024, 4096, 4096)]
     if sweep:
         shapes += [Problem(s, s, s) for s in SQUARE if s != 4096]
-    results = [r for p in shapes for r in shape_rows(p)]
+    rows = [r for p in shapes for r in shape_rows(p)]
     tel = ({"available": True, "reason": None, "sample_interval_ms": 5.0, "power_limit_w": 700.0} if telemetry
            else {"available": False, "reason": "pynvml is not installed"})
-    return bench.document(results, data=data, protocol=timing.protocol(7, 1.0, False), telemetry=tel, env=ENV)
+    return results.document(rows, data=data, protocol=timing.protocol(7, 1.0, False), telemetry=tel, env=ENV)

@@ -8,9 +8,11 @@ import json
 import pytest
 import torch
 
-from cute_gemm import bench, cli, measure, peers, power, timing
-from cute_gemm.check import CheckResult
-from cute_gemm.problem import Problem
+from cute_gemm import cli
+from cute_gemm.cli import steps
+from cute_gemm.measure import peers, power, results, shape, suite, timing
+from cute_gemm.measure.check import CheckResult
+from cute_gemm.runtime.problem import Problem
 from synthetic_doc import ENV, make_doc
 
 
@@ -77,10 +79,10 @@ def fake_gpu(monkeypatch):
     def factory_for(key):
         return lambda a, b, c: key
 
-    monkeypatch.setattr("cute_gemm.check.check_phase", check_phase)
+    monkeypatch.setattr("cute_gemm.measure.check.check_phase", check_phase)
     monkeypatch.setattr(peers, "check_peer", check_peer)
-    monkeypatch.setattr("cute_gemm.api.launcher", lambda e, a, b, c, config=None: e.key)
-    monkeypatch.setattr(measure, "timing_inputs", lambda p, data, n: [("A", "B", "C")])
+    monkeypatch.setattr("cute_gemm.runtime.plan.launcher", lambda e, a, b, c, config=None: e.key)
+    monkeypatch.setattr(shape, "timing_inputs", lambda p, data, n: [("A", "B", "C")])
     monkeypatch.setattr(timing, "capture", capture)
     monkeypatch.setattr(timing, "time_replays", lambda g, replays: g.ms * 10 * replays)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
@@ -97,7 +99,7 @@ def test_one_shape_rows(fake_gpu):
     steps = []
     p = Problem(1024, 1024, 1024)
     step = lambda label, advance=1: steps.append((label, advance))  # noqa: E731
-    rows = measure.measure_shape(p, measure.check_phases(entries, p, step=step), list(fake_gpu.values()), rounds=3,
+    rows = shape.measure_shape(p, shape.check_phases(entries, p, step=step), list(fake_gpu.values()), rounds=3,
                                  peak=989.0, step=step)
     by = {r["key"]: r for r in rows}
     assert [r["key"] for r in rows] == ["sm90:0", "sm90:1", "sm90:2", "sm90:3", "sm90:4", "peer:cublas",
@@ -115,28 +117,28 @@ def test_one_shape_rows(fake_gpu):
     # the library kernel a peer ran is on its row (not inside its check), and the table shows it
     assert by["peer:cublas"]["library_kernels"] == ["Memset (Device)", "nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT"]
     assert "kernels" not in by["peer:cublas"]["check"] and by["peer:cublaslt"]["library_kernels"] is None
-    from cute_gemm.console import result_row
+    from cute_gemm.report.console import result_row
     assert result_row(by["peer:cublas"])[-1].startswith("nvjet_sm90_hss_256x128")
     assert by["sm90:3"]["pct_vendor"] == pytest.approx(100 * 0.19 / 0.2)
     assert by["peer:cublas"]["pct_vendor"] == pytest.approx(100.0)
     assert by["sm90:1"]["pct_peak"] == pytest.approx(100 * p.flops / 0.25e-3 / 1e12 / 989.0)
     assert len(steps) == len(entries) + len(fake_gpu) + 3 and steps[-1][0].endswith("timing round 3/3")
-    doc = bench.document(rows, data="randn", protocol=timing.protocol(3, 0.0, False),
+    doc = results.document(rows, data="randn", protocol=timing.protocol(3, 0.0, False),
                          telemetry={"available": False, "reason": "test"}, env=ENV)
-    assert bench.validate_doc(doc) == []
+    assert results.validate_doc(doc) == []
 
 
 def test_config_variants_are_rows_of_their_own(fake_gpu, monkeypatch):
     """`bench --config 8:bn=128`: one more row, keyed and named by phase + overrides, checked with that config,
     timed beside the default, its config recorded; ncu_check (which profiles default configs) skips it."""
-    from cute_gemm import registry
-    from cute_gemm.cli import parse_variant
+    from cute_gemm.runtime import registry
+    from cute_gemm.cli.steps import parse_variant
 
     monkeypatch.setitem(MS, "sm90:8", 0.21)  # the fake launcher launches entry.key
     entry, cfg, label = parse_variant("8:bn=128", "sm90")
     assert entry is registry.get("sm90", "8") and cfg.bn == 128 and label == "bn=128"
     p = Problem(1024, 1024, 1024)
-    rows = measure.measure_shape(p, measure.check_phases([FakeEntry("3")], p, variants=[(entry, cfg, label)]), [],
+    rows = shape.measure_shape(p, shape.check_phases([FakeEntry("3")], p, variants=[(entry, cfg, label)]), [],
                                  rounds=2)
     by = {r["key"]: r for r in rows}
     var = by["sm90:8 bn=128"]
@@ -149,7 +151,7 @@ def test_config_variants_are_rows_of_their_own(fake_gpu, monkeypatch):
 def test_nothing_to_time_still_completes_the_progress(fake_gpu):
     steps = []
     p = Problem(256, 256, 256)
-    rows = measure.measure_shape(p, measure.check_phases([FakeEntry("2")], p), [], rounds=4,
+    rows = shape.measure_shape(p, shape.check_phases([FakeEntry("2")], p), [], rounds=4,
                                  step=lambda label, advance=1: steps.append(advance))
     assert rows[0]["status"] == "failed" and sum(steps) == 4
 
@@ -171,12 +173,12 @@ class CappedReader:
 
 
 def test_run_bench_document(fake_gpu, monkeypatch):
-    monkeypatch.setattr("cute_gemm.environment.record", lambda: ENV)
+    monkeypatch.setattr("cute_gemm.measure.environment.record", lambda: ENV)
     monkeypatch.setattr(power.Telemetry, "open", classmethod(lambda cls: cls(CappedReader(), interval_s=1)))
-    doc = bench.run_bench([FakeEntry("1"), FakeEntry("3")], [Problem(512, 512, 512), Problem(1024, 512, 256)],
+    doc = suite.run_bench([FakeEntry("1"), FakeEntry("3")], [Problem(512, 512, 512), Problem(1024, 512, 256)],
                           [fake_gpu["cublas"], fake_gpu["triton"]], data="ints", rounds=2, sustained_s=0.0,
                           progress=False)
-    assert bench.validate_doc(doc) == []
+    assert results.validate_doc(doc) == []
     assert doc["data"] == "ints" and doc["protocol"]["rounds"] == 2 and doc["peak_tflops"] == 989.0
     assert len(doc["results"]) == 8 and doc["telemetry"]["available"] and doc["telemetry"]["power_limit_w"] == 700
     timed = [r for r in doc["results"] if r["timing"]]
@@ -192,14 +194,14 @@ def test_run_bench_document(fake_gpu, monkeypatch):
 # ------------------------------------------------------------------------------------ the CLI on a "GPU"
 @pytest.fixture
 def on_h200(monkeypatch):
-    monkeypatch.setattr(cli, "_gpu_target", lambda: "sm_90a")
+    monkeypatch.setattr(steps, "gpu_target", lambda: "sm_90a")
     calls = []
 
     def run_bench(entries, shapes, peer_list, **kw):
         calls.append((entries, shapes, peer_list, kw))
         return make_doc(sweep=False, data=kw["data"])
 
-    monkeypatch.setattr(bench, "run_bench", run_bench)
+    monkeypatch.setattr(suite, "run_bench", run_bench)
     return calls
 
 
@@ -212,11 +214,11 @@ def test_bench_on_gpu_writes_json_and_plots(on_h200, tmp_path, capsys):
     assert rc == 0, err
     (entries, shapes, peer_list, kw) = on_h200[0]
     assert [e.phase for e in entries] == ["3", "4", "5"]
-    assert [str(s) for s in shapes] == ["2048x2048x2048"] + [str(s) for s in bench.SWEEP if s.m != 2048]
+    assert [str(s) for s in shapes] == ["2048x2048x2048"] + [str(s) for s in suite.SWEEP if s.m != 2048]
     assert [pr.name for pr in peer_list] == ["cublas", "triton"]
     assert kw == {"data": "ints", "rounds": 3, "sustained_s": 1.0, "cold_l2": False, "progress": False,
                   "best_arch": None, "variants": []}
-    assert bench.load(str(out))["data"] == "ints"
+    assert results.load(str(out))["data"] == "ints"
     assert "4096x4096x4096" in stdout and "phase 6" in stdout and "sw_power_cap" in stdout
     for name in ("bench_ladder.png", "bench_worklog.png"):
         assert (tmp_path / "r" / name).exists()
@@ -238,15 +240,15 @@ def test_bench_api_on_gpu(on_h200, tmp_path, capsys, monkeypatch):
                       {"key": "sm90:0", "phase": "0", "first_call_s": None, "gemm": None, "launcher": None,
                        "reason": "256x256x256: too small"}]}
     seen = []
-    monkeypatch.setattr("cute_gemm.api_bench.run_api", lambda entries: seen.append(entries) or api)
-    monkeypatch.setattr("cute_gemm.environment.record", lambda: ENV)
+    monkeypatch.setattr("cute_gemm.measure.host_overhead.run_api", lambda entries: seen.append(entries) or api)
+    monkeypatch.setattr("cute_gemm.measure.environment.record", lambda: ENV)
     out = tmp_path / "api.json"
     rc = cli.main(["bench", "--api", "--phases", "0,5", "--out", str(out)])
     stdout, err = capsys.readouterr()
     assert rc == 0, err
     assert [e.phase for e in seen[0]] == ["0", "5"] and not on_h200
     doc = json.loads(out.read_text())
-    assert bench.validate_doc(doc) == [] and doc["api"] == api and doc["results"] == []
+    assert results.validate_doc(doc) == [] and doc["api"] == api and doc["results"] == []
     assert "torch.mm" in stdout and "4.3" in stdout and "0.75" in stdout and "too small" in stdout
 
 
@@ -257,7 +259,7 @@ def test_run_on_gpu(on_h200, tmp_path, capsys):
     assert rc == 0, err
     entries, shapes, peer_list, kw = on_h200[0]
     assert [e.key for e in entries] == ["sm90:5"] and [p.name for p in peer_list] == list(peers.VENDOR)
-    assert "check PASS" in stdout and bench.load(str(out))
+    assert "check PASS" in stdout and results.load(str(out))
 
 
 # ------------------------------------------------------------------------------------- on a real GPU
@@ -265,13 +267,13 @@ def test_run_on_gpu(on_h200, tmp_path, capsys):
 def test_bench_on_the_gpu_end_to_end():
     """Two phases and the vendor peers at a small shape, through the real checks, graphs and telemetry."""
     from conftest import gpu_family
-    from cute_gemm import registry
+    from cute_gemm.runtime import registry
 
     fam = gpu_family()
     entries = [e for e in registry.all_entries(fam) if e.phase in ("2a", "5")]
-    doc = bench.run_bench(entries, [Problem(1024, 1024, 1024)], [peers.PEERS[n] for n in peers.VENDOR],
+    doc = suite.run_bench(entries, [Problem(1024, 1024, 1024)], [peers.PEERS[n] for n in peers.VENDOR],
                           data="ints", rounds=3, sustained_s=0.05, progress=False)
-    assert bench.validate_doc(doc) == [], bench.validate_doc(doc)
+    assert results.validate_doc(doc) == [], results.validate_doc(doc)
     for r in doc["results"]:
         assert r["status"] == "ok", r["reason"]
         assert r["timing"]["launches_per_graph"] > 1  # a ~5 us kernel: many launches per graph replay
@@ -283,7 +285,8 @@ def test_bench_on_the_gpu_end_to_end():
 @pytest.mark.gpu
 def test_api_overhead_on_the_gpu(monkeypatch):
     from conftest import gpu_family
-    from cute_gemm import api_bench, registry
+    from cute_gemm.measure import host_overhead as api_bench
+    from cute_gemm.runtime import registry
 
     monkeypatch.setattr(api_bench, "CALLS", 50)
     monkeypatch.setattr(api_bench, "LOOP_CALLS", 5)

@@ -10,7 +10,10 @@ import os
 
 import pytest
 
-from cute_gemm import bench, console, measure
+from cute_gemm.errors import one_line
+from cute_gemm.measure import results, shape
+from cute_gemm.measure.progress import Progress
+from cute_gemm.report import console
 from synthetic_doc import ENV, PEER_TFLOPS, PHASE_TFLOPS, make_doc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,8 +26,8 @@ def _row(doc, key, shape="4096x4096x4096"):
 
 def test_synthetic_document_is_valid():
     doc = make_doc()
-    assert doc["schema"] == "cute-gemm/bench-v2" == bench.SCHEMA
-    assert bench.validate_doc(doc) == []
+    assert doc["schema"] == "cute-gemm/bench-v2" == results.SCHEMA
+    assert results.validate_doc(doc) == []
     assert doc["ncu_check"] is None and doc["data"] == "randn" and doc["protocol"]["rounds"] == 7
     json.dumps(doc)  # serializable as written
 
@@ -58,12 +61,12 @@ def test_paired_ratio_pairs_rounds_not_medians():
     cublas = [d * 1.00 for d in drift]
     cublaslt = [d * (0.99 if i % 2 else 1.01) for i, d in enumerate(drift)]
     ours = [min(a, b) * 1.02 for a, b in zip(cublas, cublaslt)]
-    x = measure.paired_ratio(ours, [cublas, cublaslt])
+    x = shape.paired_ratio(ours, [cublas, cublaslt])
     assert x["median"] == pytest.approx(1 / 1.02) and x["min"] == pytest.approx(x["max"])
     assert len(x["rounds"]) == 5
     # a kernel with no vendor timing, or rounds the vendor rows do not have, gets no ratio
-    assert measure.paired_ratio(ours, []) is None
-    assert measure.paired_ratio(ours, [cublas[:2]])["rounds"] == pytest.approx([cublas[i] / ours[i] for i in range(2)])
+    assert shape.paired_ratio(ours, []) is None
+    assert shape.paired_ratio(ours, [cublas[:2]])["rounds"] == pytest.approx([cublas[i] / ours[i] for i in range(2)])
 
 
 def test_paired_ratio_on_bench_rows():
@@ -76,7 +79,7 @@ def test_paired_ratio_on_bench_rows():
 
 def test_percentages_without_vendor_rows():
     rows = [{"key": "sm90:0", "timing": {"tflops": 100.0}}, {"key": "peer:cublas", "timing": None}]
-    measure.add_percentages(rows, None)
+    shape.add_percentages(rows, None)
     assert rows[0]["pct_vendor"] is None and rows[0]["pct_peak"] is None and rows[1]["pct_cublas"] is None
     assert rows[0]["x_vendor_paired"] is None
 
@@ -109,30 +112,30 @@ BROKEN = [
 def test_broken_documents_are_caught(mutate, problem):
     d = copy.deepcopy(make_doc(sweep=False))
     mutate(d)
-    errs = bench.validate_doc(d)
+    errs = results.validate_doc(d)
     assert any(problem in e for e in errs), errs
 
 
 def test_api_only_document_is_valid():
     api = {"small_shape": "256x256x256", "loop_shape": "1024x4096x4096", "calls": 10, "loop_calls": 5,
            "warmup_calls": 1, "torch_mm": {"us_per_call": 10.0, "loop_tflops": 600.0}, "phases": []}
-    d = bench.document([], data="randn", protocol={"rounds": None, "sustained_s": None, "cold_l2": False},
+    d = results.document([], data="randn", protocol={"rounds": None, "sustained_s": None, "cold_l2": False},
                        telemetry={"available": False, "reason": "x"}, api=api, env=ENV)
-    assert bench.validate_doc(d) == []
+    assert results.validate_doc(d) == []
 
 
 def test_load_refuses_non_json_and_v1(tmp_path):
     bad = tmp_path / "garbage.json"
     bad.write_text("garbage\n")
     with pytest.raises(ValueError, match="is not JSON"):
-        bench.load(str(bad))
+        results.load(str(bad))
     v1 = tmp_path / "old.json"
     v1.write_text(json.dumps({"schema": "cute-gemm/bench-v1", "results": []}))
     with pytest.raises(ValueError, match="bench-v1 result .* measure again"):
-        bench.load(str(v1))
+        results.load(str(v1))
     good = tmp_path / "good.json"
-    bench.save(make_doc(), str(good))
-    assert bench.load(str(good))["results"]
+    results.save(make_doc(), str(good))
+    assert results.load(str(good))["results"]
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=os.path.basename)
@@ -140,12 +143,12 @@ def test_committed_results_load_or_are_refused_clearly(path):
     """Files under bench/results/ are either valid bench-v2 documents, or bench-v1 ones refused in one sentence."""
     with open(path) as f:
         schema = json.load(f).get("schema")
-    if schema == bench.SCHEMA:
-        doc = bench.load(path)
+    if schema == results.SCHEMA:
+        doc = results.load(path)
         assert doc["gpu"]["name"] and any(r["status"] == "ok" for r in doc["results"])
     else:
         with pytest.raises(ValueError, match="bench-v1"):
-            bench.load(path)
+            results.load(path)
 
 
 def _render(doc) -> str:
@@ -178,7 +181,7 @@ def test_plots_from_a_document(tmp_path):
     pytest.importorskip("matplotlib")
     from PIL import Image
 
-    from cute_gemm.plot import plot_all
+    from cute_gemm.report.plot import plot_all
 
     paths = plot_all(make_doc(data="ints"), str(tmp_path / "run"))
     names = sorted(os.path.basename(p) for p in paths)
@@ -196,7 +199,7 @@ def test_worklog_figure_shows_both_ladders(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     import matplotlib.axes
 
-    from cute_gemm import plot, worklog
+    from cute_gemm.report import plot, worklog
 
     bars = []
     real_bar = matplotlib.axes.Axes.bar
@@ -216,14 +219,111 @@ def test_worklog_figure_shows_both_ladders(tmp_path, monkeypatch):
 
 
 def test_progress_in_a_log_is_one_line_per_step(capsys):
-    with console.Progress(5) as bar:
+    with Progress(5) as bar:
         bar.step("4096x4096x4096 check sm90:0: ok")
         bar.step("4096x4096x4096: nothing to time", advance=4)
-    with console.Progress(3, enabled=False) as bar:
+    with Progress(3, enabled=False) as bar:
         bar.step("silent")
     assert capsys.readouterr().err == "[1/5] 4096x4096x4096 check sm90:0: ok\n[5/5] 4096x4096x4096: nothing to time\n"
 
 
 def test_one_line_errors():
-    assert console.one_line(RuntimeError("launch failed\nat line 3")) == "RuntimeError: launch failed"
-    assert console.one_line(KeyboardInterrupt()) == "KeyboardInterrupt"
+    assert one_line(RuntimeError("launch failed\nat line 3")) == "RuntimeError: launch failed"
+    assert one_line(KeyboardInterrupt()) == "KeyboardInterrupt"
+
+
+# ------------------------------------------------------------------------------------------ plot details
+def _with_best(doc, picks: dict) -> dict:
+    """``doc`` plus a 'best' row per shape in ``picks`` (shape -> phase picked), copied from that phase's row."""
+    doc = copy.deepcopy(doc)
+    for shape_, phase in picks.items():
+        row = copy.deepcopy(next(r for r in doc["results"] if r["shape"] == shape_ and r["name"] == phase))
+        row.update(key="best", name="best", label=f"best ({phase})", phase="best")
+        doc["results"].append(row)
+    return doc
+
+
+def _spy(monkeypatch, method):
+    import matplotlib.axes
+
+    calls = []
+    real = getattr(matplotlib.axes.Axes, method)
+
+    def spy(self, *a, **k):
+        calls.append((a, k))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, method, spy)
+    return calls
+
+
+def test_sweep_series_have_distinct_styles_and_best_names_every_pick(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from cute_gemm.report import plot
+
+    squares = [f"{s}x{s}x{s}" for s in (512, 1024, 2048, 4096)]
+    doc = _with_best(make_doc(), {sq: ("5" if sq == "4096x4096x4096" else "6") for sq in squares})
+    calls = _spy(monkeypatch, "plot")
+    plot.sweep_figure(doc, str(tmp_path / "s.png"))
+    series = {k["label"]: (k["color"], k["marker"], k["ls"]) for _, k in calls}
+    assert len(set(series.values())) == len(series) >= len(PHASE_TFLOPS) + 3  # no two series look alike
+    for label, (color, marker, ls) in series.items():
+        if label.startswith("phase"):
+            assert (marker, ls) == ("o", "-"), label
+        elif not label.startswith("best"):
+            assert ls == "--" and marker != "o", label  # a peer
+    assert len({c for lab, (c, _, _) in series.items() if lab.startswith("phase")}) == len(PHASE_TFLOPS)
+    (best,) = [lab for lab in series if lab.startswith("best")]
+    assert best == "best (per shape: 6, 5)"  # every pick, not the first row's
+
+
+def test_ladder_gain_is_against_the_phase_before_it(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from cute_gemm.report import plot
+
+    doc = make_doc(sweep=False)
+    doc["results"] = [r for r in doc["results"] if r["kind"] == "peer" or r["name"] in ("0", "5", "6")]
+    doc = _with_best(doc, {"4096x4096x4096": "6", "1024x4096x4096": "6"})
+    calls = _spy(monkeypatch, "text")
+    plot.ladder_figure(doc, str(tmp_path / "l.png"))
+    texts = [a[2] for a, _ in calls[: len(calls) // 2]]  # the first panel's
+    assert "420" in texts  # phase 0: no phase before it
+    assert "712" in texts  # phase 5: phase 4 is not in this file, so no gain against phase 0
+    assert f"728\n{(728 / 712 - 1) * 100:+.0f}%" in texts  # phase 6 against phase 5
+    assert "728\n(6)" in texts  # best names its pick; it is not a step of the ladder
+
+
+def test_ladder_leaves_the_peak_out_and_no_label_overlaps(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.figure
+
+    from cute_gemm.report import plot
+
+    figs = []
+    real = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda self, *a, **k: figs.append(self) or real(self, *a, **k))
+    plot.ladder_figure(_with_best(make_doc(sweep=False), {"4096x4096x4096": "6"}), str(tmp_path / "l.png"))
+    (fig,) = figs
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()  # the figure was closed: lay it out again to measure its labels
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        assert ax.get_ylim()[1] < 989 and "989" in ax.get_title()  # named, not drawn
+        assert all(989 not in line.get_ydata() for line in ax.get_lines())
+        boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text()]
+        boxes += [ax.get_legend().get_window_extent(renderer)]
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                assert not a.overlaps(b), (a, b)
+
+
+def test_worklog_figure_needs_a_phase_on_both_sides(tmp_path):
+    pytest.importorskip("matplotlib")
+    from cute_gemm.report import plot
+
+    doc = make_doc()
+    doc["results"] = [r for r in doc["results"] if r["kind"] == "peer" or r["name"] == "6"]  # beyond the worklog
+    assert plot.worklog_figure(doc, str(tmp_path / "w.png")) is None
+    names = sorted(os.path.basename(p) for p in plot.plot_all(doc, str(tmp_path / "run")))
+    assert names == ["run_ladder.png", "run_sweep.png"] and not (tmp_path / "w.png").exists()

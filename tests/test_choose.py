@@ -2,7 +2,7 @@
 
 import pytest
 
-from cute_gemm import choose
+from cute_gemm.runtime import choose
 
 
 def test_wide_tile_where_its_rounds_are_full():

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from conftest import gpu_family
-from cute_gemm import bench, cli
+from cute_gemm import cli
+from cute_gemm.measure import results
 from synthetic_doc import make_doc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,7 +44,7 @@ def test_every_command_has_help(cmd, capsys):
 
 
 def test_top_level_help_lists_registered_phases(capsys):
-    from cute_gemm import registry
+    from cute_gemm.runtime import registry
 
     rc, out, _ = run_main(capsys, "--help")
     assert rc == 0 and "sm90 only so far" not in out
@@ -60,11 +61,30 @@ def test_version(capsys):
 
 
 def test_list_shows_both_ladders(capsys):
-    from cute_gemm import registry
+    from cute_gemm.runtime import registry
 
     rc, out, _ = run_main(capsys, "list")
     assert rc == 0 and "sm90" in out and "sm100" in out
     assert out.count("adds:") == len(registry.all_entries())
+    # the tile column never runs into the summary; the cluster is the one the kernel launches (inspect's)
+    tiles = {}
+    for e in registry.all_entries():
+        line = next(ln for ln in out.splitlines() if ln.startswith(f"  {e.phase:<3} ") and ln.endswith(e.summary))
+        tiles[e.key] = line[6: -len(e.summary)]
+        assert tiles[e.key].endswith("  "), line
+        assert (f"cluster {e.cluster_ctas()}" in tiles[e.key]) == (e.cluster_ctas() > 1), line
+    assert tiles["sm100:7"].strip() == "256x256x32 NS=6 cluster 4" and "cluster 2" in tiles["sm90:8"]
+
+
+def test_plot_into_a_directory(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "run.json"
+    results.save(make_doc(), str(path))
+    for out in (str(tmp_path / "new") + "/", str(tmp_path)):
+        rc, stdout, _ = run_main(capsys, "plot", str(path), "--out", out)
+        assert rc == 0 and not any(os.path.basename(p).startswith("_") for p in stdout.split())
+        for name in ("run_ladder.png", "run_sweep.png"):
+            assert os.path.isfile(os.path.join(out, name)), name
 
 
 def test_inspect_sm100_phase0_census(tmp_path, capsys):
@@ -78,6 +98,26 @@ def test_inspect_sm100_phase0_census(tmp_path, capsys):
     assert (tmp_path / "d" / "sm100_phase0.cubin").stat().st_size > 1000
 
 
+def test_inspect_a_config_variant(capsys):
+    """A variant compiled without a GPU, beside its phase's default (the column names its overrides)."""
+    rc, out, _ = run_main(capsys, "inspect", "--config", "8:bn=128,stages=6")
+    head = next(line for line in out.splitlines() if "sm90:8" in line).split()
+    assert rc == 0 and head == ["sm90:8", "sm90:8", "bn=128", "stages=6"], head
+    assert "sm100:" not in out
+
+
+def test_inspect_a_config_the_phase_refuses(capsys):
+    rc, out, err = run_main(capsys, "inspect", "--phase", "6", "--arch", "sm90", "--config", "6:epi_stages=1")
+    assert rc == 1 and "sm90:6" in out  # the default config compiled; the variant did not
+    assert "FAILED to compile sm90:6 epi_stages=1 for sm_90a" in err and "epi_stages >= 2" in err
+
+
+@NO_GPU
+def test_bench_without_gpu_compiles_config_variants(capsys):
+    rc, out, _ = run_main(capsys, "bench", "--arch", "sm90", "--phases", "8", "--config", "8:bn=128")
+    assert rc == 0 and "sm90:8 bn=128" in out
+
+
 def test_inspect_json(capsys):
     rc, out, _ = run_main(capsys, "inspect", "--arch", "sm90", "--phase", "2b", "--json")
     (ins,) = json.loads(out)["sm_90a"]
@@ -87,7 +127,7 @@ def test_inspect_json(capsys):
 @NO_GPU
 def test_bench_without_gpu_falls_back_to_compile_report(capsys):
     rc, out, err = run_main(capsys, "bench", "--arch", "sm100", "--phases", "0,4")
-    assert rc == 0 and "No GPU to benchmark on" in err
+    assert rc == 0 and out.startswith("No GPU to benchmark on (")  # the reason first, with the report
     assert "sm100:0" in out and "sm100:4" in out and "tcgen05.mma cta_group::2" in out
 
 
@@ -113,7 +153,7 @@ def test_compare_without_gpu(capsys):
 def test_plot_from_a_bench_document(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = tmp_path / "run.json"
-    bench.save(make_doc(), str(path))
+    results.save(make_doc(), str(path))
     rc, out, _ = run_main(capsys, "plot", str(path), "--out", str(tmp_path / "figs" / "x"))
     assert rc == 0
     for name in ("x_ladder.png", "x_worklog.png", "x_sweep.png"):
@@ -131,6 +171,8 @@ BAD = {
     "dump unwritable": (["inspect", "--arch", "sm100", "--phase", "4", "--dump", "/proc/nope"], "--dump"),
     "inspect target vs arch": (["inspect", "--arch", "sm100", "--target", "sm_90a"], "--target sm_90a"),
     "inspect bad target": (["inspect", "--target", "sm_80"], "unknown arch"),
+    "inspect config unknown field": (["inspect", "--config", "8:tile=3"], "'tile' is not a field"),
+    "inspect config not an int": (["inspect", "--config", "8:bn=wide"], "is not an integer"),
     "inspect ragged phase 0": (["inspect", "--arch", "sm90", "--phase", "0", "--shape", "1000,1024,1024"],
                                "sm90:0 cannot do 1000x1024x1024"),
     "bench shape not numbers": (["bench", "--shapes", "4096,abc"], "4096,abc"),
@@ -159,6 +201,22 @@ BAD = {
     "run json unwritable": (["run", "--phase", "0", "--json", "/proc/nope/r.json"], "--json"),
     "compare unknown phase": (["compare", "2a", "9"], "unknown phase '9'"),
     "compare bad shape": (["compare", "2a", "2b", "--shape", "-5"], "positive"),
+    "selftest unknown phase": (["selftest", "--phases", "bogus"], "unknown phase 'bogus'"),
+    "selftest phase sm100 lacks": (["selftest", "--phases", "8", "--list"], "no sm100 kernel for phase(s) 8"),
+    "selftest negative timeout": (["selftest", "--timeout", "-5"], "the timeout must be at least 1 second, got -5"),
+    "profile from the raw ncu csv": (["profile", "--from", "{results}/h200_2026-11-30_profile_4096.ncu.csv.gz"],
+                                     "raw Nsight Compute CSV kept beside a profile"),
+    "profile from a png": (["profile", "--from", "{results}/h200_2026-11-30_sweep8_bench_ladder.png"],
+                           "is a PNG image, not JSON"),
+    "profile from a bench result": (["profile", "--from", "{results}/h200_2026-11-30_sweep8_bench.json"],
+                                    "is not a profile written by `cute-gemm profile --json`"),
+    "profile bad shape": (["profile", "--shape", "1,2,3"], "multiples of 8"),
+    "profile unknown phase": (["profile", "--phase", "9"], "unknown phase '9'"),
+    "profile unknown peer": (["profile", "--peers", "rocblas"], "unknown peer 'rocblas'"),
+    "plot a png": (["plot", "{results}/h200_2026-11-30_sweep8_bench_ladder.png"], "is a PNG image, not JSON"),
+    "plot a gzip file": (["plot", "{results}/h200_2026-11-30_profile_4096.ncu.csv.gz"], "is gzip-compressed"),
+    "compare a phase with itself": (["compare", "6", "6"], "both sm90:6: name two different phases"),
+    "compare 2 with 2b": (["compare", "2", "2b"], "both sm90:2b"),
     "unknown command": (["frobnicate"], "invalid choice"),
     "unknown option": (["list", "--fast"], "unrecognized arguments: --fast"),
 }
@@ -171,7 +229,7 @@ def bad_files(tmp_path_factory):
     (tmp / "v1.json").write_text(json.dumps({"schema": "cute-gemm/bench-v1", "results": []}))
     doc = make_doc()
     doc["results"], doc["api"] = [], {"phases": []}
-    bench.save(doc, str(tmp / "api.json"))
+    results.save(doc, str(tmp / "api.json"))
     return tmp
 
 
@@ -184,7 +242,8 @@ def _one_line(err: str) -> str:
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_input_is_one_line(case, bad_files, capsys):
     argv, expect = BAD[case]
-    rc, out, err = run_main(capsys, *(a.format(tmp=bad_files) for a in argv))
+    results_dir = os.path.join(ROOT, "bench", "results")
+    rc, out, err = run_main(capsys, *(a.format(tmp=bad_files, results=results_dir) for a in argv))
     line = _one_line(err)
     assert rc == 2, (rc, err)
     assert line.startswith("cute-gemm") and expect in line, line
@@ -209,7 +268,9 @@ def test_unexpected_error_is_one_line_unless_debug(capsys, monkeypatch):
     def boom(args):
         raise RuntimeError("something broke\nsecond line")
 
-    monkeypatch.setattr(cli, "cmd_list", boom)
+    from cute_gemm.cli.commands import list as list_command
+
+    monkeypatch.setattr(list_command, "run", boom)
     rc, out, err = run_main(capsys, "list")
     assert rc == 1 and "Traceback" not in err
     assert _one_line(err) == ("cute-gemm list: unexpected RuntimeError: something broke "
@@ -222,14 +283,17 @@ def test_unexpected_error_is_one_line_unless_debug(capsys, monkeypatch):
 
 
 def test_a_command_is_one_line_in_COMMANDS(capsys, monkeypatch):
-    """The extension point other modules use: an add_parser(subparsers) function in cli.COMMANDS."""
+    """The extension point: a module with DESCRIPTION, add_arguments and run, one entry in cli.COMMANDS."""
+    import types
 
-    def add_hello(sub):
-        p = sub.add_parser("hello", help="say hello")
-        p.add_argument("--shape", type=cli.shape_arg, default="64,64,64")
-        p.set_defaults(fn=lambda args: print(f"hello {args.shape}") or 0)
+    from cute_gemm.cli.args import shape_arg
 
-    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, add_hello))
+    hello = types.ModuleType("hello_command")
+    hello.DESCRIPTION = "Say hello."
+    hello.add_arguments = lambda p: p.add_argument("--shape", type=shape_arg, default="64,64,64")
+    hello.run = lambda args: print(f"hello {args.shape}") or 0
+    monkeypatch.setitem(sys.modules, "hello_command", hello)
+    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, cli.Command("hello", "say hello", "hello_command")))
     assert run_main(capsys, "hello")[:2] == (0, "hello 64x64x64\n")
     rc, _, err = run_main(capsys, "hello", "--shape", "64,60,64")
     assert rc == 2 and "multiples of 8" in _one_line(err)

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from cute_gemm import cache, registry
+from cute_gemm.runtime import cache, registry
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,7 +28,7 @@ def test_names_separate_configs_and_targets():
 
 
 def test_export_then_load_in_another_process(cache_dir):
-    from cute_gemm.api import compile_plan
+    from cute_gemm.runtime.plan import compile_plan
 
     e = registry.get("sm90", "2a")
     plan = compile_plan(e, "sm_90a", 0)
@@ -41,7 +41,7 @@ def test_export_then_load_in_another_process(cache_dir):
     # a second process finds it on disk instead of compiling: load it and call it with CPU tensors, which
     # the compiled entry itself must refuse (it checks the device type before launching anything)
     code = (
-        "import time, torch; from cute_gemm import registry; from cute_gemm.api import compile_plan\n"
+        "import time, torch; from cute_gemm.runtime import registry; from cute_gemm.runtime.plan import compile_plan\n"
         "p = compile_plan(registry.get('sm90', '2a'), 'sm_90a', 0)\n"
         "a = torch.zeros(128, 64, dtype=torch.float16); b = torch.zeros(64, 128, dtype=torch.float16)\n"
         "c = torch.zeros(128, 128)\n"
@@ -57,7 +57,7 @@ def test_export_then_load_in_another_process(cache_dir):
 
 
 def test_disabled_cache_writes_nothing(cache_dir, monkeypatch):
-    from cute_gemm.api import compile_plan
+    from cute_gemm.runtime.plan import compile_plan
 
     monkeypatch.setenv("CUTE_GEMM_NO_DISK_CACHE", "1")
     plan = compile_plan(registry.get("sm90", "2a"), "sm_90a", 0)
@@ -65,7 +65,7 @@ def test_disabled_cache_writes_nothing(cache_dir, monkeypatch):
 
 
 def test_a_broken_file_is_compiled_again(cache_dir):
-    from cute_gemm.api import compile_plan
+    from cute_gemm.runtime.plan import compile_plan
 
     e = registry.get("sm90", "2a")
     path = cache.path_for(cache.entry_name(e.key, "sm_90a", e.default_config()))

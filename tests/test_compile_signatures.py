@@ -10,9 +10,9 @@ from functools import lru_cache
 
 import pytest
 
-from cute_gemm import arch, registry
-from cute_gemm.inspection import idesc_fields, inspect_phase, instruction_descriptors
-from cute_gemm.problem import Problem
+from cute_gemm.runtime import arch, registry
+from cute_gemm.profiling.codegen import idesc_fields, inspect_phase, instruction_descriptors
+from cute_gemm.runtime.problem import Problem
 
 SMEM_LIMIT = 227 * 1024  # per-block opt-in dynamic smem on sm90 and sm100
 TMEM_COLS = 512
@@ -113,6 +113,7 @@ def test_attributes_match_the_ptx(entry, target):
     assert reqntid, f"{entry.key}: no .reqntid in the PTX"
     assert {int(x) * int(y) * int(z) for x, y, z in reqntid} == {ins.threads}
     cluster = re.findall(r"\.reqnctapercluster\s+(\d+),\s*(\d+),\s*(\d+)", ins.ptx)
+    assert entry.cluster_ctas() == ins.cluster  # what `cute-gemm list` says without compiling
     if ins.cluster > 1:
         assert cluster and {int(x) * int(y) * int(z) for x, y, z in cluster} == {ins.cluster}
     else:

@@ -8,8 +8,8 @@ mbarrier ends the process)."""
 import pytest
 
 from conftest import gpu_family
-from cute_gemm import registry
-from cute_gemm.problem import Problem
+from cute_gemm.runtime import registry
+from cute_gemm.runtime.problem import Problem
 
 # the two headline shapes and smaller ones, non-square included, all tile multiples (phases 0-1 need them)
 ALIGNED = [
@@ -37,7 +37,7 @@ ENTRIES = registry.all_entries(FAMILY) if FAMILY else registry.all_entries("sm90
 
 
 def _check(entry, shape):
-    from cute_gemm.check import check_phase
+    from cute_gemm.measure.check import check_phase
 
     res = check_phase(entry, shape)
     assert res.error is None, res.error
@@ -87,15 +87,15 @@ def test_one_compile_serves_every_shape():
     import torch
 
     import cute_gemm
-    from cute_gemm import api
+    from cute_gemm.runtime import plan
 
     cute_gemm.gemm(torch.randn(256, 64, device="cuda").half(), torch.randn(64, 256, device="cuda").half(), phase="5")
-    plans = dict(api._PLANS)
+    plans = dict(plan._PLANS)
     for m, n, k in [(1000, 3000, 520), (7, 8, 8), (4096, 264, 72)]:
         a, b = torch.randn(m, k, device="cuda").half(), torch.randn(k, n, device="cuda").half()
         torch.testing.assert_close(cute_gemm.gemm(a, b, phase="5"), torch.mm(a, b, out_dtype=torch.float32),
                                    atol=0.01, rtol=0.001)
-    assert api._PLANS == plans
+    assert plan._PLANS == plans
 
 
 @pytest.mark.gpu
@@ -118,8 +118,8 @@ def test_bad_input_is_refused_before_launch():
     import torch
 
     import cute_gemm
-    from cute_gemm.api import UnsupportedError
-    from cute_gemm.problem import InputError
+    from cute_gemm import UnsupportedError
+    from cute_gemm import InputError
 
     a, b = torch.randn(256, 64, device="cuda").half(), torch.randn(64, 256, device="cuda").half()
     cute_gemm.gemm(a, b, phase="3")  # the plan exists: the fast path's refusals come next
@@ -144,7 +144,7 @@ def test_other_arch_is_refused_before_launch():
     import torch
 
     import cute_gemm
-    from cute_gemm.api import UnsupportedError
+    from cute_gemm import UnsupportedError
 
     other = "sm100" if FAMILY == "sm90" else "sm90"
     a = torch.randn(256, 256, device="cuda").half()
@@ -202,8 +202,8 @@ def test_best_candidates_are_correct(shape):
     import torch
 
     import cute_gemm
-    from cute_gemm import choose
-    from cute_gemm.check import check_phase
+    from cute_gemm.runtime import choose
+    from cute_gemm.measure.check import check_phase
 
     for row in choose.explain(FAMILY, shape.m, shape.n, shape.k):
         res = check_phase(registry.get(FAMILY, row["phase"]), shape, row["config"])

@@ -4,9 +4,10 @@ what was given and what is needed. None of this needs a GPU."""
 import pytest
 import torch
 
-from cute_gemm import registry
-from cute_gemm.api import Plan, UnsupportedError, _entry_for
-from cute_gemm.problem import InputError, Problem, validate
+from cute_gemm.runtime import registry
+from cute_gemm import InputError, UnsupportedError
+from cute_gemm.runtime.plan import Plan, entry_for
+from cute_gemm.runtime.problem import Problem, validate
 
 
 def test_cpu_tensors_are_refused():
@@ -102,9 +103,9 @@ def test_tma_phases_take_any_shape(phase):
 
 def test_other_ladder_is_refused():
     with pytest.raises(UnsupportedError, match="asked for sm100 kernels but this GPU is sm_90a"):
-        _entry_for("5", "sm_90a", "sm100")
-    assert _entry_for("2", "sm_90a", None).key == "sm90:2b"
-    assert _entry_for("5", "sm_100a", "sm100").key == "sm100:5"
+        entry_for("5", "sm_90a", "sm100")
+    assert entry_for("2", "sm_90a", None).key == "sm90:2b"
+    assert entry_for("5", "sm_100a", "sm100").key == "sm100:5"
 
 
 def test_plan_fast_shape_test_matches_can_implement():
@@ -124,3 +125,4 @@ def test_problem_parse():
         Problem.parse("1,2")
     with pytest.raises(ValueError):
         Problem.parse("a,b,c")
+

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from cute_gemm import power
+from cute_gemm.measure import power
 
 
 @pytest.mark.parametrize("mask,names", [

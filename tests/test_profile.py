@@ -15,9 +15,10 @@ import sys
 import pytest
 
 from conftest import gpu_family
-from cute_gemm import ncu_metrics as nm
-from cute_gemm import profile as pr
-from cute_gemm import registry
+from cute_gemm.profiling import ncu_metrics as nm
+from cute_gemm.profiling import ncu as pr
+from cute_gemm.report import tables
+from cute_gemm.runtime import registry
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures")
@@ -78,7 +79,10 @@ def test_bank_conflicts_absent_from_recording_are_named_and_shown_na(cublas_row,
     # the recording used sections without the shared-memory tables: only the two bank-conflict counters lack
     assert nm.missing_in_row(cublas_row, nm.all_metrics()) == BANK_CONFLICTS
     assert cublas_kernel["values"]["conflicts_ld"] is None and cublas_kernel["values"]["conflicts_st"] is None
-    table = pr.render_table([cublas_kernel])
+    table = tables.render_table([cublas_kernel])
+    # the shared pipe row equals the tensor pipe row here, and the table says why
+    assert cublas_kernel["values"]["shared_pipe"] == cublas_kernel["values"]["tensor_pipe"]
+    assert "shared pipe: the pipe FP16 and tensor instructions share" in table
     assert [ln.split()[-1] for ln in table.splitlines() if ln.startswith("smem bank conflicts")] == ["n/a", "n/a"]
 
 
@@ -131,7 +135,7 @@ def test_ncu_command_leaves_clocks_and_caches_alone():
                          launch_stats=True, warmup=3)
     joined = " ".join(cmd)
     for flag in ("--csv --page raw", "--clock-control none", "--cache-control none", "--profile-from-start off",
-                 "--section LaunchStats", "--metrics gpu__time_duration.sum", "-m cute_gemm.profile _driver",
+                 "--section LaunchStats", "--metrics gpu__time_duration.sum", "-m cute_gemm.profiling.driver",
                  "--targets cublas", "--shape 512,512,512", "--warmup 3"):
         assert flag in joined, flag
 
@@ -185,7 +189,7 @@ esac
 
 def run_module(*args, path):
     env = dict(os.environ, PATH=path, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "cute_gemm.profile", *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "cute_gemm", "profile", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -261,7 +265,7 @@ def test_run_profile_over_recorded_output(recorded_doc):
     assert "--metrics" in doc["ncu_command"] and "launch__registers_per_thread" not in doc["ncu_command"]
     # asked for, in this ncu's list, yet not in the replayed report: named, and n/a in the table
     assert doc["not_reported"] == BANK_CONFLICTS
-    assert f"not in ncu's report (n/a above): {', '.join(BANK_CONFLICTS)}" in pr.render_doc(doc)
+    assert f"not in ncu's report (n/a above): {', '.join(BANK_CONFLICTS)}" in tables.render_doc(doc)
 
 
 def test_run_profile_skips_shapes_a_phase_cannot_do(tmp_path):
@@ -292,14 +296,16 @@ def test_json_round_trip_through_from(recorded_doc, tmp_path):
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "cannot read" in proc.stderr
 
 
-def test_add_parser_registers_profile():
+def test_profile_arguments():
     import argparse
 
+    from cute_gemm.cli.commands import profile as profile_command
+
     ap = argparse.ArgumentParser(prog="cute-gemm")
-    pr.add_parser(ap.add_subparsers(dest="cmd"))
+    profile_command.add_arguments(ap.add_subparsers(dest="cmd").add_parser("profile"))
     args = ap.parse_args(["profile", "--phase", "0-2b", "--shape", "512,512,512", "--peers", "none", "--json", "x.json"])
-    assert args.fn is pr.cmd_profile and args.shape == "512,512,512" and args.json == "x.json"
-    assert pr.parse_peers(args.peers) == [] and pr.parse_peers("cublas,cuBLASLt") == ["cublas", "cublaslt"]
+    assert str(args.shape) == "512x512x512" and args.phase == ["0", "1", "2a", "2b"] and args.json == "x.json"
+    assert args.peers == [] and pr.parse_peers("cublas,cuBLASLt") == ["cublas", "cublaslt"]
     with pytest.raises(ValueError, match="unknown peer"):
         pr.parse_peers("rocblas")
 
@@ -325,7 +331,7 @@ def test_profile_deltas(cublas_kernel):
     assert d["conflicts_ld"] == (None, None, None)
     assert d["stall:long_scoreboard"][1] == 0.0 and d["stall:long_scoreboard"][2] == pytest.approx(-1.0)
     assert "stall:wait" in d  # in b's top three now that long_scoreboard is gone
-    text = pr.render_deltas(a, b)
+    text = tables.render_deltas(a, b)
     assert "phase 4" in text.splitlines()[0] and "-25.0%" in text and "+50.0%" in text
 
 
@@ -339,7 +345,7 @@ def test_moved_most_and_its_floors(cublas_kernel):
     assert [s["counter"] for s in steps] == ["tensor_pipe", "stall:long_scoreboard", "dram"]
     assert steps[0]["before"] == 40.0 and steps[0]["after"] == 60.0 and steps[0]["change"] == pytest.approx(0.5)
     assert steps[2]["change"] == pytest.approx(2.0 / 11.45 - 1)
-    md = pr.render_moved_markdown([k0, k1, k2, k3, _kernel(k3, "cublas")])
+    md = tables.render_moved_markdown([k0, k1, k2, k3, _kernel(k3, "cublas")])
     lines = md.splitlines()
     assert lines[0].startswith("| step |") and len(lines) == 2 + 3  # header, rule, one row per step; cuBLAS left out
     assert "| 0 → 1 |" in lines[2] and "tensor pipe (% elapsed): 40.0 → 60.0 (+50%)" in lines[2]

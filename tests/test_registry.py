@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from cute_gemm import arch, registry
+from cute_gemm.runtime import arch, registry
 
 LADDER = ["0", "1", "2a", "2b", "3", "4", "5"]
 
@@ -45,6 +45,12 @@ def test_each_ladder_is_complete(fam):
     assert [e.phase for e in registry.all_entries(fam)] == LADDER + beyond
 
 
+@pytest.mark.parametrize("fam", ["sm90", "sm100"])
+def test_phase_ids_from_file_names_are_the_registered_ones(fam):
+    """Help texts list a ladder from its file names (no DSL import); the names must say what the classes say."""
+    assert registry.phase_ids(fam) == [e.phase for e in registry.all_entries(fam)]
+
+
 @pytest.mark.parametrize("entry", registry.all_entries(), ids=lambda e: e.key)
 def test_entry_carries_what_the_cli_shows(entry):
     assert entry.summary and entry.adds, f"{entry.key} needs a summary and an 'adds' line"
@@ -72,8 +78,8 @@ def test_seed_configs():
 
 
 def test_unknown_lookup_says_what_exists(monkeypatch):
-    full = registry._entries()
-    monkeypatch.setattr(registry, "_entries", lambda: {k: v for k, v in full.items() if k != ("sm100", "7")})
+    full = registry._ladder("sm100")
+    monkeypatch.setattr(registry, "_ladder", lambda fam: {k: v for k, v in full.items() if k != "7"})
     with pytest.raises(LookupError, match=r"no sm100 kernel for phase 7 \(registered sm100 phases: 0, 1, 2a, 2b, 3, 4, 5, 6\)"):
         registry.get("sm100", "7")
     with pytest.raises(ValueError, match="unknown phase"):

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from conftest import gpu_family
-from cute_gemm import registry
+from cute_gemm.runtime import registry
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures")

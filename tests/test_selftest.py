@@ -1,12 +1,14 @@
-"""cute_gemm.selftest without a Blackwell GPU: its arguments, the one-line refusal, and the per-check
-subprocess logic driven by a fake runner (pass, fail, hang, crash, a check that raised)."""
+"""The sm100 selftest without a Blackwell GPU: ``cute-gemm selftest``'s arguments and one-line refusals,
+and the per-check subprocess logic (``cute_gemm.measure.selftest``) driven by a fake runner (pass, fail,
+hang, crash, a check that raised)."""
 
 import json
 import subprocess
 
 import pytest
 
-from cute_gemm import selftest
+from cute_gemm import UnsupportedError, cli
+from cute_gemm.measure import selftest
 
 
 def _proc(stdout="", stderr="", code=0):
@@ -21,33 +23,30 @@ def _check(passed=True, error=None):
 
 def test_without_an_sm100_gpu_it_says_so_in_one_line(tmp_path, capsys):
     out = tmp_path / "r.json"
-    assert selftest.main(["--out", str(out)]) == 2
+    assert cli.main(["selftest", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "needs an sm100 GPU" in err[0] and "this machine has" in err[0]
+    assert len(err) == 1 and err[0].startswith("cute-gemm selftest: needs an sm100 GPU") and "this machine has" in err[0]
     assert not out.exists()
 
 
-def test_a_hopper_is_refused_too(tmp_path, capsys):
-    args = selftest.parse_args(["--out", str(tmp_path / "r.json")])
-    assert selftest.run(args, gpu_check=lambda: (False, "NVIDIA H200 (compute capability 9.0)")) == 2
-    assert "this machine has NVIDIA H200" in capsys.readouterr().err
+def test_a_hopper_is_refused_too(tmp_path):
+    with pytest.raises(UnsupportedError, match="this machine has NVIDIA H200"):
+        selftest.run(None, str(tmp_path / "r.json"), 7, "cute-gemm selftest",
+                     gpu_check=lambda: (False, "NVIDIA H200 (compute capability 9.0)"))
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_list_needs_no_gpu(capsys):
-    assert selftest.main(["--list", "--phases", "0,7"]) == 0
+    assert cli.main(["selftest", "--list", "--phases", "0,7"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 * len(selftest.SHAPES)
     assert any(line.startswith("sm100:0") and "skip" in line and "1000x3000x520" in line for line in out)
     assert not any(line.startswith("sm100:7") and "skip" in line for line in out)
 
 
-def test_arguments():
-    assert selftest.parse_args([]).timeout == selftest.DEFAULT_TIMEOUT_S
-    with pytest.raises(SystemExit):
-        selftest.parse_args(["--timeout", "0"])
-    with pytest.raises(SystemExit):
-        selftest.parse_args(["--bogus"])
-    assert selftest.main([selftest.CHILD_FLAG, "sm100:6"]) == 2  # the child needs KEY and shape
+def test_the_child_needs_key_and_shape(capsys):
+    assert selftest.main([selftest.CHILD_FLAG, "sm100:6"]) == 2
+    assert "usage: python -m cute_gemm.measure.selftest --one KEY MxNxK" in capsys.readouterr().err
 
 
 def test_cases_skip_what_a_phase_cannot_do():
@@ -87,14 +86,13 @@ def test_a_hang_is_reported_not_waited_on():
 
 def test_run_writes_the_report(tmp_path, capsys):
     out = tmp_path / "sub" / "report.json"
-    args = selftest.parse_args(["--out", str(out), "--phases", "1,5"])
-
     def runner(argv, timeout):
         if argv[1] == "sm100:5" and argv[2] == "300x264x40":
             raise subprocess.TimeoutExpired(argv, timeout)
         return _proc(stdout=_check(passed=argv[1] != "sm100:1"))
 
-    code = selftest.run(args, runner=runner, gpu_check=lambda: (True, "NVIDIA B200 (compute capability 10.0)"))
+    code = selftest.run(["1", "5"], str(out), 300, "cute-gemm selftest --phases 1,5", runner=runner,
+                        gpu_check=lambda: (True, "NVIDIA B200 (compute capability 10.0)"))
     assert code == 1
     rep = json.loads(out.read_text())
     by = {(r["phase"], r["shape"]): r for r in rep["results"]}

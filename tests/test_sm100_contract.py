@@ -9,9 +9,9 @@ from functools import lru_cache
 
 import pytest
 
-from cute_gemm import registry
-from cute_gemm.compile import compile_kernel
-from cute_gemm.problem import Problem
+from cute_gemm.runtime import registry
+from cute_gemm.runtime.compile import compile_kernel
+from cute_gemm.runtime.problem import Problem
 from phases.base import ROW_ALIGN
 
 RAGGED = Problem(1000, 3000, 520)  # M, N, K none a tile multiple (N, K multiples of 8)

@@ -387,7 +387,7 @@ def smem_descriptor_constants(ptx: str) -> set:
     "kernel", [Sm100Phase0(), Sm100Phase1(Sm100Phase1Config(stages=3))], ids=["phase0", "phase1-NS3"]
 )
 def test_compiled_descriptors_match_the_worklog(kernel):
-    from cute_gemm.compile import compile_kernel
+    from cute_gemm.runtime.compile import compile_kernel
 
     ptx = compile_kernel(kernel, "sm_100a", keep=True).ptx
     assert ptx is not None

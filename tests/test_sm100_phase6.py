@@ -20,9 +20,9 @@ cutlass = pytest.importorskip("cutlass")
 import cutlass.cute as cute  # noqa: E402
 from cutlass.cute.nvgpu import tcgen05  # noqa: E402
 
-from cute_gemm import registry  # noqa: E402
-from cute_gemm.inspection import inspect_phase  # noqa: E402
-from cute_gemm.problem import Problem  # noqa: E402
+from cute_gemm.runtime import registry  # noqa: E402
+from cute_gemm.profiling.codegen import inspect_phase  # noqa: E402
+from cute_gemm.runtime.problem import Problem  # noqa: E402
 from phases.sm100 import common  # noqa: E402
 from phases.sm100 import common_tma as ct  # noqa: E402
 from phases.raster import ceil_div, persistent_clusters  # noqa: E402

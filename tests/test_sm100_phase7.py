@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from cute_gemm.problem import Problem
+from cute_gemm.runtime.problem import Problem
 from phases.raster import ceil_div
 from phases.sm100.phase6_persistent import Sm100Phase6
 from phases.sm100.phase7_stream_k import Sm100Phase7

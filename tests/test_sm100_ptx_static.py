@@ -16,7 +16,7 @@ fails here.
 
 import pytest
 
-from cute_gemm import registry
+from cute_gemm.runtime import registry
 from phases.sm100 import common
 from ptxkit import cfg
 from ptxkit.parse import parse

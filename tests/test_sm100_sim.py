@@ -17,7 +17,7 @@ import dataclasses
 
 import pytest
 
-from cute_gemm import registry
+from cute_gemm.runtime import registry
 from ptxkit import harness
 
 # (phase, M, N, K, config overrides)

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from cute_gemm import registry
-from cute_gemm.problem import Problem
+from cute_gemm.runtime import registry
+from cute_gemm.runtime.problem import Problem
 from phases.raster import grouped_tile_coord, stream_k_schedule
 
 

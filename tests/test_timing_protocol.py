@@ -3,7 +3,7 @@ round-robin order, and ``interleave`` driving fake graphs (the CUDA parts are re
 
 import pytest
 
-from cute_gemm import power, timing
+from cute_gemm.measure import power, timing
 
 
 @pytest.mark.parametrize("ms,expected", [

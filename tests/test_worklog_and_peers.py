@@ -4,7 +4,8 @@ and (GPU) every available peer against the reference and through a CUDA graph.""
 import pytest
 
 from conftest import gpu_family
-from cute_gemm import peers, worklog
+from cute_gemm.measure import peers
+from cute_gemm.report import worklog
 
 
 def test_worklog_numbers():
@@ -62,9 +63,9 @@ def test_peer_matches_reference_and_captures(name):
     peer = peers.PEERS[name]
     if peer.missing():
         pytest.skip(peer.missing())
-    from cute_gemm import timing
-    from cute_gemm.measure import timing_inputs
-    from cute_gemm.problem import Problem
+    from cute_gemm.measure import timing
+    from cute_gemm.measure.inputs import timing_inputs
+    from cute_gemm.runtime.problem import Problem
 
     p = Problem(1024, 1024, 512)
     chk = peers.check_peer(peer, p)

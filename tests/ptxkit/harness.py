@@ -23,8 +23,8 @@ import re
 import cutlass.cute as cute
 from cutlass.cute.nvgpu import cpasync
 
-from cute_gemm import registry
-from cute_gemm.compile import compile_kernel
+from cute_gemm.runtime import registry
+from cute_gemm.runtime.compile import compile_kernel
 from ptxkit.machine import Deadlock, Global, Machine, SimError, TensorMap
 from ptxkit.parse import parse
 from ptxkit.values import Acc

@@ -1,0 +1,201 @@
+"""Steps several commands share: is there a GPU and which ladder it runs, the phases a command selects,
+the compile-only report (``inspect``, and ``bench`` without a GPU), the timing options and the timed
+run behind ``bench``, ``run`` and ``compare``, and ``--config`` variants."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from cute_gemm.cli.args import UsageError, peers_arg, rounds_arg, seconds_arg
+from cute_gemm.errors import one_line
+from cute_gemm.measure import peers, timing
+from cute_gemm.runtime import arch as _arch
+from cute_gemm.runtime.problem import Problem
+
+
+# ------------------------------------------------------------------------------------------- the GPU
+def gpu_target() -> str | None:
+    """The exact target of GPU 0 ('sm_90a', ...), or None without a GPU that runs a ladder."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        return _arch.target_of_capability(*torch.cuda.get_device_capability(0))
+    except Exception:
+        return None
+
+
+def no_gpu_reason() -> str:
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if not torch.cuda.is_available():
+        return "no CUDA GPU is visible to torch"
+    major, minor = torch.cuda.get_device_capability(0)
+    return f"{torch.cuda.get_device_name(0)} (compute capability {major}.{minor}) runs neither ladder"
+
+
+# ------------------------------------------------------------------------------------------ phases
+def entries(fams: list[str], phases: list[str] | None):
+    """The registered entries of ``fams`` restricted to ``phases``; UsageError naming a missing one."""
+    from cute_gemm.measure.suite import entries_for
+
+    try:
+        return [e for f in fams for e in entries_for(f, phases)]
+    except LookupError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cannot(entry, p: Problem, config=None) -> str | None:
+    """Why ``entry`` (with ``config``) cannot do ``p`` (its can_implement reasons in one line), or None."""
+    why = entry.make(config).can_implement(p.m, p.n, p.k)
+    return f"{entry.key} cannot do {p}: {'; '.join(why)}" if why else None
+
+
+def refuse_unimplementable(entries, shapes):
+    """UsageError (one line) when a selected phase cannot do a requested shape."""
+    for e in entries:
+        for p in shapes:
+            why = cannot(e, p)
+            if why:
+                raise UsageError(why)
+
+
+def parse_variant(spec: str, arch: str):
+    """'8:bn=128,stages=5' -> (entry, config, 'bn=128 stages=5'); UsageError on a bad phase, field or value.
+    Whether the phase can be built with the config is its compile's question, not this one's."""
+    from cute_gemm.runtime import registry
+
+    phase, sep, fields = spec.partition(":")
+    if not sep or not fields.strip():
+        raise UsageError(f"--config {spec!r}: expected PHASE:FIELD=VALUE[,FIELD=VALUE], e.g. 8:bn=128")
+    try:
+        entry = registry.get(arch, phase)
+        over = registry.parse_overrides(fields)
+        cfg = entry.configured(over)
+    except (LookupError, ValueError) as exc:  # an InputError is a ValueError
+        raise UsageError(f"--config {spec!r}: {exc}") from None
+    return entry, cfg, " ".join(f"{k}={v}" for k, v in over.items())
+
+
+def variants(specs, fams) -> list:
+    """``--config`` specs parsed for the first of ``fams`` that has the phase (the GPU's, when there is one)."""
+    out = []
+    for spec in specs:
+        errors = []
+        for fam in fams:
+            try:
+                out.append(parse_variant(spec, fam))
+                break
+            except UsageError as exc:
+                errors.append(exc)
+        else:
+            raise errors[0]
+    return out
+
+
+# ----------------------------------------------------------------------------- compile-only reports
+def compile_report(entries, targets, shapes, dump_dir=None, variants=()):
+    """Compile every entry (and every (entry, config, label) variant) for its targets at every shape.
+    Returns ([(target, shape, [Inspection])], skipped lines (a phase that cannot do a shape), failure lines)."""
+    from cute_gemm.profiling.codegen import dump, inspect_phase
+
+    todo = [(e, None, "") for e in entries] + list(variants)
+    tables, skipped, failures = [], [], []
+    for p in shapes:
+        for tgt in targets:
+            done = []
+            for e, cfg, label in todo:
+                if e.arch != _arch.family(tgt):
+                    continue
+                name = f"{e.key} {label}".strip()
+                try:
+                    why = cannot(e, p, cfg)
+                except Exception as exc:  # a config the phase cannot even be made with
+                    failures.append(f"FAILED to compile {name} for {tgt}: {one_line(exc)}")
+                    continue
+                if why:
+                    skipped.append(why if not label else why.replace(e.key, name, 1))
+                    continue
+                try:
+                    ins = inspect_phase(e, tgt, p, cfg)
+                except Exception as exc:
+                    failures.append(f"FAILED to compile {name} for {tgt} at {p}: {one_line(exc)}")
+                    continue
+                done.append(ins)
+                if dump_dir:
+                    for path in dump(ins, e, dump_dir):
+                        print(f"wrote {path}", file=sys.stderr)
+            if done:
+                tables.append((tgt, p, done))
+    if not tables and not failures:
+        raise UsageError("; ".join(dict.fromkeys(skipped)) if skipped else "no phase to compile")
+    return tables, list(dict.fromkeys(skipped)), failures
+
+
+def print_compile_report(tables, skipped, failures, as_json: bool = False):
+    """The tables (or, ``as_json``, {target: [inspection]}) on stdout; what was skipped or failed on stderr."""
+    from cute_gemm.report.tables import side_by_side
+
+    if as_json:
+        print(json.dumps({t: [i.as_dict() for i in inss] for t, _, inss in tables}, indent=1))
+    for tgt, p, inss in ([] if as_json else tables):
+        print(f"\n== {tgt} at {p} (compile-only: PTX census = static instruction counts; resources from ptxas) ==")
+        print(side_by_side(inss))
+    for line in skipped:
+        print(f"skipped: {line}", file=sys.stderr)
+    for line in failures:
+        print(line, file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------------------- timing
+TIMING_OPTIONS = ("data", "rounds", "sustained", "peers", "cold_l2", "best", "config", "ncu_check")
+
+
+def add_timing_options(p, default_peers):
+    """--data, --rounds, --sustained, --peers, --cold-l2: how kernels are timed (bench, run, compare)."""
+    from cute_gemm.measure.inputs import DATA_KINDS
+
+    p.add_argument("--data", choices=list(DATA_KINDS),
+                   help="what A and B hold while timed: " + "; ".join(f"{k}: {v}" for k, v in DATA_KINDS.items())
+                        + " (default randn; the check always uses randn)")
+    p.add_argument("--rounds", type=rounds_arg, metavar="N",
+                   help=f"interleaved timing rounds; the median over rounds is reported (default {timing.ROUNDS})")
+    p.add_argument("--sustained", type=seconds_arg, metavar="SECONDS",
+                   help="keep each kernel replaying this long before its timed replays in every round: steady "
+                        "state under the power cap (default 0; costs rounds x kernels x shapes x SECONDS)")
+    p.add_argument("--peers", type=peers_arg, metavar="LIST",
+                   help=f"comma list of {', '.join(peers.PEERS)}, or none (default {','.join(default_peers)}); "
+                        f"a peer that is not installed or fails is reported, not timed")
+    p.add_argument("--cold-l2", action="store_true",
+                   help="rotate input sets larger than twice the L2 (default: L2-resident, as the worklog)")
+
+
+def given(args, names) -> list[str]:
+    """The options among ``names`` that were given on the command line (as --flags)."""
+    return ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, False)]
+
+
+def time_shapes(entries, shapes, args, default_peers, progress=False, best_arch=None, variants=()) -> dict:
+    """A bench-v2 document for ``entries`` and the chosen peers at ``shapes`` (GPU)."""
+    from cute_gemm.measure import suite
+
+    names = args.peers if args.peers is not None else default_peers
+    return suite.run_bench(entries, shapes, [peers.PEERS[n] for n in names],
+                           data=args.data or "randn", rounds=args.rounds or timing.ROUNDS,
+                           sustained_s=args.sustained or 0.0, cold_l2=args.cold_l2, progress=progress,
+                           best_arch=best_arch, variants=variants)
+
+
+def check_line(r: dict) -> str:
+    """A phase row's check in one line (``run``)."""
+    chk = r["check"]
+    if chk.get("error"):
+        return f"{r['key']} at {r['shape']}: ERROR {chk['error']}"
+    return (f"{r['key']} at {r['shape']}: check {'PASS' if chk['passed'] else 'FAIL'}, vs cuBLASLt "
+            f"{chk['mismatches']} mismatches (max |err| {chk['max_abs_err']:.3g}), vs float64 rel err "
+            f"{chk['rel_fro_err']:.2e} (cuBLASLt {chk['cublaslt_rel_fro_err']:.2e}), unwritten {chk['unwritten']}, "
+            f"repeat {'identical' if chk['repeat_identical'] else 'DIFFERS'}")

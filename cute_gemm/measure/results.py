@@ -1,0 +1,156 @@
+"""The bench's result document, schema ``cute-gemm/bench-v2``: what a result file must carry, written,
+read back and validated.
+
+One JSON document: where and how it was measured (environment, data kind, protocol, telemetry), and one
+row per (kernel, shape) for phases and peers alike (``kind: phase|peer``) with the check, the time
+spread over the interleaved rounds, and the SM clock, power, energy efficiency and throttle reasons
+recorded while it was timed. ``api`` holds the host-overhead measurement of ``cute-gemm bench --api``
+(``host_overhead``); ``ncu_check`` is the place for a profiler cross-check of the timings (null until
+``cute_gemm.profiling.ncu_check`` fills it).
+"""
+
+from __future__ import annotations
+
+import json
+
+from cute_gemm.measure.check import ATOL, REL_ERR_LIMIT, RTOL
+from cute_gemm.measure.inputs import DATA_KINDS
+
+SCHEMA = "cute-gemm/bench-v2"
+STATUSES = ("ok", "skipped", "absent", "failed", "error")
+CHECK = (f"vs cuBLASLt atol={ATOL:g} rtol={RTOL:g}, vs float64 rel Frobenius <= {REL_ERR_LIMIT:g}, no NaN left, "
+         f"a repeat bit-identical")
+
+# dense fp16 tensor peak (datasheet, TFLOP/s) by device-name fragment; used for "% of peak"
+PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "B200": 2250.0, "B300": 2500.0}
+
+
+def peak_for(device_name: str) -> float | None:
+    for frag, tf in PEAK_TFLOPS.items():
+        if frag in device_name:
+            return tf
+    return None
+
+
+def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict, api: dict | None = None,
+             env: dict | None = None) -> dict:
+    """A bench-v2 document around ``results``; ``env``: ``environment.record()`` taken at the start."""
+    if env is None:
+        from cute_gemm.measure import environment
+
+        env = environment.record()
+    return {
+        "schema": SCHEMA,
+        **env,
+        "data": data,
+        "protocol": {**protocol, "check": CHECK, "check_peers": "the same without the repeat", "check_data": "randn"},
+        "telemetry": telemetry,
+        "peak_tflops": peak_for(env["gpu"]["name"]) if env.get("gpu") else None,
+        "ncu_check": None,
+        "results": results,
+        "api": api,
+    }
+
+
+def _validate_result(i: int, r: dict) -> list[str]:
+    errs = [f"results[{i}].{key} missing" for key in ("kind", "key", "label", "shape", "status") if key not in r]
+    if errs:
+        return errs
+    if r["kind"] not in ("phase", "peer"):
+        errs.append(f"results[{i}].kind is {r['kind']!r}, expected 'phase' or 'peer'")
+    if r["kind"] == "phase" and "phase" not in r:
+        errs.append(f"results[{i}].phase missing")
+    if r["status"] not in STATUSES:
+        errs.append(f"results[{i}].status is {r['status']!r}, expected one of {', '.join(STATUSES)}")
+    if r["status"] != "ok":
+        if r.get("timing"):
+            errs.append(f"results[{i}] has status {r['status']!r} but carries a timing")
+        if not r.get("reason"):
+            errs.append(f"results[{i}] has status {r['status']!r} but no reason")
+        return errs
+    t = r.get("timing") or {}
+    for key in ("ms_min", "ms_median", "ms_max", "tflops", "rounds", "launches_per_graph"):
+        if key not in t:
+            errs.append(f"results[{i}].timing.{key} missing")
+    if all(k in t for k in ("ms_min", "ms_median", "ms_max")) and not (t["ms_min"] <= t["ms_median"] <= t["ms_max"]):
+        errs.append(f"results[{i}]: min <= median <= max does not hold")
+    if not (r.get("check") or {}).get("passed"):
+        errs.append(f"results[{i}] is timed but its check did not pass")
+    pw = r.get("power")
+    if not isinstance(pw, dict):
+        errs.append(f"results[{i}].power missing")
+    else:
+        for key in ("sm_clock_mhz", "power_w", "tflops_per_kw", "throttle_reasons"):
+            if key not in pw:
+                errs.append(f"results[{i}].power.{key} missing")
+    return errs
+
+
+def validate_doc(doc) -> list[str]:
+    """Schema problems of a bench-v2 document ([] = valid). Used by `plot`, `load` and the tests."""
+    if not isinstance(doc, dict):
+        return [f"expected a JSON object, got {type(doc).__name__}"]
+    if doc.get("schema") == "cute-gemm/bench-v1":
+        return ["it is a bench-v1 result (single launches timed between CUDA events, before the CUDA-graph "
+                "protocol); this version reads bench-v2: measure again with `cute-gemm bench`"]
+    errs = [f"missing '{key}'" for key in ("schema", "date", "command", "gpu", "versions", "data", "protocol",
+                                           "telemetry", "ncu_check", "results") if key not in doc]
+    if errs:
+        return errs
+    if doc["schema"] != SCHEMA:
+        errs.append(f"schema is {doc['schema']!r}, expected {SCHEMA!r}")
+    if not isinstance(doc["gpu"], dict) or "name" not in doc["gpu"]:
+        errs.append("gpu.name missing")
+    if doc["data"] not in DATA_KINDS:
+        errs.append(f"data is {doc['data']!r}, expected one of {', '.join(DATA_KINDS)}")
+    for key in ("rounds", "sustained_s", "cold_l2"):
+        if key not in (doc["protocol"] or {}):
+            errs.append(f"protocol.{key} missing")
+    if not isinstance(doc["results"], list):
+        return errs + ["results is not a list"]
+    if not doc["results"] and not doc.get("api"):
+        errs.append("no results and no api section")
+    for i, r in enumerate(doc["results"]):
+        errs += _validate_result(i, r)
+    return errs
+
+
+def save(doc: dict, path: str):
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=False)
+        f.write("\n")
+
+
+_NOT_TEXT = {b"\x1f\x8b": "gzip-compressed", b"\x89PNG": "a PNG image", b"PK\x03\x04": "a zip archive"}
+
+
+def read_json(path: str, expected: str):
+    """The JSON in ``path``, or ValueError with one sentence saying what the file is instead (``expected``
+    names what was wanted, e.g. "a result file written by `cute-gemm bench`"). OSError propagates."""
+    with open(path, "rb") as f:
+        data = f.read()
+    kind = next((k for magic, k in _NOT_TEXT.items() if data.startswith(magic)), None)
+    if kind:
+        raise ValueError(f"{path} is {kind}, not JSON; expected {expected}")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a text file; expected {expected}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+                         f"expected {expected}") from None
+
+
+def load(path: str) -> dict:
+    """Read and validate a bench-v2 JSON file; ValueError with one clear sentence otherwise.
+
+    (OSError, e.g. a missing file, propagates for the caller to word.)
+    """
+    doc = read_json(path, "a result file written by `cute-gemm bench`")
+    errs = validate_doc(doc)
+    if errs:
+        more = f" (and {len(errs) - 3} more)" if len(errs) > 3 else ""
+        raise ValueError(f"{path} is not a cute-gemm bench-v2 result: " + "; ".join(errs[:3]) + more)
+    return doc
+
+

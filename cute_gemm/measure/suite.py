@@ -1,0 +1,60 @@
+"""The main job: every phase of the GPU's arch checked, then timed beside its peers, shape by shape.
+
+``run_bench`` checks every phase at every shape first (``shape.check_phases``), then shape by shape checks
+the peers and times everything that passed together (``shape.measure_shape``), with NVML telemetry
+open for the whole run, and returns the result document (``results``).
+"""
+
+from __future__ import annotations
+
+from cute_gemm.measure import environment, timing
+from cute_gemm.measure.results import document, peak_for
+from cute_gemm.measure.shape import check_phases, measure_shape
+from cute_gemm.runtime import registry
+from cute_gemm.runtime.problem import Problem
+
+HEADLINE = (Problem(4096, 4096, 4096), Problem(1024, 4096, 4096))  # the worklog's two shapes
+SWEEP = tuple(Problem(s, s, s) for s in (512, 1024, 2048, 3072, 4096, 6144, 8192))
+
+
+def run_bench(entries, shapes, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
+              sustained_s: float = 0.0, cold_l2: bool = False, progress: bool = True,
+              best_arch: str | None = None, variants=()) -> dict:
+    """Check every entry at every shape, then shape by shape check the peers and time everything that
+    passed, interleaved -> a bench-v2 document."""
+    from cute_gemm.measure.power import Telemetry
+    from cute_gemm.measure.progress import Progress
+
+    env = environment.record()
+    peak = peak_for(env["gpu"]["name"]) if env["gpu"] else None
+    telemetry = Telemetry.open()
+    results = []
+    total = len(shapes) * (len(entries) + len(variants) + (best_arch is not None) + len(peer_list) + rounds)
+    try:
+        with Progress(total, enabled=progress) as bar:
+            checked = [check_phases(entries, p, step=bar.step, best_arch=best_arch, variants=variants) for p in shapes]
+            for p, phases in zip(shapes, checked):
+                results += measure_shape(p, phases, peer_list, data=data, rounds=rounds, sustained_s=sustained_s,
+                                         cold_l2=cold_l2, telemetry=telemetry, peak=peak, step=bar.step)
+    finally:
+        telemetry.close()
+    return document(results, data=data, protocol=timing.protocol(rounds, sustained_s, cold_l2),
+                    telemetry=telemetry.describe(), env=env)
+
+
+def estimate_seconds(n_kernels: int, n_shapes: int, rounds: int, sustained_s: float) -> float:
+    """Lower bound of the GPU time the timing takes (the checks and compiles come on top)."""
+    per_window = timing.TIMED_MS_PER_ROUND / 1000 + sustained_s
+    return n_kernels * n_shapes * rounds * per_window
+
+
+def entries_for(arch: str, phases: list[str] | None):
+    """The registered entries of ``arch``, restricted to ``phases`` (LookupError naming a missing one)."""
+    ents = registry.all_entries(arch)
+    if phases:
+        missing = [p for p in phases if p not in {e.phase for e in ents}]
+        if missing:
+            have = ", ".join(e.phase for e in ents) or "none"
+            raise LookupError(f"no {arch} kernel for phase(s) {', '.join(missing)} (registered: {have})")
+        ents = [e for e in ents if e.phase in phases]
+    return ents
