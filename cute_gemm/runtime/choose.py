@@ -53,11 +53,12 @@ def cost(kernel, m: int, n: int, k: int, penalty: float = 1.0) -> float:
     return rounds * kernel.cfg.bn * penalty
 
 
-def explain(arch: str, m: int, n: int, k: int) -> list[dict]:
-    """Every candidate that takes (m, n, k) with its modelled cost, cheapest first."""
+def explain(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
+    """Every candidate that takes (m, n, k) with ``operands`` (None: the worklog's) with its modelled
+    cost, cheapest first."""
     rows = []
     for entry, cfg, penalty in _candidates(arch):
-        kern = entry.make(cfg)
+        kern = entry.make(cfg, operands)
         if kern.can_implement(m, n, k):
             continue
         rows.append({"phase": entry.phase, "config": cfg, "label": label(entry.phase, entry.overrides(cfg)),
@@ -70,9 +71,10 @@ def label(phase: str, over: dict) -> str:
 
 
 @lru_cache(maxsize=4096)
-def pick(arch: str, m: int, n: int, k: int):
-    """(phase, config) that ``phase="best"`` runs for (m, n, k) on ``arch``; LookupError if none can."""
-    rows = explain(arch, m, n, k)
+def pick(arch: str, m: int, n: int, k: int, operands=None):
+    """(phase, config) that ``phase="best"`` runs for (m, n, k) with ``operands`` (None: the worklog's)
+    on ``arch``; LookupError if none can."""
+    rows = explain(arch, m, n, k, operands)
     if not rows:
         raise LookupError(f"no {arch} candidate of phase 'best' takes {m}x{n}x{k}")
     best = rows[0]

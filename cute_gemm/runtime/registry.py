@@ -65,8 +65,9 @@ class PhaseEntry:
         """Name used for dumps: sm100_phase0, sm90_phase2b."""
         return f"{self.arch}_phase{self.phase}"
 
-    def make(self, config=None):
-        return self.kernel_cls(config)
+    def make(self, config=None, operands=None):
+        """The kernel for ``config`` (None: the phase's default) and ``operands`` (None: the worklog's)."""
+        return self.kernel_cls(config, operands)
 
     def default_config(self):
         return self.config_cls()
