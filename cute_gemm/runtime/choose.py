@@ -1,15 +1,30 @@
 """``phase="best"``: pick a phase and config per shape, as a vendor library's heuristic does.
 
-No single tile wins everywhere: the persistent grid runs whole rounds of tiles over the SMs, and the
-busiest cluster sets the time. A 128x256 tile is the most efficient per FLOP (fewest bytes moved per
-MMA), but at 3072^3 its 144 cluster tiles are 2 rounds of 66 + 12 (phase 7 halves that last round;
-still 2.5 tile times where 2.2 would do), while 128x192 tiles make 192 = 2.9 rounds of a tile 3/4 the
-size: 2.25 tile times. The model below is that arithmetic: time ~ (tile rounds of the busiest cluster)
-x (work per tile), with a small penalty for the narrower tile's extra A traffic per FLOP. It uses each
-candidate kernel's own ``schedule`` (the host arithmetic the kernel runs), so it knows about stream-K.
+No single kernel wins everywhere. Big problems want the persistent 128x256 / 128x192 tiles of phases 7
+and 8 (fewest bytes per FLOP, epilogue hidden); a few tokens times a weight (M <= 256) want phase 10's
+swap-AB tiles (64 or 128 weight rows x the tokens), which stream the weights at the memory's bandwidth;
+small or starved problems want phase 9's small tiles, split-K and programmatic dependent launch. So
+``pick`` enumerates candidates (phase, config) and ranks them by a model of their time, in
+microseconds, with constants fitted to measurements on the H200 (``MACHINE``; the measured candidates
+are ``bench/results/h200_2026-12-01_best_candidates.json``, the fit and its report ``bench/fit_best.py``):
 
-Candidates per ladder are (phase, config overrides). ``pick`` caches its answer per shape; ``explain``
-gives the numbers behind a pick (``cute-gemm bench`` prints which config "best" chose).
+    time = launch + (waves - 1) x wave + max(mma, memory) + overlap x min(mma, memory)
+           + waves x split x (split_fixed + partial tile bytes / dsmem_rate)   [phases 9, 10]
+
+- ``mma``: the busiest SM's MMA work, waves x (CTAs sharing an SM) x one CTA's padded FLOPs / rate; a
+  CTA whose tile is narrower than 256 columns per warpgroup issues smaller wgmma and runs slower
+  (x (width / 256)^0.5);
+- ``memory``: A + B + C bytes over the HBM bandwidth, slowed when the resident CTAs' rings hold fewer
+  bytes in flight than the memory needs to stay busy;
+- waves: CTAs over the co-resident CTAs (clusters of 4 and 8 fit only 30 and 15 per GPU on an H200);
+- the persistent phases: rounds of tiles from their own ``schedule`` (stream-K halves the last one).
+Why a model and not a table of measured shapes: it answers for shapes nobody measured (any M, N, K,
+any layout), costs one evaluation per candidate once per shape, and its constants are few and physical;
+a wrong pick shows up in ``cute-gemm bench --best`` beside the other candidates.
+
+``pick`` caches its answer per (shape, operands): after the first call of a shape it is a dict lookup.
+``explain`` gives every candidate with its modelled time (``cute-gemm bench`` prints which config
+"best" chose).
 """
 
 from __future__ import annotations
@@ -19,51 +34,130 @@ from functools import lru_cache
 
 from cute_gemm.runtime import registry
 
-# (phase, config overrides, relative cost per unit of tile width): a narrower tile reads A once per 192
-# or 128 instead of 256 columns of B, i.e. more smem/L2 bytes per FLOP (the penalties are that, roughly);
-# the 128-wide tile keeps 6 stages in the same smem
-CANDIDATES = {
-    # phase 8 (ping-pong, 128x192) at 0.98: its epilogue hides under the other warpgroup's MMAs (Nsight
-    # Compute, 8192^3: tensor pipe 96% of the cycles against 92% for phase 6, 4% fewer cycles), which pays
-    # back its narrower tile; where the rounds tie (6144^3: 12 x 192 = 9 x 256) it wins
+
+@dataclasses.dataclass(frozen=True)
+class Machine:
+    """The model's constants (H200 SXM under load, fitted to the 2026-12-01 measurements)."""
+
+    sms: int = 132
+    mma_flop_per_us: float = 7.0e6  # one SM's wgmma rate with 256-wide tiles (1.7 GHz x 4096 FLOP/clk)
+    narrow_exponent: float = 0.5  # rate x (tile width per warpgroup / 256)^this
+    hbm_bytes_per_us: float = 4.35e6
+    inflight_for_full_bw: float = 16e6  # bytes the resident rings must hold to keep the HBM busy
+    launch_us: float = 1.4  # launch, prologue, pipeline fill, epilogue of one CTA
+    wave_us: float = 2.0  # each further wave of CTAs
+    overlap: float = 0.6  # the smaller of mma/memory that does not hide under the larger
+    split_us: float = 0.3  # cluster barriers of a split-K reduction, per wave
+    dsmem_bytes_per_us: float = 2.0e4  # partial tile bytes reduced per us and CTA
+    no_pdl_us: float = 0.3  # what a launch without programmatic dependent launch pays more
+    persistent_launch_us: float = 4.0  # the persistent phases' fixed cost
+    clusters_that_fit: tuple = ((1, 132), (2, 66), (4, 30), (8, 15))  # co-resident clusters per size
+
+
+MACHINE = Machine()
+
+# token tiles of phase 10 (the MMA's N): multiples of 8 up to 64, then of 32
+TOKEN_TILES = (8, 16, 24, 32, 40, 48, 56, 64, 96, 128, 160, 192, 224, 256)
+SMEM_BYTES = 227 * 1024 - 2048  # a CTA's ring budget (barriers and alignment aside)
+PDL_MAX_FLOP = 40e9  # above this, programmatic dependent launch measured no better (or worse)
+
+# the persistent phases' candidates: (phase, config overrides, time factor); phase 8's epilogue hides
+# under the other warpgroup's MMAs (Nsight Compute, 8192^3: tensor pipe busy 96% vs 92%)
+PERSISTENT = {
     "sm90": (("7", {}, 1.0), ("7", {"bn": 192}, 1.03), ("7", {"bn": 128, "stages": 6}, 1.08), ("8", {}, 0.98)),
     "sm100": (("7", {}, 1.0),),
 }
 
 
-@lru_cache(maxsize=None)
-def _candidates(arch: str):
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _stages(bm: int, bn: int, bk: int, ctas: int, cap: int = 8) -> int:
+    return min(cap, (SMEM_BYTES // ctas) // ((bm + bn) * bk * 2))
+
+
+def _fits_registers(bm: int, bn: int, ctas: int) -> bool:
+    threads = 128 * (1 + bm // 64)
+    return 64 * bn // 128 + 32 <= min(240, 65536 // (ctas * threads) // 8 * 8)
+
+
+def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
+    """Phases 9 (small tiles, split-K) and 10 (swap-AB: M <= 256 tokens) configs worth modelling."""
     out = []
-    for phase, over, penalty in CANDIDATES[arch]:
-        entry = registry.get(arch, phase)
-        cfg = dataclasses.replace(entry.default_config(), **over)
-        out.append((entry, cfg, penalty))
-    return tuple(out)
+    pdl = 2.0 * m * n * k <= PDL_MAX_FLOP
+    for bm, bn, bk, stages in ((64, 64, 64, 8), (64, 128, 64, 8), (128, 128, 64, 6), (128, 256, 64, 4)):
+        for split in (1, 2, 4):
+            out.append(("9", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split, "use_pdl": pdl}))
+    if m <= 256:
+        bn = next(t for t in TOKEN_TILES if t >= m)
+        bk = 128 if bn <= 128 else 64
+        for bm in (64, 128):
+            for ctas in (1, 2):
+                stages = _stages(bm, bn, bk, ctas)
+                if stages < 3 or not _fits_registers(bm, bn, ctas):
+                    continue
+                for split in (1, 2, 4):
+                    out.append(("10", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split,
+                                       "ctas_per_sm": ctas}))
+    return out
 
 
-def cost(kernel, m: int, n: int, k: int, penalty: float = 1.0) -> float:
-    """Relative time of a persistent ``kernel`` on (m, n, k): the busiest cluster's tile rounds (a split
-    last round of stream-K counts half) x tile width x penalty."""
+def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine = MACHINE) -> float:
+    """The model's time of ``kernel`` (a phase instance with its config) on (m, n, k), in microseconds."""
+    cfg = kernel.cfg
+    c_bytes = 4 if kernel.operands.c == "fp32" else 2
+    memory_bytes = 2 * (m * k + k * n) + c_bytes * m * n
+    if kernel.phase in ("9", "10"):
+        rows, cols = (n, m) if getattr(kernel, "swap_ab", False) else (m, n)
+        bm, bn, split, ctas = cfg.bm, cfg.bn, cfg.split_k, cfg.ctas_per_sm
+        ctas_total = _ceil(rows, bm) * _ceil(cols, bn) * split
+        slots = dict(mc.clusters_that_fit)[split] * split * ctas
+        waves = _ceil(ctas_total, slots)
+        cta_flop = 2 * bm * bn * _ceil(_ceil(k, cfg.bk), split) * cfg.bk
+        rate = mc.mma_flop_per_us * min(1.0, bn * (bm // 64) / 256) ** mc.narrow_exponent
+        mma = waves * min(ctas, _ceil(ctas_total, mc.sms)) * cta_flop / rate
+        inflight = min(ctas_total, slots) * cfg.stages * (bm + bn) * cfg.bk * 2
+        memory = memory_bytes / (mc.hbm_bytes_per_us * min(1.0, inflight / mc.inflight_for_full_bw))
+        reduce = waves * (split > 1) * (mc.split_us + bm * bn * 4 / mc.dsmem_bytes_per_us)
+        fixed = mc.launch_us + (waves - 1) * mc.wave_us + (not cfg.use_pdl) * mc.no_pdl_us
+        return fixed + max(mma, memory) + mc.overlap * min(mma, memory) + reduce
+    # the persistent phases: tile rounds of the busiest cluster (a split last round counts half)
     sched = kernel.schedule(m, n, k)
     if len(sched) == 3:  # stream-K: data-parallel tiles, split tiles, clusters launched
         dp, sk, clusters = sched
     else:  # plain persistent: tiles, clusters launched
         (dp, clusters), sk = sched, 0
-    rounds = -(-dp // clusters) + (0.5 if sk else 0.0)
-    return rounds * kernel.cfg.bn * penalty
+    rounds = _ceil(dp, clusters) + (0.5 if sk else 0.0)
+    mma = rounds * 2 * cfg.bm * cfg.bn * k / mc.mma_flop_per_us * factor
+    memory = memory_bytes / mc.hbm_bytes_per_us
+    return mc.persistent_launch_us + mc.no_pdl_us + max(mma, memory) + mc.overlap * min(mma, memory)
+
+
+def _candidates(arch: str, m: int, n: int, k: int):
+    """(entry, config, factor) of every candidate of ``arch`` for (m, n, k)."""
+    out = []
+    for phase, over, factor in PERSISTENT[arch]:
+        out.append((phase, over, factor))
+    if arch == "sm90":
+        out += [(phase, over, 1.0) for phase, over in split_candidates(m, n, k)]
+    for phase, over, factor in out:
+        entry = registry.get(arch, phase)
+        yield entry, dataclasses.replace(entry.default_config(), **over), factor
 
 
 def explain(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
     """Every candidate that takes (m, n, k) with ``operands`` (None: the worklog's) with its modelled
-    cost, cheapest first."""
+    time in microseconds (``cost``), cheapest first."""
     rows = []
-    for entry, cfg, penalty in _candidates(arch):
+    for entry, cfg, factor in _candidates(arch, m, n, k):
         kern = entry.make(cfg, operands)
         if kern.can_implement(m, n, k):
             continue
         rows.append({"phase": entry.phase, "config": cfg, "label": label(entry.phase, entry.overrides(cfg)),
-                     "cost": cost(kern, m, n, k, penalty)})
-    return sorted(rows, key=lambda r: r["cost"])
+                     "cost": modelled_us(kern, m, n, k, factor)})
+    # ties (the model is symmetric under the swap) go to the swapped tile: measured faster at M <= 128
+    return sorted(rows, key=lambda r: (round(r["cost"], 3), r["phase"] != "10"))
 
 
 def label(phase: str, over: dict) -> str:

@@ -1,0 +1,105 @@
+"""How well ``phase="best"``'s time model picks, against measured candidates (no GPU needed).
+
+    python bench/fit_best.py [bench/results/h200_2026-12-01_best_candidates.json] [--fit]
+
+The JSON holds, per shape, the measured time of every candidate config (phases 7/8 and the families of
+phases 9/10 that ``cute_gemm.runtime.choose`` enumerates) beside cuBLAS/cuBLASLt, from one H200 run.
+For each shape the model ranks the measured candidates; the report is the picked candidate's time
+against the fastest measured one ("of best") and against the vendor library ("of vendor"). With
+``--fit`` it first re-fits the model's constants by coordinate descent over a grid (minimising the
+geometric-mean regret plus the mean log error), and prints them: that is how ``choose.MACHINE`` was set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cute_gemm.runtime import choose, registry  # noqa: E402
+
+DEFAULT = Path(__file__).resolve().parent / "results" / "h200_2026-12-01_best_candidates.json"
+GRID = {
+    "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
+    "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),
+    "launch_us": (1.4, 1.8, 2.2), "wave_us": (1.0, 2.0, 3.0), "overlap": (0.2, 0.4, 0.6),
+    "split_us": (0.0, 0.3, 1.0), "dsmem_bytes_per_us": (1e4, 2e4, 4e4, 1e9), "no_pdl_us": (0.3, 0.6, 1.0),
+    "persistent_launch_us": (3.0, 4.0),
+}
+
+
+def shapes_of(doc: dict) -> dict:
+    out = {}
+    for r in doc["rows"]:
+        out.setdefault((r["m"], r["n"], r["k"]), []).append(r)
+    return out
+
+
+def kernels(shapes: dict) -> dict:
+    """Each measured row's kernel instance (built once)."""
+    out = {}
+    for rows in shapes.values():
+        for r in rows:
+            entry = registry.get("sm90", r["phase"])
+            cfg = dataclasses.replace(entry.default_config(), **r["config"])
+            out[id(r)] = (entry.make(cfg), 1.0 if r["phase"] != "8" else 0.98)
+    return out
+
+
+def evaluate(shapes: dict, kerns: dict, mc: choose.Machine, verbose: bool = False):
+    regret, vendor, err = [], [], []
+    for shape, rows in shapes.items():
+        pred = [(choose.modelled_us(kerns[id(r)][0], *shape, kerns[id(r)][1], mc), r) for r in rows]
+        pick = min(pred, key=lambda x: (round(x[0], 3), x[1]["phase"] != "10"))[1]
+        fastest = min(r["us"] for r in rows)
+        regret.append(pick["us"] / fastest)
+        vendor.append(pick["vendor_us"] / pick["us"])
+        err += [abs(math.log(p / r["us"])) for p, r in pred]
+        if verbose:
+            print(f"{'x'.join(map(str, shape)):>16}  picked {pick['phase']:>2} {pick['us']:8.1f} us  fastest "
+                  f"{fastest:8.1f}  -> {fastest / pick['us']:.2f} of best, {pick['vendor_us'] / pick['us']:.2f} of vendor")
+    geo = math.exp(sum(map(math.log, regret)) / len(regret))
+    vgeo = math.exp(sum(map(math.log, vendor)) / len(vendor))
+    return geo, max(regret), sum(err) / len(err), vgeo, min(vendor)
+
+
+def fit(shapes: dict, kerns: dict, mc: choose.Machine) -> choose.Machine:
+    def score(m):
+        geo, worst, err, *_ = evaluate(shapes, kerns, m)
+        return geo + 0.3 * err + 0.2 * (worst - 1)
+
+    best = (score(mc), mc)
+    for _ in range(4):
+        for name, values in GRID.items():
+            for v in values:
+                cand = dataclasses.replace(best[1], **{name: v})
+                s = score(cand)
+                if s < best[0]:
+                    best = (s, cand)
+    return best[1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="?", default=str(DEFAULT))
+    ap.add_argument("--fit", action="store_true", help="re-fit the model's constants first")
+    args = ap.parse_args()
+    doc = json.loads(Path(args.results).read_text())
+    shapes = shapes_of(doc)
+    kerns = kernels(shapes)
+    mc = fit(shapes, kerns, choose.MACHINE) if args.fit else choose.MACHINE
+    if args.fit:
+        print(mc)
+    geo, worst, err, vgeo, vmin = evaluate(shapes, kerns, mc, verbose=True)
+    print(f"{len(shapes)} shapes: picked / fastest measured geomean {1 / geo:.3f} (worst {1 / worst:.2f}); "
+          f"vendor / picked geomean {vgeo:.3f} (worst {vmin:.2f}); mean |log error| {err:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
