@@ -53,6 +53,12 @@ SIGNATURES[("sm90", "6")] = SIGNATURES[("sm90", "5")]  # everything of 5; the pe
 SIGNATURES[("sm90", "7")] = (SIGNATURES[("sm90", "6")][0] + ["st.async (DSMEM)"], SIGNATURES[("sm90", "6")][1])
 # everything of 6, plus the turns: a warpgroup hands the tensor pipe / the staging buffers on with bar.arrive
 SIGNATURES[("sm90", "8")] = (SIGNATURES[("sm90", "6")][0] + ["bar.arrive"], SIGNATURES[("sm90", "6")][1] + ["st.async (DSMEM)"])
+# split-K in a cluster: phase 3's mainloop, partial tiles read from the peers' smem between cluster barriers
+SIGNATURES[("sm90", "9")] = (["bulk tensor load", "wgmma.mma_async", "setmaxnreg", "cluster launch", "cluster barrier",
+                              "ld.shared::cluster (DSMEM)", "st.global"],
+                             ["cp.async.cg (16 B)", "bulk tensor store", "multicast::cluster", "st.async (DSMEM)"])
+# the same kernel on C^T = B^T A^T, launched early (programmatic dependent launch)
+SIGNATURES[("sm90", "10")] = (SIGNATURES[("sm90", "9")][0] + ["griddepcontrol (PDL)"], SIGNATURES[("sm90", "9")][1])
 SIGNATURES[("sm100", "6")] = SIGNATURES[("sm100", "5")]  # everything of 5; persistence: test_sm100_phase6.py
 SIGNATURES[("sm100", "7")] = SIGNATURES[("sm100", "6")]  # everything of 6; the split: test_sm100_phase7.py
 
@@ -185,6 +191,12 @@ def test_phase1_nstages_configurable(fam, target, stages):
     # one C staging buffer: the slab wait would have to come before the slab's own smem writes
     ("sm90:6", {"epi_stages": 1}, "epi_stages >= 2"),
     ("sm90:8", {"bm": 64}, "a warpgroup's tile is two wgmma row blocks"),
+    ("sm90:9", {"bm": 256}, "bm is 64 or 128"),
+    ("sm90:9", {"split_k": 16}, "split_k is 1..8"),
+    ("sm90:9", {"bm": 128, "bn": 256, "stages": 8}, "fewer stages or a smaller tile"),
+    # the CTA's register pool would not hold the accumulators at 2 CTAs per SM (ptxas refused it, late)
+    ("sm90:10", {"bn": 256, "bk": 64, "stages": 2, "ctas_per_sm": 2}, "accumulator registers per thread"),
+    ("sm90:10", {"bn": 24, "split_k": 16}, "split_k is 1..8"),
 ])
 def test_sm90_configs_a_phase_cannot_run_are_refused_at_compile(key, over, message):
     """A config a kernel would run wrong (or not build) fails its compile with the reason, before any launch."""
@@ -193,3 +205,27 @@ def test_sm90_configs_a_phase_cannot_run_are_refused_at_compile(key, over, messa
     e = registry.get(*key.split(":"))
     with pytest.raises(AssertionError, match=message):
         inspect_phase(e, "sm_90a", BIG, config=dataclasses.replace(e.default_config(), **over))
+
+
+def test_sm90_phase9_splits_k_only_in_a_cluster():
+    """split_k=1: a plain launch (no cluster, no DSMEM), phase 3's register epilogue; split_k=4: a cluster of
+    4 whose reduce reads every peer's partial tile (one ld.shared::cluster per rank and vector)."""
+    import dataclasses
+
+    e = registry.get("sm90", "9")
+    one = inspect_phase(e, "sm_90a", BIG, config=dataclasses.replace(e.default_config(), split_k=1))
+    assert one.cluster == 1 and one.census["cluster barrier"] == 0 and one.census["ld.shared::cluster (DSMEM)"] == 0
+    four = inspect_phase(e, "sm_90a", BIG, config=dataclasses.replace(e.default_config(), split_k=4))
+    assert four.cluster == 4 and four.census["cluster barrier"] == 4
+    # each CTA reduces 1/S of the tile from S ranks: as many vector loads per thread as with S=2
+    assert four.census["ld.shared::cluster (DSMEM)"] == _inspect("sm90:9", "sm_90a").census["ld.shared::cluster (DSMEM)"]
+    assert four.grid_ctas == 4 * one.grid_ctas
+
+
+def test_sm90_phase10_puts_the_tokens_on_the_mma_n():
+    """Phase 10 computes C^T: its wgmma is m64n{bn}k16 with bn the token tile (16 by default), the weights
+    (a row-major B seen as B^T) its MN-major A; the grid is N/64 weight-row tiles x the split."""
+    ins = _inspect("sm90:10", "sm_90a")
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n16k16\.f32\.f16\.f16", ins.ptx)
+    cfg = registry.get("sm90", "10").default_config()
+    assert ins.grid_ctas == (BIG.n // 64) * (-(-BIG.m // cfg.bn)) * cfg.split_k

@@ -38,6 +38,9 @@ CENSUS = {
     "bar.sync": r"\b(?:bar|barrier)\.sync\b",
     "bar.arrive": r"\b(?:bar|barrier)(?:\.cta)?\.arrive\b",
     "st.async (DSMEM)": r"\bst\.async\.",
+    "ld.shared::cluster (DSMEM)": r"\bld\.shared::cluster\.",
+    "cluster barrier": r"\bbarrier\.cluster\.(?:arrive|wait)\b",
+    "griddepcontrol (PDL)": r"\bgriddepcontrol\.",
     "cluster launch": r"\.(?:reqnctapercluster|explicitcluster)\b",
 }
 _CENSUS_RE = {k: re.compile(v) for k, v in CENSUS.items()}
