@@ -13,7 +13,7 @@ from mutants import __main__ as cli
 from mutants.catalog_sm90 import MUTANTS, gpu_tests, selector, substitutions
 from mutants.gpu90 import classify
 from mutants.report90 import markdown90, summarize90
-from mutants.runner import REPO, Outcome, caught_by
+from mutants.runner import REPO, Outcome, caught_by, failed_tests
 
 REQUIRED_KINDS = [
     "fence.proxy.async (TMA store)", "fence.proxy.async (cp.async)", "wgmma wait depth", "wgmma.fence",
@@ -67,10 +67,12 @@ def test_caught_by_names_the_kinds_of_check():
            "ERROR tests/test_compile_signatures.py::test_signature_and_resources[sm90:6-sm_90a] - ...\n")
     assert caught_by(out) == ["CPU rule", "PTX machine", "existing CPU test"]
     assert caught_by("1 passed") == []
+    assert failed_tests(out) == ["test_simulation", "test_wgmma_fence_before_accumulating", "test_signature_and_resources"]
 
 
 def test_sm90_report():
-    outs = [Outcome("a", "k1", "6", "killed", 3.0, "rule", "sm90", ["CPU rule", "PTX machine"]),
+    outs = [Outcome("a", "k1", "6", "killed", 3.0, "rule", "sm90", ["CPU rule", "PTX machine"],
+                    ["test_wgmma_fence_before_accumulating", "test_simulation"]),
             Outcome("b", "k1", "6", "killed", 3.0, "sim", "sm90", ["PTX machine"]),
             Outcome("c", "k2", "9", "survived", 3.0, "5 passed", "sm90", []),
             Outcome("d", "k2", "9", "survived", 3.0, "5 passed", "sm90", []),
@@ -81,6 +83,8 @@ def test_sm90_report():
     assert s["only_by_check"]["PTX machine"] == 1
     md = markdown90(s, outs[:4], False, {"c": "only a GPU shows it"})
     assert "**CPU checks: 2 of 4 killed** (50%)" in md and "only a GPU shows it" in md
+    assert s["by_rule"]["(h) wgmma.fence"] == ["a"] and "| (h) wgmma.fence | `a` |" in md
+    assert "| `a` | k1 | 6 | killed | (h) wgmma.fence, PTX machine |" in md
     gpu = {"a": {"status": "killed", "detail": "x"}, "c": {"status": "hang", "detail": "y"},
            "d": {"status": "survived", "detail": ""}}
     s = summarize90(outs, gpu)

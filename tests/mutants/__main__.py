@@ -38,7 +38,9 @@ def parse_args(argv=None):
     ap.add_argument("--min-kill-sm90", type=float, default=0.6, help="sm90: CPU kill rate below which the run fails")
     ap.add_argument("--gpu", action="store_true", help="sm90 on an H200: run the GPU tests of each mutant instead")
     ap.add_argument("--gpu-jobs", type=int, default=6, help="--gpu: mutants tested on the GPU at once (default 6)")
+    ap.add_argument("--compile-jobs", type=int, default=0, help="--gpu: trees compiled at once (default: every core)")
     ap.add_argument("--test-timeout", type=int, default=40, help="--gpu: seconds per GPU test before it is a hang")
+    ap.add_argument("--gpu-timeout", type=int, default=150, help="--gpu: seconds per mutant's GPU tests (default 150)")
     return ap.parse_args(argv)
 
 
@@ -162,8 +164,8 @@ def main_gpu(args, chosen: list) -> int:
 
     if not chosen:
         raise SystemExit("--gpu runs the sm90 mutants: use --ladder sm90 (or all)")
-    res = run_gpu(chosen, jobs=os.cpu_count() if args.jobs == 2 else args.jobs, gpu_jobs=args.gpu_jobs,
-                  timeout_s=min(args.timeout, 600), test_timeout=args.test_timeout)
+    res = run_gpu(chosen, jobs=args.compile_jobs or os.cpu_count() or 1, gpu_jobs=args.gpu_jobs,
+                  timeout_s=args.gpu_timeout, test_timeout=args.test_timeout)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "mutants_sm90_gpu.json"), "w") as f:
         json.dump(res, f, indent=2)

@@ -110,7 +110,7 @@ MUTANTS = [
     # --- arrival counts, transaction bytes, multicast masks -------------------------------------------
     _m("empty-arrivals-one-cta", "arrive count", "6", CT,
        "pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.cluster_m * consumer_warps)",
-       "pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps)", fast="machine",
+       "pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps)",
        note="the cluster-wide empty barrier counts one CTA's consumer warps, not the pair's"),
     _m("empty-arrivals-one-warpgroup", "arrive count", "3", P + "phase3_wide.py",
        "pipeline.Agent.Thread, self.consumer_warpgroups * common.WARPS_PER_WARPGROUP",

@@ -4,6 +4,22 @@ H200 GPU tests), per kind and per mutant, as a JSON-able summary and markdown.""
 from __future__ import annotations
 
 CHECKS = ("CPU rule", "PTX machine", "existing CPU test")
+# the tests of tests/test_sm90_ptx_static.py and test_sm90_sim.py -> the rule (as tests/sm90_rules.py names it)
+RULES = {
+    "test_proxy_fence_then_barrier_before_async_reads": "(a) proxy fence, then barrier",
+    "test_wgmma_retired_before_its_stage_is_released": "(b) wgmma retired before release",
+    "test_wgmma_accumulators_untouched_while_in_flight": "(g) accumulators untouched in flight",
+    "test_wgmma_fence_before_accumulating": "(h) wgmma.fence",
+    "test_dsmem_reduce_between_cluster_barriers": "(e) DSMEM between cluster barriers",
+    "test_griddepcontrol_wait_before_global_accesses": "(f) griddepcontrol.wait first",
+    "test_setmaxnreg_fits_the_registers_of_the_cta": "(i) setmaxnreg budget",
+    "test_simulation": "PTX machine",
+}
+
+
+def checks_of(o) -> list:
+    """The rules and the machine that kill an outcome, by name; other failing tests by their own names."""
+    return [RULES.get(t, t) for t in getattr(o, "failed", [])] or list(o.caught_by)
 CAUGHT = ("killed", "compile", "timeout")  # a compile refusal or a hang counts as caught
 
 
@@ -32,6 +48,7 @@ def summarize90(outcomes: list, gpu: dict | None = None) -> dict:
         "survivors": [o.id for o in counted if o.status == "survived"],
         "need_gpu": [o.id for o in counted if o.status == "survived"],
         "invalid": [o.id for o in outcomes if o.status == "invalid"],
+        "by_rule": {r: [o.id for o in counted if r in checks_of(o)] for r in RULES.values()},
     }
     if gpu is not None:
         ran = [o for o in counted if o.id in gpu]
@@ -64,14 +81,17 @@ def markdown90(summary: dict, outcomes: list, fast: bool, notes: dict, gpu: dict
                      f"({100 * g['cpu_and_gpu_rate']:.0f}%); survivors: {', '.join(g['survivors']) or 'none'}."]
     else:
         head += ["", f"Left for the H200 GPU tests (`--gpu`): {', '.join(s['need_gpu']) or 'none'}."]
-    lines = head + ["", "| kind | killed on the CPU / total | CPU survivors |", "|---|---:|---|"]
+    lines = head + ["", "| check | mutants it kills |", "|---|---|"]
+    for rule, ids in s.get("by_rule", {}).items():
+        lines.append(f"| {rule} | {', '.join(f'`{i}`' for i in ids) or '-'} |")
+    lines += ["", "| kind | killed on the CPU / total | CPU survivors |", "|---|---:|---|"]
     for kind, k in s["by_kind"].items():
         lines.append(f"| {kind} | {k['killed']} / {k['total']} | {', '.join(k['survivors']) or '-'} |")
     cols = "| mutant | kind | phase | CPU result | caught by | s |" + (" GPU |" if gpu is not None else "") + " first failure / note |"
     lines += ["", cols, "|---|---|---|---|---|---:|" + ("---|" if gpu is not None else "") + "---|"]
     for o in outcomes:
         why = o.detail if o.status != "survived" else notes.get(o.id, o.detail)
-        cells = [f"`{o.id}`", o.kind, o.phase, o.status, ", ".join(o.caught_by) or "-", f"{o.seconds:.0f}"]
+        cells = [f"`{o.id}`", o.kind, o.phase, o.status, ", ".join(checks_of(o)) or "-", f"{o.seconds:.0f}"]
         if gpu is not None:
             g = gpu.get(o.id)
             cells.append("-" if g is None else g["status"] + (f": {g['detail'][:60]}" if g.get("detail") else ""))

@@ -27,6 +27,7 @@ class Outcome:
     detail: str  # the first failing test or the reason
     ladder: str = "sm100"
     caught_by: list = dataclasses.field(default_factory=list)  # sm90: "CPU rule", "PTX machine", ... that failed
+    failed: list = dataclasses.field(default_factory=list)  # the failing tests' names (without parameters)
 
 
 class NotApplicable(Exception):
@@ -87,7 +88,18 @@ def run_mutant(m: Mutant, timeout_s: int, python: str = sys.executable, first_fa
         err = next((line.strip() for line in out.splitlines() if "error" in line and "\"" in line), "")
         return Outcome(m.id, m.kind, m.phase, "compile", secs, "the DSL does not compile it: " + err[:200], ladder,
                        ["compile"])
-    return Outcome(m.id, m.kind, m.phase, "killed", secs, _failure(out), ladder, caught_by(out))
+    return Outcome(m.id, m.kind, m.phase, "killed", secs, _failure(out), ladder, caught_by(out), failed_tests(out))
+
+
+def failed_tests(out: str) -> list:
+    """The names of the failing tests (pytest's FAILED/ERROR lines, parameters dropped), in order."""
+    names = []
+    for line in out.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            name = line.split(" ", 1)[1].split(" - ")[0].split("::")[-1].split("[")[0].strip()
+            if name not in names:
+                names.append(name)
+    return names
 
 
 def caught_by(out: str) -> list:
