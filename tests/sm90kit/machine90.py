@@ -81,6 +81,9 @@ class Sm90Machine(Machine):
                                   for r in self._vec(ins.args[0]))
         self.guarded: dict = {}  # mbarrier key -> {(rank, chunk)} its waiter refills after the wait
         super().__init__(kernel, **kw)
+        # a base machine that models PDL itself (Machine._global_access) decides from the code whether the
+        # kernel is PDL-launched; the config's word counts too
+        self.pdl = pdl or bool(getattr(self, "pdl", False))
         for cta in self.ctas:
             for w in cta.warps:
                 w.wg_groups = []  # committed, not retired: [_Group]
@@ -143,7 +146,7 @@ class Sm90Machine(Machine):
     # ---- handlers ---------------------------------------------------------------------------------
     def _compile(self, ins):
         h = super()._compile(ins)
-        if self.pdl and _global_access(ins):
+        if self.pdl and _global_access(ins) and not hasattr(Machine, "_global_access"):
             def checked(w, lanes, h=h, ins=ins):
                 if not w.pdl_waited:
                     self.error(f"{w.name()}: {ins.text.strip()[:70]} accesses global memory before "
@@ -201,12 +204,16 @@ class Sm90Machine(Machine):
         return lambda w, lanes: None
 
     def _op_griddepcontrol(self, ins):
+        base = getattr(super(), "_op_griddepcontrol", None)  # a base machine that models PDL: its state too
+        h0 = base(ins) if base is not None else None
         if ".wait" in ins.op:
             def h(w, lanes):
+                if h0 is not None:
+                    h0(w, lanes)
                 w.pdl_waited = True
                 w.tick()
             return h
-        return lambda w, lanes: None
+        return h0 or (lambda w, lanes: None)
 
     def _op_bar(self, ins):
         if ins.op.startswith("bar.arrive"):
