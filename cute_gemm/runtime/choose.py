@@ -56,8 +56,8 @@ class Machine:
 
 MACHINE = Machine()
 
-# token tiles of phase 10 (the MMA's N): multiples of 8 up to 64, then of 32
-TOKEN_TILES = (8, 16, 24, 32, 40, 48, 56, 64, 96, 128, 160, 192, 224, 256)
+# token tiles of phase 10 (the MMA's N): 8, then multiples of 16 up to 64, then of 32 (phase 9's bn rule)
+TOKEN_TILES = (8, 16, 32, 48, 64, 96, 128, 160, 192, 224, 256)
 SMEM_BYTES = 227 * 1024 - 2048  # a CTA's ring budget (barriers and alignment aside)
 PDL_MAX_FLOP = 40e9  # above this, programmatic dependent launch measured no better (or worse)
 

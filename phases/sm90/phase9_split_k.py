@@ -87,6 +87,9 @@ class Sm90Phase9(GemmPhase):
         cfg = self.cfg
         assert cfg.bm in (64, 128), "bm is 64 or 128: one consumer warpgroup per 64 rows"
         assert 1 <= cfg.split_k <= 8, "split_k is 1..8: a portable cluster"
+        # wgmma takes any N in 8..256 step 8, but the DSL 4.8.1 compiler aborts the process on 24, 40, 72
+        # (8 x odd > 8): refused here, with the reason, instead
+        assert cfg.bn == 8 or cfg.bn % 16 == 0, f"bn={cfg.bn}: bn is 8 or a multiple of 16"
         self.consumer_warpgroups = cfg.bm // common.WGMMA_M
         self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
         self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab)
