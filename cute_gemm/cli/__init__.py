@@ -50,6 +50,8 @@ COMMANDS = (
             "cute_gemm.cli.commands.plot"),
     Command("profile", "Nsight Compute counters per phase: where the cycles go",
             "cute_gemm.cli.commands.profile"),
+    Command("report", "one HTML file to step through the ladders in a browser: diffs, census, numbers",
+            "cute_gemm.cli.commands.report"),
     Command("selftest", "on a Blackwell GPU: every sm100 phase checked, a shareable JSON report",
             "cute_gemm.cli.commands.selftest"),
 )
