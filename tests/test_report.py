@@ -7,6 +7,7 @@ driven in a real browser by ``test_report_browser.py``."""
 import itertools
 import json
 import os
+import pathlib
 import re
 
 import pytest
@@ -15,6 +16,8 @@ from cute_gemm import cli
 from cute_gemm.measure import results
 from cute_gemm.report import html
 from cute_gemm.runtime import registry
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 from report_build import committed_report
 from synthetic_doc import make_doc
 
@@ -57,7 +60,7 @@ def test_every_step_and_every_pair_of_phases_is_in_it(report):
     for fam in ("sm90", "sm100"):
         ids = [e.phase for e in registry.all_entries(fam)]
         assert data["ladders"][fam]["ids"] == ids
-        expect += [f"{fam}/{a}-{b}" for a, b in zip(ids, ids[1:])]  # no phase declares a parent today
+        expect += [f"{fam}/{a}-{b}" for a, b in steps(fam, ids)]
     assert list(pages) == data["pages"] == expect
     n = len(data["sources"])
     assert n == len(registry.all_entries()) and set(data["diffs"]) == {f"{i}-{j}" for i, j in itertools.combinations(range(n), 2)}
@@ -132,14 +135,25 @@ def test_without_the_dsl_the_report_still_renders(monkeypatch):
     monkeypatch.setattr(registry, "all_entries", no_dsl)
     text, pages = html.build(["sm90"], html.load_inputs([SWEEP]), census=True)
     data = page_data_from_text(text)
-    assert pages == ["summary"] + [f"sm90/{a}-{b}" for a, b in zip(data["ladders"]["sm90"]["ids"],
-                                                                    data["ladders"]["sm90"]["ids"][1:])]
+    assert pages == ["summary"] + [f"sm90/{a}-{b}" for a, b in steps("sm90", data["ladders"]["sm90"]["ids"])]
     assert data["ladders"]["sm90"]["ids"] == registry.phase_ids("sm90")
     assert "the sm90 kernels could not be loaded (ImportError: No module named &#x27;cutlass&#x27;)" in text
     p6 = data["phases"]["sm90:6"]
     assert p6["census"] is None and "could not load" in p6["census_why"]
     assert p6["summary"].startswith("phase 5 persistent") and "Constraints" in p6["doc"]
     assert p6["measured"]["4096x4096x4096"]["tflops"]
+
+
+def steps(fam: str, ids: list[str]) -> list[tuple[str, str]]:
+    """(from, to) per phase after the first: its declared parent (sm90 8 <- 6, 9 <- 3, 10 <- 9), else the
+    previous id; read from the phase files, as the report does without the DSL."""
+    parents = {}
+    for path in pathlib.Path(ROOT, "phases", fam).glob("phase*.py"):
+        pid = re.search(r'^    phase = "(\w+)"', path.read_text(), re.M)
+        par = re.search(r'^    parent = "(\w+)"', path.read_text(), re.M)
+        if pid and par:
+            parents[pid.group(1)] = par.group(1)
+    return [(parents.get(b, a), b) for a, b in zip(ids, ids[1:])]
 
 
 def page_data_from_text(text: str) -> dict:
