@@ -20,9 +20,14 @@ from synthetic_doc import ENV, make_doc
 @dataclasses.dataclass
 class FakeKernel:
     why: list
+    operands: Operands = Operands()
+    ragged: bool = True
 
     def can_implement(self, m, n, k):
         return self.why
+
+    def operand_problems(self, ops):
+        return []
 
 
 @dataclasses.dataclass
@@ -203,9 +208,10 @@ def test_run_bench_document(fake_gpu, monkeypatch):
 
 
 def test_a_run_in_another_layout_and_dtypes(fake_gpu, monkeypatch):
-    """--layout nt --dtype bf16 --out-dtype bf16: the phases are made and checked with those operands, cuBLAS
-    runs them, the Triton and quack peers (written for the worklog's problem) are skipped saying why, and
-    the document records the operands; the bytes count a 16-bit C."""
+    """--layout nt --dtype bf16 --out-dtype bf16: the phases are made and checked with those operands (phase
+    0, whose copies are the worklog's, is skipped saying why), cuBLAS runs them, the Triton and quack peers
+    (written for the worklog's problem) are skipped saying why, and the document records the operands; the
+    bytes count a 16-bit C."""
     monkeypatch.setattr("cute_gemm.measure.environment.record", lambda: ENV)
     made, checked = [], []
 
@@ -220,16 +226,19 @@ def test_a_run_in_another_layout_and_dtypes(fake_gpu, monkeypatch):
     monkeypatch.setattr(check_mod, "check_phase", lambda e, p, cfg=None, operands=None: checked.append(operands)
                         or fake(e, p, cfg, operands))
     ops = Operands.of("nt", "bf16", "bf16")
-    doc = suite.run_bench([Entry("3")], [Problem(16, 512, 256)], list(fake_gpu.values()), rounds=2, progress=False,
-                          operands=ops)
+    from cute_gemm.runtime import registry
+
+    doc = suite.run_bench([registry.get("sm90", "0"), Entry("3")], [Problem(128, 512, 256)], list(fake_gpu.values()),
+                          rounds=2, progress=False, operands=ops)
     assert results.validate_doc(doc) == [] and results.operands_of(doc) == ops
     assert made == [ops] and checked == [ops]
     by = {r["key"]: r for r in doc["results"]}
+    assert by["sm90:0"]["status"] == "skipped" and "sm90:0 takes the worklog's operands only" in by["sm90:0"]["reason"]
     assert by["peer:cublas"]["status"] == "ok" and "torch.mm(a, b, out=c)" in by["peer:cublas"]["detail"]
     for name in ("triton", "quack", "quack-tuned"):
         assert by[f"peer:{name}"]["status"] == ("absent" if name == "triton" else "skipped")
     assert "takes the worklog's operands only (nn fp16->fp32), not nt bf16->bf16" in by["peer:quack"]["reason"]
-    assert by["sm90:3"]["bytes"] == 2 * (16 * 256 + 256 * 512) + 2 * 16 * 512
+    assert by["sm90:3"]["bytes"] == 2 * (128 * 256 + 256 * 512) + 2 * 128 * 512
     assert doc["protocol"]["check"] == results.check_text(ops) and "rtol=0.00881" in doc["protocol"]["check"]
 
 

@@ -176,11 +176,29 @@ def test_a_phase_that_cannot_take_the_operands_is_refused_before_compiling(fake_
     assert fake_compile == [("5", Operands())]
 
 
-@pytest.mark.xfail(strict=True, reason="phases/sm90/phase0_serialized.py and phase1_stages.py do not set "
-                                       "general_operands = False yet (kernel side): they would be compiled with "
-                                       "other operands than the cp.async copies are written for")
+@pytest.mark.parametrize("arch", ["sm90", "sm100"])
 @pytest.mark.parametrize("phase", ["0", "1"])
-def test_phases_0_and_1_take_the_worklog_operands_only(phase):
+def test_phases_0_and_1_take_the_worklog_operands_only(arch, phase, fake_compile):
+    """The cp.async phases (whole tiles, copies written for the worklog's layout and types): any other
+    operands are refused in one line by the runtime before anything compiles -- gemm(), compile_only and
+    the bench's rows alike (plan.refusals)."""
+    for ops in (Operands.of("nt", "fp16", "fp32"), Operands.of("nn", "bf16", "fp32"), Operands.of("nn", "fp16", "bf16")):
+        why = plan.refusals(registry.get(arch, phase).make(None, ops), 128, 128, 128)
+        assert len([w for w in why if "worklog's operands only" in w]) == 1, why
+    assert plan.refusals(registry.get(arch, phase).make(None, Operands()), 128, 128, 128) == []
+    if arch == "sm90":  # the stand-in GPU is an sm90 one
+        a, b = _operands_for("nn", torch.bfloat16, 128, 128, 128)
+        with pytest.raises(UnsupportedError, match=rf"sm90:{phase} cannot do 128x128x128 with nn bf16->fp32: "
+                                                   rf"sm90:{phase} takes the worklog's operands only"):
+            cute_gemm.gemm(a, b, phase=phase)
+    assert fake_compile == []
+
+
+@pytest.mark.xfail(strict=True, reason="phases/sm90/phase0_serialized.py and phase1_stages.py do not set "
+                                       "general_operands = False yet (kernel side); the runtime refuses for them "
+                                       "meanwhile (plan.operand_refusals)")
+@pytest.mark.parametrize("phase", ["0", "1"])
+def test_phases_0_and_1_say_so_themselves(phase):
     kern = registry.get("sm90", phase).make(None, Operands.of("nt", "bf16", "bf16"))
     assert any("worklog's operands only" in w for w in kern.can_implement(128, 128, 128))
 
@@ -248,14 +266,12 @@ def test_compile_only_takes_layout_and_dtypes(tmp_path, monkeypatch):
     assert cute_gemm.compile_only("5", None, "sm90", "nt", torch.bfloat16, "bf16").source == "disk"
 
 
-WORKLOG_ONLY = pytest.mark.xfail(strict=True, reason="phases 0-1 do not refuse other operands yet (kernel side)")
-
-
 @pytest.mark.parametrize("kw,error,message", [
     ({"layout": "nx"}, InputError, "layout 'nx'"),
     ({"dtype": "fp32"}, InputError, "dtype 'fp32'"),
     ({"out_dtype": "int8"}, InputError, "out_dtype 'int8'"),
-    pytest.param({"phase": "0", "layout": "nt"}, UnsupportedError, "worklog's operands only", marks=WORKLOG_ONLY),
+    ({"phase": "0", "layout": "nt"}, UnsupportedError, "sm90:0 takes the worklog's operands only"),
+    ({"phase": "1", "out_dtype": "bf16"}, UnsupportedError, "sm90:1 takes the worklog's operands only"),
 ])
 def test_compile_only_refuses_bad_operands(kw, error, message, monkeypatch):
     monkeypatch.setenv("CUTE_GEMM_NO_DISK_CACHE", "1")

@@ -53,7 +53,9 @@ def entries(fams: list[str], phases: list[str] | None):
 def cannot(entry, p: Problem, config=None, operands: Operands = WORKLOG) -> str | None:
     """Why ``entry`` (with ``config``) cannot do ``p`` with ``operands`` (its can_implement reasons in one
     line), or None."""
-    why = entry.make(config, operands).can_implement(p.m, p.n, p.k)
+    from cute_gemm.runtime.plan import refusals
+
+    why = refusals(entry.make(config, operands), p.m, p.n, p.k)
     ops = "" if operands == WORKLOG else f" with {operands.label()}"
     return f"{entry.key} cannot do {p}{ops}: {'; '.join(why)}" if why else None
 

@@ -71,7 +71,7 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
         row = _row("phase", key, name, label, p, phase=phase, adds=adds,
                    config=None if e is None or cfg is None else e.overrides(cfg))
         why = (["no candidate of phase 'best' takes this shape with " + operands.label()] if e is None
-               else e.make(cfg, operands).can_implement(p.m, p.n, p.k))
+               else plan.refusals(e.make(cfg, operands), p.m, p.n, p.k))
         if why:
             row.update(status="skipped", reason="; ".join(why))
         else:

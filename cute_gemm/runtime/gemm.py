@@ -124,7 +124,7 @@ def compile_only(phase="5", config=None, arch: str = "sm90", layout="nn", dtype=
         raise UnsupportedError(str(exc)) from None
     cfg = entry.configured(config)
     ops = operands(layout, dtype, out_dtype)
-    why = entry.make(cfg, ops).operand_problems(ops)
+    why = plan.operand_refusals(entry.make(cfg, ops))
     if why:
         raise UnsupportedError("; ".join(why))
     try:

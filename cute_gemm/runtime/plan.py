@@ -132,6 +132,24 @@ def plan_for(a, phase="5", config=None, arch: str | None = None, operands: Opera
     return plan
 
 
+def operand_refusals(kernel) -> list[str]:
+    """Why ``kernel`` cannot take its operands: the phase's own ``operand_problems``, and for a phase that
+    does not say so itself, the cp.async phases' rule (``ragged = False``: copies written for the worklog's
+    layout and types, which would otherwise compile with other operands and run wrong)."""
+    ops = kernel.operands
+    why = kernel.operand_problems(ops)
+    if not why and not kernel.ragged and ops != WORKLOG:
+        why = [f"{kernel.arch}:{kernel.phase} takes the worklog's operands only ({WORKLOG.label()}: its cp.async "
+               f"copies are written for them), got {ops.label()}: phases 2a and later take any layout and dtype"]
+    return why
+
+
+def refusals(kernel, m: int, n: int, k: int) -> list[str]:
+    """Why ``kernel`` cannot compute (m, n, k) with its operands: ``can_implement`` and ``operand_refusals``."""
+    why = kernel.can_implement(m, n, k)
+    return why + [w for w in operand_refusals(kernel) if w not in why]
+
+
 def checked(a, b, out, phase, config, arch, out_dtype=None) -> tuple[Plan, Problem]:
     """Everything checked in Python with clear messages -- the tensors, then whether the phase takes this
     shape and these operands -- before anything compiles; then the plan (the slow path)."""
@@ -139,7 +157,7 @@ def checked(a, b, out, phase, config, arch, out_dtype=None) -> tuple[Plan, Probl
     target = device_target(a.device)
     entry = entry_for(phase, target, arch)
     kern = entry.make(config, ops)
-    why = kern.can_implement(p.m, p.n, p.k) if min(p.m, p.n, p.k) > 0 else kern.operand_problems(ops)
+    why = refusals(kern, p.m, p.n, p.k) if min(p.m, p.n, p.k) > 0 else operand_refusals(kern)
     if why:
         raise UnsupportedError(f"{entry.key} cannot do {p} with {ops.label()}: " + "; ".join(why))
     return plan_for(a, phase, config, arch, ops), p
@@ -251,4 +269,5 @@ def launcher(entry: registry.PhaseEntry, a, b, c, config=None):
     return launch
 
 
-__all__ = ["Plan", "run", "launcher", "plan_for", "compile_plan", "device_target", "entry_for", "checked"]
+__all__ = ["Plan", "run", "launcher", "plan_for", "compile_plan", "device_target", "entry_for", "checked", "refusals",
+           "operand_refusals"]
