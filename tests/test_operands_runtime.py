@@ -369,3 +369,17 @@ def test_precompile_fills_the_disk_cache_from_worker_processes(tmp_path, monkeyp
     monkeypatch.setenv("CUTE_GEMM_NO_DISK_CACHE", "1")
     with pytest.raises(UnsupportedError, match="CUTE_GEMM_NO_DISK_CACHE"):
         precompile(jobs)
+
+
+def test_a_config_as_field_overrides(fake_compile):
+    """config= takes what compile_only takes: the phase's dataclass, or a dict / 'FIELD=V' of overrides; an
+    unknown field is an InputError before anything compiles."""
+    a, b = _operands_for("nt", torch.bfloat16)
+    cute_gemm.gemm(a, b, phase="7", config={"bn": 192})
+    cute_gemm.gemm(a, b, phase="7", config="bn=192")
+    cfg = registry.get("sm90", "7").configured({"bn": 192})
+    cute_gemm.gemm(a, b, phase="7", config=cfg)
+    assert fake_compile == [("7", Operands.of("nt", "bf16", "fp32"))] and plan._PLANS[
+        ("7", cfg, None, 0, Operands.of("nt", "bf16", "fp32"))].kernel.cfg.bn == 192
+    with pytest.raises(InputError, match="'tile' is not a field of phase 7's config"):
+        cute_gemm.gemm(a, b, phase="7", config={"tile": 3})

@@ -25,8 +25,8 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     new one.
 
     ``phase``: a phase id of the device's ladder (``cute-gemm list``; '2' means 2b), or "best" (the phase
-    and config a model picks per shape and operands). ``config``: a phase config (the phase's frozen
-    dataclass) other than the default. ``arch``: 'sm90'/'sm100' to insist on a ladder (default: the
+    and config a model picks per shape and operands). ``config``: a phase config other than the default (the
+    phase's frozen dataclass, or field overrides as ``compile_only`` takes them: ``{"bn": 128}``). ``arch``: 'sm90'/'sm100' to insist on a ladder (default: the
     device's). Phases 2a and later take any M, N, K whose contiguous extents are multiples of 8 (K for a
     row-major A, M for a column-major one, N always: C's rows) and every layout and dtype; phases 0-1 the
     worklog's problem only (fp16 A row-major, B row-major, fp32 C, tile multiples). Raises

@@ -156,6 +156,8 @@ def checked(a, b, out, phase, config, arch, out_dtype=None) -> tuple[Plan, Probl
     p, ops = validate_call(a, b, out, out_dtype)
     target = device_target(a.device)
     entry = entry_for(phase, target, arch)
+    if config is not None:  # the phase's config, or field overrides as compile_only takes them
+        config = entry.configured(config)
     kern = entry.make(config, ops)
     why = refusals(kern, p.m, p.n, p.k) if min(p.m, p.n, p.k) > 0 else operand_refusals(kern)
     if why:
@@ -175,7 +177,10 @@ def _remember(key, plan, a, b):
     if fast_majors(a, b) == (plan.operands.a_major, plan.operands.b_major):
         if len(key) > 10 and len(_FAST) >= _FAST_BEST_MAX:
             _FAST.clear()
-        _FAST[key] = plan
+        try:
+            _FAST[key] = plan
+        except TypeError:  # a config given as a dict: such calls stay on the checked path
+            pass
 
 
 def _run_checked(a, b, phase, out, config, arch, out_dtype):
