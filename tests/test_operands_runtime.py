@@ -194,9 +194,6 @@ def test_phases_0_and_1_take_the_worklog_operands_only(arch, phase, fake_compile
     assert fake_compile == []
 
 
-@pytest.mark.xfail(strict=True, reason="phases/sm90/phase0_serialized.py and phase1_stages.py do not set "
-                                       "general_operands = False yet (kernel side); the runtime refuses for them "
-                                       "meanwhile (plan.operand_refusals)")
 @pytest.mark.parametrize("phase", ["0", "1"])
 def test_phases_0_and_1_say_so_themselves(phase):
     kern = registry.get("sm90", phase).make(None, Operands.of("nt", "bf16", "bf16"))

@@ -133,21 +133,14 @@ def plan_for(a, phase="5", config=None, arch: str | None = None, operands: Opera
 
 
 def operand_refusals(kernel) -> list[str]:
-    """Why ``kernel`` cannot take its operands: the phase's own ``operand_problems``, and for a phase that
-    does not say so itself, the cp.async phases' rule (``ragged = False``: copies written for the worklog's
-    layout and types, which would otherwise compile with other operands and run wrong)."""
-    ops = kernel.operands
-    why = kernel.operand_problems(ops)
-    if not why and not kernel.ragged and ops != WORKLOG:
-        why = [f"{kernel.arch}:{kernel.phase} takes the worklog's operands only ({WORKLOG.label()}: its cp.async "
-               f"copies are written for them), got {ops.label()}: phases 2a and later take any layout and dtype"]
-    return why
+    """Why ``kernel`` cannot take its operands (the phase's own ``operand_problems``; phases 0-1 take the
+    worklog's only)."""
+    return kernel.operand_problems(kernel.operands)
 
 
 def refusals(kernel, m: int, n: int, k: int) -> list[str]:
-    """Why ``kernel`` cannot compute (m, n, k) with its operands: ``can_implement`` and ``operand_refusals``."""
-    why = kernel.can_implement(m, n, k)
-    return why + [w for w in operand_refusals(kernel) if w not in why]
+    """Why ``kernel`` cannot compute (m, n, k) with its operands (``can_implement`` includes the operands)."""
+    return kernel.can_implement(m, n, k)
 
 
 def checked(a, b, out, phase, config, arch, out_dtype=None) -> tuple[Plan, Problem]:
