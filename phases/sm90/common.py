@@ -14,7 +14,9 @@ from __future__ import annotations
 import cutlass
 import cutlass.cute as cute
 import cutlass.utils.hopper_helpers as sm90_utils
+from cutlass._mlir.dialects import llvm
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync
+from cutlass.cutlass_dsl import T, dsl_user_op
 from cutlass.tensor_utils import LayoutEnum
 
 WARPGROUP_THREADS = 128  # one warpgroup: the unit that issues a wgmma
@@ -141,9 +143,28 @@ def store_acc_to_gmem(
 
 
 def to_c_type(acc: cute.Tensor, c_dtype) -> cute.Tensor:
-    """``acc`` (fp32 registers) as C's element type: itself for fp32 C, a rounded copy for fp16/bf16."""
+    """``acc`` (fp32 registers) as C's element type: itself for fp32 C, a rounded copy for fp16/bf16.
+
+    The rounding reads the accumulator registers with plain arithmetic, which the compiler may schedule
+    anywhere after the last write it knows of -- and it does not know that a ``wgmma.wait_group`` is
+    what completes the wgmma's writes: without a fence it hoisted the bf16 rounding of phases 2a-4 above
+    the wait (a read of in-flight accumulators, undefined in PTX; ptxas then serialized every wgmma of
+    the kernel, remark C7514). Each register passes through ``fence_register`` first (the ``+f``
+    operand fence of CUTLASS's ``warpgroup_fence_operand``): the rounding stays after the wait.
+    """
     if c_dtype == cutlass.Float32:
         return acc
+    for i in range(cute.size(acc)):  # a static fragment: unrolled at trace time
+        acc[i] = fence_register(acc[i])
     out = cute.make_fragment_like(acc, c_dtype)
     out.store(acc.load().to(c_dtype))
     return out
+
+
+@dsl_user_op
+def fence_register(x, *, loc=None, ip=None):
+    """``x`` unchanged, through an empty volatile inline asm that reads and writes it (``"+f"``): no
+    instruction that uses the result can be scheduled above the side effects before it (a
+    ``wgmma.wait_group``). Emits no instruction."""
+    res = llvm.inline_asm(T.f32(), [x.ir_value(loc=loc, ip=ip)], "", "=f,0", has_side_effects=True, loc=loc, ip=ip)
+    return cutlass.Float32(res)
