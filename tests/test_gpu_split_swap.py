@@ -53,3 +53,25 @@ def test_split_and_swap_configs(phase, over, shape):
     assert res.error is None, res.error
     assert res.unwritten == 0 and res.mismatches == 0, res.summary()
     assert res.rel_fro_err <= 1e-4 and res.repeat_identical, res.summary()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(FAMILY not in (None, "sm90"), reason="phases 9 and 10 are checked on sm90 GPUs here")
+@pytest.mark.parametrize("ops", ["nt bf16 bf16", "tn fp16 fp16", "nn fp16 fp32"])
+@pytest.mark.parametrize("phase,over", [("9", {"bm": 128, "bn": 256, "stages": 4, "split_k": 1, "use_pdl": True}),
+                                        ("10", {"bn": 8, "split_k": 1}), ("10", {"bm": 128, "bn": 64, "split_k": 1,
+                                                                                "stages": 4})])
+def test_unsplit_tiles_in_every_c_type(phase, over, ops):
+    """Without a split, fp32 C goes straight from the accumulators; a 16-bit C goes through the smem tile
+    (rounded there, not in the accumulator registers)."""
+    from cute_gemm.measure.check import check_phase
+    from phases.operands import Operands
+
+    layout, ab, c = ops.split()
+    operands = Operands.of(layout, ab, c)
+    entry = registry.get("sm90", phase)
+    cfg = dataclasses.replace(entry.default_config(), **over)
+    for shape in (Problem(8, 4096, 1032), Problem(200, 3000, 520)):
+        res = check_phase(entry, shape, config=cfg, operands=operands)
+        assert res.error is None, res.error
+        assert res.passed and res.repeat_identical, res.summary()

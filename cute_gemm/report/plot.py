@@ -284,7 +284,8 @@ def roofline_figure(doc, path: str) -> str | None:
         pts.sort()
         label = row["label"]
         if row["name"] == "best":
-            label = f"best (per shape: {', '.join(best_picks([r for r in doc['results'] if r['key'] == key]))})"
+            picked = dict.fromkeys(p.split()[0] for p in best_picks([r for r in doc["results"] if r["key"] == key]))
+            label = f"best (phases {', '.join(picked)} per shape)"
         worst = min(pts, key=lambda t: t[3])
         ax.plot([ai for ai, *_ in pts], [tf for _, tf, *_ in pts], color=st["color"], marker=st["marker"], ls="none",
                 ms=st["ms"] + 2, zorder=3, label=f"{label} (lowest {worst[3]:.0f}% of roof, {worst[2]})")
@@ -307,7 +308,8 @@ def roofline_figure(doc, path: str) -> str | None:
           else "\nL2-resident timing: a point above the copy roof read its operands from L2")
     ax.set_title(f"Roofline: each kernel at each shape ({operands_of(doc).label()}){l2}", fontsize=10)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    # inside the axes, where nothing is drawn (high intensity, low throughput): an outside legend is cut off
+    ax.legend(fontsize=7, loc="lower right", frameon=True, framealpha=0.92)
     return _save(plt, fig, path, _footer(doc), rect=(0, 0.06, 1, 1))
 
 

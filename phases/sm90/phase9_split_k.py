@@ -121,6 +121,10 @@ class Sm90Phase9(GemmPhase):
         row_major = self.types.c_layout == LayoutEnum.ROW_MAJOR
         return cute.make_layout((bm, bn), stride=(bn + PAD, 1) if row_major else (1, bm + PAD))
 
+    def register_epilogue(self) -> bool:
+        """No split and fp32 C: the accumulators go straight to C (phase 3's epilogue)."""
+        return self.cfg.split_k == 1 and self.types.c == cutlass.Float32
+
     def threads_of_consumers(self) -> int:
         return common.WARPGROUP_THREADS * self.consumer_warpgroups
 
@@ -257,13 +261,19 @@ class Sm90Phase9(GemmPhase):
                 )
             if cutlass.const_expr(cfg.use_pdl):
                 cute.arch.griddepcontrol_launch_dependents()  # the next kernel may start its prologue
-            if cutlass.const_expr(S == 1):
-                # no split: phase 3's register epilogue, nothing to add up
+            if cutlass.const_expr(self.register_epilogue()):
+                # no split, fp32 C: phase 3's register epilogue, nothing to add up
                 common.store_acc_to_gmem(tiled_mma, mma_tidx, acc, mC, (BM, BN), m_tile, n_tile)
             else:
                 # both warpgroups' last wgmma have read the ring (and every stage has landed): it is free
-                pipeline.NamedBarrier(barrier_id=1, num_threads=self.threads_of_consumers()).arrive_and_wait()
+                consumers = pipeline.NamedBarrier(barrier_id=1, num_threads=self.threads_of_consumers())
+                consumers.arrive_and_wait()
                 cute.autovec_copy(acc, thr_mma.partition_C(sP))
+                if cutlass.const_expr(S == 1):
+                    # a 16-bit C without a split: the partial tile is the tile; the rounding reads smem,
+                    # not the accumulators (rounding those in registers made ptxas serialize every wgmma)
+                    consumers.arrive_and_wait()
+                    reduce_store(sP, mC, m_tile, n_tile, 0, mma_tidx, (BM, BN), 1, self.threads_of_consumers())
 
         if cutlass.const_expr(S > 1):
             # ---- the cluster's partial tiles are all in smem (release/acquire at cluster scope) ----
