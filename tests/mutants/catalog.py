@@ -102,18 +102,18 @@ MUTANTS = [
        "consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 64 * self.cfg.epi_warps),"),
     # --- descriptors that disagree with what the copies wrote --------------------------------------
     _m("desc-b-lbo-sbo", "descriptor (LBO/SBO)", "2a", P + "phase2a_tma.py",
-       "ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
-       "ct.AB_DTYPE, common.make_smem_layout_b_cpasync(tiled_mma, self.mma_tiler, NSTAGES).outer, "
+       "self.types.ab, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
+       "self.types.ab, common.make_smem_layout_b_cpasync(tiled_mma, self.mma_tiler, NSTAGES).outer, "
        "byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
        fast=True, note="B's MMA view packs the 64-column atoms N first (phase 0's LBO 1024 / SBO 2048) while the TMA "
             "writes K-first slabs (LBO 4096 / SBO 1024)"),
     _m("desc-b-swizzle", "descriptor (swizzle)", "2a", P + "phase2a_tma.py",
-       "ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
-       "ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner",
+       "self.types.ab, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
+       "self.types.ab, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner",
        note="B's smem descriptor says SW64 while its TMA box writes SW128"),
     _m("desc-b-major", "descriptor (major)", "2b", CT,
-       "        OperandMajorMode.K,\n        OperandMajorMode.MN,\n    )\n    return cute.make_tiled_mma(op)",
-       "        OperandMajorMode.K,\n        OperandMajorMode.K,\n    )\n    return cute.make_tiled_mma(op)",
+       "b_major = OperandMajorMode.MN if types is None else types.b.mma_major_mode()",
+       "b_major = OperandMajorMode.K",
        note="B declared K-major (idesc transpose-B bit clear) while B is N-major in memory"),
     _m("desc-stage-zero", "descriptor (start address)", "2b", P + "phase2b_ws.py",
        "kcoord = (None, None, kb, ab_full.index)", "kcoord = (None, None, kb, 0)",
