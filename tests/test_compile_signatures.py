@@ -62,12 +62,18 @@ SIGNATURES[("sm90", "9")] = (["bulk tensor load", "wgmma.mma_async", "setmaxnreg
 SIGNATURES[("sm90", "10")] = (SIGNATURES[("sm90", "9")][0] + ["griddepcontrol (PDL)"], SIGNATURES[("sm90", "9")][1])
 SIGNATURES[("sm100", "6")] = SIGNATURES[("sm100", "5")]  # everything of 5; persistence: test_sm100_phase6.py
 SIGNATURES[("sm100", "7")] = SIGNATURES[("sm100", "6")]  # everything of 6; the split: test_sm100_phase7.py
+# split-K in a cluster: phase 3's cta_group::1 mainloop per K range, partial tiles read from every CTA's smem
+# between cluster barriers, st.global of C; mapa and the reduce order: tests/test_sm100_phase9.py
+SIGNATURES[("sm100", "9")] = (_TMA_SM100[0] + ["cluster launch", "cluster barrier", "ld.shared::cluster (DSMEM)",
+                                               "st.global"],
+                              _TMA_SM100[1] + ["tcgen05.mma cta_group::2", "bulk tensor store", "multicast::cluster",
+                                               "st.async (DSMEM)", "griddepcontrol (PDL)"])
 
 
 # Other operands on every sm100 TMA phase (phases.operands): x @ W.T with a bf16 nn.Linear weight into a bf16 C
 # (B K-major) and an M-major fp16 A into an fp16 C. Each keeps its step's signature; the instruction
 # descriptor says the operands' type and majors, and a 16-bit C is rounded from the fp32 accumulator.
-SM100_TMA_PHASES = ["2a", "2b", "3", "4", "5", "6", "7"]
+SM100_TMA_PHASES = ["2a", "2b", "3", "4", "5", "6", "7", "9"]
 SM100_VARIANTS = [Operands.of("nt", "bf16", "bf16"), Operands.of("tn", "fp16", "fp16")]
 
 

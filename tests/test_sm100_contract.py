@@ -26,7 +26,7 @@ def _ceil(a, b):
 
 
 def test_the_ladder_is_registered():
-    assert [e.phase for e in ENTRIES] == ["0", "1", "2a", "2b", "3", "4", "5", "6", "7"]
+    assert [e.phase for e in ENTRIES] == ["0", "1", "2a", "2b", "3", "4", "5", "6", "7", "9"]
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.key)
@@ -74,7 +74,9 @@ def test_attributes_after_the_compile(entry):
     kern = _compiled(entry.key, "sm_100a")
     attrs = kern.attributes()
     c = kern.cfg
-    assert attrs["cluster"] == (c.cluster_m * getattr(c, "pairs", 1), 1, 1)  # phase 7: two pairs per cluster
+    # phase 7: two pairs per cluster; phases 9-10: split_k CTAs
+    ctas = c.cluster_m * getattr(c, "pairs", 1) * getattr(c, "split_k", 1)
+    assert attrs["cluster"] == (entry.cluster_ctas(), 1, 1) == (ctas, 1, 1)
     assert attrs["threads"] % 32 == 0 and 128 <= attrs["threads"] <= 1024
     assert 0 < attrs["smem_bytes"] <= 227 * 1024
     cols = attrs["tmem_cols"]

@@ -56,6 +56,14 @@ _VARIANT_SHAPES = {
 CASES += [(phase, m, n, k, over, NT_BF16) for phase, (m, n, k, over) in _VARIANT_SHAPES.items()]
 CASES += [(phase, m, n, k, over, TN_FP16) for phase, (m, n, k, over) in _VARIANT_SHAPES.items() if phase in ("2a", "5")]
 
+# Split-K in a cluster (9): several clusters, K not a multiple of the k-tile: at split 4 (5 k-tiles: 1, 1, 1,
+# 2) for x @ W.T in bf16, then at split 2 with 4 k-tiles per rank on a 3-stage ring. The reduce's rank order
+# is checked as the K order of every element's fp32 additions (at split 4: four non-zero terms).
+CASES += [
+    ("9", 120, 136, 264, {"split_k": 4, "stages": 3}, NT_BF16),
+    ("9", 120, 264, 456, {"stages": 3}),
+]
+
 
 def _id(case):
     phase, m, n, k, over = case[:5]
@@ -64,16 +72,22 @@ def _id(case):
 
 
 # The worklog's operand layouts (section 2.2), as the PTX ISA's descriptor tables decode the descriptors
-# the MMAs actually used: (swizzle bytes, LBO, SBO) of A (K-major) and of B (N-major), and the MMA's M x N.
-# Phases 0-1 pack B's 64-column SW128 atoms N first (LBO 1024, SBO 2048); the TMA phases K first (one
-# 4 KiB slab per 64 columns: LBO 4096, SBO 1024). A's LBO is unused by a swizzled K-major layout (1 x 16 B).
-# The other majors take the same two packings: an M-major A B's TMA slabs, a K-major B A's SW64 rows.
-A_SW64 = (64, 16, 512)
-B_CPASYNC, B_TMA = (128, 1024, 2048), (128, 4096, 1024)
-DESCRIPTORS = {"0": (B_CPASYNC, 128, 128), "1": (B_CPASYNC, 128, 128), "2a": (B_TMA, 128, 128),
-               "2b": (B_TMA, 128, 128), "3": (B_TMA, 128, 256), "4": (B_TMA, 256, 256), "5": (B_TMA, 256, 256),
-               "6": (B_TMA, 256, 256), "7": (B_TMA, 256, 256)}
+# the MMAs actually used: (swizzle bytes, LBO, SBO). A K-major operand: rows of BK elements under the widest
+# swizzle they fill (SW64 at BK=32 fp16, SW128 from BK=64), the next 8-row band 8 rows on (SBO 512 / 1024),
+# LBO unused (1 x 16 B). An N-major (MN-major) operand in the TMA phases: one 64-column SW128 slab per 64
+# rows of MN holding all of BK (LBO = BK x 128 B: 4096 at BK=32), the next 8-row K band 1024 B on. Phases
+# 0-1 pack B's 64-column SW128 atoms N first instead (LBO 1024, SBO 2048). The other majors take the same
+# two packings: an M-major A the N-major slabs, a K-major B the K-major rows.
+B_CPASYNC = (128, 1024, 2048)
 TYPE_CODE = {"fp16": 0, "bf16": 1}  # the idesc's A / B type fields (PTX ISA, kind::f16)
+
+
+def _k_major(bk):
+    return min(128, 2 * bk), 16, 8 * min(128, 2 * bk)
+
+
+def _mn_major(bk):
+    return 128, 128 * bk, 1024
 
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
@@ -81,18 +95,19 @@ def test_simulation(case):
     phase, m, n, k, over = case[:5]
     ops = case[5] if len(case) > 5 else None
     entry = registry.get("sm100", phase)
-    cfg = dataclasses.replace(entry.default_config(), **over) if over else None
-    result = harness.simulate(entry.key, m, n, k, cfg, ops)
+    cfg = dataclasses.replace(entry.default_config(), **over) if over else entry.default_config()
+    result = harness.simulate(entry.key, m, n, k, cfg if over else None, ops)
     assert result.ok, result.report()
-    # the descriptors, decoded with the PTX ISA's field tables (ptxkit/isa.py)
+    # the descriptors, decoded with the PTX ISA's field tables (ptxkit/isa.py), in the kernel's own views
     ops = ops or Operands()
-    b_fields, mma_m, mma_n = DESCRIPTORS[phase]
-    a_fields = A_SW64 if ops.a_major == "k" else B_TMA
-    b_fields = b_fields if ops.b_major == "n" else A_SW64
+    kops = ops.swapped() if getattr(entry.kernel_cls, "swap_ab", False) else ops
+    a_fields = _k_major(cfg.bk) if kops.a_major == "k" else _mn_major(cfg.bk)
+    b_fields = _k_major(cfg.bk) if kops.b_major == "k" else B_CPASYNC if phase in ("0", "1") else _mn_major(cfg.bk)
+    mma_m, mma_n = cfg.bm * cfg.cluster_m, cfg.bn
     for idesc, adesc, bdesc, two in result.mma_kinds:
         assert (idesc.m, idesc.n, two) == (mma_m, mma_n, mma_m == 256), (phase, idesc)
         assert (idesc.dtype, idesc.atype, idesc.btype) == (1, TYPE_CODE[ops.ab], TYPE_CODE[ops.ab]), idesc
-        assert (idesc.transpose_a, idesc.transpose_b) == (ops.a_major == "m", ops.b_major == "n"), idesc
+        assert (idesc.transpose_a, idesc.transpose_b) == (kops.a_major == "m", kops.b_major == "n"), idesc
         swizzle = {0: None, 2: 128, 4: 64, 6: 32}
         assert (swizzle[adesc.swizzle_mode], adesc.lbo, adesc.sbo) == a_fields, adesc
         assert (swizzle[bdesc.swizzle_mode], bdesc.lbo, bdesc.sbo) == b_fields, bdesc

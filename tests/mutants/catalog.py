@@ -37,6 +37,7 @@ def _m(id, kind, phase, path, old, new, fast=False, extra=(), select="", note=""
 
 P = "phases/sm100/"
 CT = P + "common_tma.py"
+P9 = P + "phase9_split_k.py"
 
 MUTANTS = [
     # --- a wrong tile coordinate ---------------------------------------------------------------------
@@ -184,6 +185,44 @@ MUTANTS = [
        note="TMA stores from the elect.sync lane: its bulk groups may belong to another lane than the waiter"),
     _m("residency-unbounded", "residency", "3", P + "phase3_wide.py",
        "self.smem_bytes = common.smem_request(used, self.tmem_cols)", "self.smem_bytes = used"),
+    # --- split-K in a cluster (phase 9) --------------------------------------------------------------
+    _m("sk-reduce-reversed", "split-K reduce order", "9", P9,
+       "parts[r][(None, idx)]", "parts[split_k - 1 - r][(None, idx)]", fast=True,
+       note="the partial tiles added in reverse rank order: deterministic, but not the documented sum"),
+    _m("sk-reduce-own-first", "split-K reduce order", "9", P9,
+       "cute.arch.map_dsmem_ptr(sP.iterator, r)", "cute.arch.map_dsmem_ptr(sP.iterator, (rank + r) % split_k)",
+       note="each CTA starts the sum with its own partial tile: the order depends on which CTA reduces a line"),
+    _m("sk-reduce-own-only", "split-K DSMEM address", "9", P9,
+       "cute.arch.map_dsmem_ptr(sP.iterator, r)", "cute.arch.map_dsmem_ptr(sP.iterator, rank)",
+       note="every term of the sum is read from the CTA's own partial tile (mapa to its own rank)"),
+    _m("sk-no-partials-barrier", "split-K cluster barrier", "9", P9,
+       "        # --- every partial tile of the cluster is in smem and visible (release / acquire at cluster scope) ---\n"
+       "        cute.arch.cluster_arrive()\n        cute.arch.cluster_wait()\n", "", fast=True,
+       note="the reduce reads the peers' partial tiles without waiting for them to be written"),
+    _m("sk-partials-arrive-relaxed", "split-K cluster barrier", "9", P9,
+       "scope) ---\n        cute.arch.cluster_arrive()\n", "scope) ---\n        cute.arch.cluster_arrive_relaxed()\n",
+       note="barrier.cluster.arrive.relaxed: the arrival no longer releases the partial tile's st.shared"),
+    _m("sk-no-exit-barrier", "split-K cluster barrier", "9", P9,
+       "        # --- no CTA leaves (with its smem) while a peer may still read its partial tile ---\n"
+       "        cute.arch.cluster_arrive()\n        cute.arch.cluster_wait()\n", "",
+       note="a CTA may exit while a peer still reads its partial tile over DSMEM"),
+    _m("sk-k-even-split", "split-K K range", "9", P9,
+       "k_count = (rank + 1) * k_tiles // S - k_first", "k_count = k_tiles // S",
+       note="every rank takes K/S k-tiles, rounded down: the remainder of K is never computed"),
+    _m("sk-rank-zero", "split-K K range", "9", P9,
+       "rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())",
+       "rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster()) * 0",
+       note="every CTA of the cluster takes rank 0's K range and lines"),
+    _m("sk-tile-per-cta", "tile coordinate (split-K)", "9", P9,
+       "grouped_tile_coord(bidx // S, tiles_m, tiles_n, c.group_m)", "grouped_tile_coord(bidx, tiles_m, tiles_n, c.group_m)",
+       note="each CTA of a cluster computes another tile: the partial tiles of different tiles are added"),
+    _m("sk-lines-not-scattered", "split-K reduce lines", "9", P9,
+       "line = rank * my_lines + v // per_line", "line = v // per_line",
+       note="every CTA reduces and stores the first L/S lines of the tile"),
+    _m("sk-no-acc-wait", "dropped wait (mbarrier)", "9", P9,
+       "acc_full = acc_consumer.wait_and_advance()  # the last MMA is done",
+       "acc_full = acc_consumer.wait_and_advance(cutlass.Boolean(True))  # the last MMA is done",
+       note="the partial tile overwrites the ring (and TMEM is read) before the last MMA is done"),
 ]
 
 # the two-part substitution of tmem-alloc-before-sync: the allocation moves back before the pipelines

@@ -190,6 +190,8 @@ class Warp:
         self.bulk_groups: dict = {}  # lane -> committed TMA-store groups (lists of Pending), last open
         self.cluster_arrivals = 0
         self.bar_wait = None  # (named barrier key, generation) while waiting at bar.sync
+        self.grid_dep_waited = False  # griddepcontrol.wait executed (programmatic dependent launch)
+        self.release_vc: dict = {}  # the clock as of the warp's last release fence
 
     def tick(self) -> int:
         self.vc[self.key] += 1
@@ -228,6 +230,7 @@ class Machine:
         self.steps = 0
         self.mma_kinds: set = set()  # (idesc, A descriptor, B descriptor) of the MMAs, start addresses aside
         self.ipdom = _post_dominators(kernel)
+        self.pdl = any(i.op.startswith("griddepcontrol") for i in kernel.instrs)  # launched as a PDL kernel
         self.handlers = [self._compile(ins) for ins in kernel.instrs]
 
     def error(self, msg: str) -> None:
@@ -509,6 +512,23 @@ class Machine:
                 self._set(w, dst, l, (vals[1], vals[0]) if pair else vals[0])
         return h
 
+    def _op_griddepcontrol(self, ins: Instr):
+        """Programmatic dependent launch: ``griddepcontrol.wait`` blocks a thread until the grids it depends
+        on have completed and their memory is visible. A kernel with griddepcontrol instructions is one
+        launched that way (it may start while the previous grid still runs), so no thread of it may touch
+        global memory before it has waited (the model runs one grid: the wait itself returns at once).
+        ``launch_dependents`` only lets the next grid start early."""
+        if ins.op.startswith("griddepcontrol.wait"):
+            def h(w, lanes):
+                w.grid_dep_waited = True
+            return h
+        return lambda w, lanes: None
+
+    def _global_access(self, w: Warp, what: str) -> None:
+        """A thread of ``w`` touches global memory: in a PDL kernel only after its griddepcontrol.wait."""
+        if self.pdl and not w.grid_dep_waited:
+            self.error(f"{w.name()}: {what} before griddepcontrol.wait (the previous grid may still write it)")
+
     def _op_cvta(self, ins: Instr):
         g = self._getter(ins.args[1])
         dst = ins.args[0]
@@ -569,6 +589,20 @@ class Machine:
                         o = off + j * size
                         self._set(w, d, l, int.from_bytes(raw[o:o + size], "little"))
             return h
+        if space == "shared::cluster":
+            def h(w, lanes):
+                acc = self._generic_access(w, "ld.shared::cluster")
+                for l in lanes:
+                    addr = ga(w, l)
+                    r = addr >> RANK_SHIFT
+                    if not 0 <= r < len(self.ctas):
+                        raise SimError(f"{w.name()}: {ins.text.strip()[:70]}: address 0x{addr:x} outside the cluster")
+                    cta = self.ctas[r]
+                    self._remote(w, cta, "an ld.shared::cluster", acc.token)
+                    for j, d in enumerate(dsts):
+                        a = (addr & OFFSET_MASK) + j * size
+                        self._set(w, d, l, self._smem_read(cta, a, size, dataclasses.replace(acc, lane=l), w))
+            return h
         if space == "shared":
             def h(w, lanes):
                 acc = self._generic_access(w, "ld.shared")
@@ -611,6 +645,7 @@ class Machine:
                 for s in srcs:
                     if s in w.poisoned:
                         self._read(w, ins, s, 0)
+                self._global_access(w, "st.global")
                 for l in lanes:
                     addr = ga(w, l)
                     for j, g in enumerate(getters):
@@ -841,7 +876,11 @@ class Machine:
                         keep.append((lane, acc))
                 w.unfenced = keep
             return h
-        return lambda w, lanes: None  # fence.mbarrier_init, fence.acq_rel: ordering the model keeps anyway
+        def release(w, lanes):
+            # fence.mbarrier_init.release.cluster, fence.acq_rel / fence.sc: what this thread did so far is
+            # released to whoever synchronizes with a later (even relaxed) arrival of it
+            w.release_vc = dict(w.vc)
+        return release
 
     def _op_membar(self, ins: Instr):
         return lambda w, lanes: None
@@ -864,10 +903,13 @@ class Machine:
 
     def _op_barrier(self, ins: Instr):
         if ins.op.startswith("barrier.cluster.arrive"):
+            relaxed = ".relaxed" in ins.op  # no release: the arrival orders none of the thread's earlier accesses
+
             def h(w, lanes):
                 st = self.cluster_bar
                 w.cluster_arrivals += 1
-                join(st["vc"], w.vc)
+                # a relaxed arrival releases only what a fence before it released (fence.mbarrier_init)
+                join(st["vc"], w.release_vc if relaxed else w.vc)
                 w.tick()
                 st["arrived"] += len(lanes)
                 if st["arrived"] == self.threads * len(self.ctas):
@@ -975,6 +1017,7 @@ class Machine:
             size = int(ins.args[2])
 
             def h(w, lanes):
+                self._global_access(w, "cp.async")
                 for l in lanes:
                     dst, src = gd(w, l), gs(w, l)
                     cta = self._own_cta(w, dst, ins)
@@ -1033,6 +1076,7 @@ class Machine:
         cta_group2 = ".cta_group::2" in op
 
         def h(w, lanes):
+            self._global_access(w, "a TMA load")
             for l in lanes:
                 tm = self._tensormap(w, gtm(w, l), ins)
                 coords = [g(w, l) for g in gcoords]
@@ -1075,6 +1119,7 @@ class Machine:
         gsrc = self._addr(a[1])
 
         def h(w, lanes):
+            self._global_access(w, "a TMA store")
             for l in lanes:
                 tm = self._tensormap(w, gtm(w, l), ins)
                 coords = [g(w, l) for g in gcoords]
