@@ -68,12 +68,15 @@ SIGNATURES[("sm100", "9")] = (_TMA_SM100[0] + ["cluster launch", "cluster barrie
                                                "st.global"],
                               _TMA_SM100[1] + ["tcgen05.mma cta_group::2", "bulk tensor store", "multicast::cluster",
                                                "st.async (DSMEM)", "griddepcontrol (PDL)"])
+# the same kernel on C^T = B^T A^T, launched early (programmatic dependent launch)
+SIGNATURES[("sm100", "10")] = (SIGNATURES[("sm100", "9")][0] + ["griddepcontrol (PDL)"],
+                               SIGNATURES[("sm100", "9")][1][:-1])
 
 
 # Other operands on every sm100 TMA phase (phases.operands): x @ W.T with a bf16 nn.Linear weight into a bf16 C
 # (B K-major) and an M-major fp16 A into an fp16 C. Each keeps its step's signature; the instruction
 # descriptor says the operands' type and majors, and a 16-bit C is rounded from the fp32 accumulator.
-SM100_TMA_PHASES = ["2a", "2b", "3", "4", "5", "6", "7", "9"]
+SM100_TMA_PHASES = ["2a", "2b", "3", "4", "5", "6", "7", "9", "10"]
 SM100_VARIANTS = [Operands.of("nt", "bf16", "bf16"), Operands.of("tn", "fp16", "fp16")]
 
 
@@ -101,9 +104,10 @@ def test_sm100_operand_variants_keep_the_signature(phase, ops, target):
     descs = [d for d in map(decode_idesc, instruction_descriptors(ptx))
              if d.reserved_ok and not (d.sparse or d.negate_a or d.negate_b) and d.m == kern.mma_tiler[0]]
     assert descs, f"{key}: no instruction descriptor constant in the PTX"
+    kops = ops.swapped() if getattr(kern, "swap_ab", False) else ops  # the majors of the kernel's own views
     for d in descs:
         assert (d.atype, d.btype) == (KIND_F16_TYPES[ab], KIND_F16_TYPES[ab]), d
-        assert (d.transpose_a, d.transpose_b) == (ops.a_major == "m", ops.b_major == "n"), d
+        assert (d.transpose_a, d.transpose_b) == (kops.a_major == "m", kops.b_major == "n"), d
     rounding = f"cvt.rn.{ab if ops.c == ops.ab else {'fp16': 'f16'}.get(ops.c, ops.c)}x2.f32"
     assert rounding in ptx, f"{key}: a 16-bit C is rounded from the fp32 accumulator ({rounding})"
 

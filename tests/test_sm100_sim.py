@@ -56,12 +56,17 @@ _VARIANT_SHAPES = {
 CASES += [(phase, m, n, k, over, NT_BF16) for phase, (m, n, k, over) in _VARIANT_SHAPES.items()]
 CASES += [(phase, m, n, k, over, TN_FP16) for phase, (m, n, k, over) in _VARIANT_SHAPES.items() if phase in ("2a", "5")]
 
-# Split-K in a cluster (9): several clusters, K not a multiple of the k-tile: at split 4 (5 k-tiles: 1, 1, 1,
-# 2) for x @ W.T in bf16, then at split 2 with 4 k-tiles per rank on a 3-stage ring. The reduce's rank order
-# is checked as the K order of every element's fp32 additions (at split 4: four non-zero terms).
+# Split-K in a cluster (9) and swap-AB (10): several clusters, K not a multiple of the k-tile. Phase 9 at
+# split 4 (5 k-tiles: 1, 1, 1, 2) for x @ W.T in bf16, then at split 2 with 4 k-tiles per rank on a 3-stage
+# ring; phase 10 with one token (M=1) over 3 weight tiles, and 20 tokens (two token tiles) of a bf16
+# x @ W.T at split 4 over 3 k-tiles (rank 0's K range is empty: it contributes zeros). The reduce's rank
+# order is checked as the K order of every element's fp32 additions (at split 4: three or four non-zero
+# terms).
 CASES += [
     ("9", 120, 136, 264, {"split_k": 4, "stages": 3}, NT_BF16),
     ("9", 120, 264, 456, {"stages": 3}),
+    ("10", 1, 264, 648, {"stages": 2}),
+    ("10", 20, 120, 328, {"split_k": 4}, NT_BF16),
 ]
 
 

@@ -14,8 +14,10 @@ PHASES = "tests/test_sm100_ptx_static.py tests/test_sm100_sim.py".split()
 
 
 def checks(phase: str, *extra: str, select: str = "") -> tuple:
-    """The phase's static and simulation checks (+ ``extra`` files), selected by ``-k phaseN [or ...]``."""
-    return (*PHASES, *extra, "-k", f"phase{phase}" + (f" or {select}" if select else ""))
+    """The phase's static and simulation checks (+ ``extra`` files), selected by ``-k phaseN [or ...]``
+    (``phase1`` without phase 10's)."""
+    own = "(phase1 and not phase10)" if phase == "1" else f"phase{phase}"
+    return (*PHASES, *extra, "-k", own + (f" or {select}" if select else ""))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +39,7 @@ def _m(id, kind, phase, path, old, new, fast=False, extra=(), select="", note=""
 
 P = "phases/sm100/"
 CT = P + "common_tma.py"
-P9 = P + "phase9_split_k.py"
+P9, P10 = P + "phase9_split_k.py", P + "phase10_swap_ab.py"
 
 MUTANTS = [
     # --- a wrong tile coordinate ---------------------------------------------------------------------
@@ -185,7 +187,7 @@ MUTANTS = [
        note="TMA stores from the elect.sync lane: its bulk groups may belong to another lane than the waiter"),
     _m("residency-unbounded", "residency", "3", P + "phase3_wide.py",
        "self.smem_bytes = common.smem_request(used, self.tmem_cols)", "self.smem_bytes = used"),
-    # --- split-K in a cluster (phase 9) --------------------------------------------------------------
+    # --- split-K in a cluster (phase 9) and swap-AB (phase 10) ----------------------------------------
     _m("sk-reduce-reversed", "split-K reduce order", "9", P9,
        "parts[r][(None, idx)]", "parts[split_k - 1 - r][(None, idx)]", fast=True,
        note="the partial tiles added in reverse rank order: deterministic, but not the documented sum"),
@@ -223,6 +225,26 @@ MUTANTS = [
        "acc_full = acc_consumer.wait_and_advance()  # the last MMA is done",
        "acc_full = acc_consumer.wait_and_advance(cutlass.Boolean(True))  # the last MMA is done",
        note="the partial tile overwrites the ring (and TMEM is read) before the last MMA is done"),
+    _m("sk-empty-range-reads-tmem", "split-K K range", "10", P9,
+       "sP, tidx, k_count > 0, c.epi_warps)", "sP, tidx, True, c.epi_warps)",
+       note="a CTA whose K range is empty drains a TMEM accumulator no MMA wrote instead of writing zeros"),
+    _m("pdl-wait-not-in-producer", "programmatic dependent launch", "10", P9,
+       "            cute.arch.griddepcontrol_wait()\n",
+       "            if warp_idx != TMA_WARP:\n                cute.arch.griddepcontrol_wait()\n",
+       note="the TMA warp loads before griddepcontrol.wait: it may read what the previous kernel still writes"),
+    _m("swap-lines-rows", "swap-AB C^T store", "10", P9,
+       "lines = BM if row_major else BN", "lines = BM",
+       note="the reduce splits C^T's 128 weight rows over the CTAs instead of its token lines"),
+    _m("swap-vec-along-tokens", "swap-AB C^T store", "10", P9,
+       "vec_tiler = (1, VEC) if row_major else (VEC, 1)", "vec_tiler = (1, VEC)",
+       note="the reduce's vectors run along C^T's tokens (strided in the partial tile and in C)"),
+    _m("swap-grid-unswapped", "swap-AB C^T store", "10", P10,
+       "return super().grid(n, m, k)", "return super().grid(m, n, k)",
+       extra=("tests/test_sm100_phase9.py",), note="the grid of the unswapped problem: tiles of C^T never launched"),
+    _m("swap-problem-unswapped", "swap-AB C^T store", "10", P10,
+       "return mC.shape[1], mC.shape[0], mA.shape[1]", "return mC.shape[0], mC.shape[1], mA.shape[1]",
+       extra=("tests/test_sm100_phase9.py",),
+       note="the launch reads the problem's M and N from C^T unswapped (the grid of the wrong problem)"),
 ]
 
 # the two-part substitution of tmem-alloc-before-sync: the allocation moves back before the pipelines
