@@ -187,6 +187,14 @@ MUTANTS = [
        note="TMA stores from the elect.sync lane: its bulk groups may belong to another lane than the waiter"),
     _m("residency-unbounded", "residency", "3", P + "phase3_wide.py",
        "self.smem_bytes = common.smem_request(used, self.tmem_cols)", "self.smem_bytes = used"),
+    # --- operands (fp16/bf16, either major, 16-bit C): the runs with other operands ------------------
+    _m("op-mma-type-f16", "operand type", "2a", CT,
+       "ab = AB_DTYPE if types is None else types.ab", "ab = AB_DTYPE",
+       note="the MMA multiplies fp16 whatever A and B hold (the idesc's type fields stay 0)"),
+    _m("op-round-to-f16", "operand type", "5", P + "common.py",
+       "    out = cute.make_rmem_tensor(acc.layout, c_dtype)\n    out.store(acc.load().to(c_dtype))",
+       "    out = cute.make_rmem_tensor(acc.layout, cutlass.Float16)\n    out.store(acc.load().to(cutlass.Float16))",
+       note="a 16-bit C is rounded to fp16 whatever its type (bf16 C receives fp16 bit patterns)"),
     # --- split-K in a cluster (phase 9) and swap-AB (phase 10) ----------------------------------------
     _m("sk-reduce-reversed", "split-K reduce order", "9", P9,
        "parts[r][(None, idx)]", "parts[split_k - 1 - r][(None, idx)]", fast=True,
