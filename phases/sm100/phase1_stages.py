@@ -125,6 +125,8 @@ class Sm100Phase1(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        why = self.operand_problems(self.operands)
+        assert not why, "; ".join(why)
         self._setup_attributes()
         c = self.cfg
         tiled_copy_a = common.make_cpasync_copy_a(self.threads, c.bk)

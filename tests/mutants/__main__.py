@@ -70,8 +70,11 @@ def markdown(summary: dict, outcomes: list, fast: bool) -> str:
     lines = [f"# sm100 mutants{' (fast subset)' if fast else ''}", "",
              f"**{summary['killed']} of {summary['total']} killed** ({100 * summary['kill_rate']:.0f}%); "
              f"{len(summary['compile'])} of them by the DSL's own compile-time checks "
-             f"({', '.join(summary['compile']) or 'none'}), the rest by the CPU tests.", "",
-             "| kind | killed / total | survivors |", "|---|---:|---|"]
+             f"({', '.join(summary['compile']) or 'none'}), the rest by the CPU tests.", ""]
+    if summary.get("command"):
+        lines += [f"Run: `{summary['command']}`, {summary['seconds']:.0f} s wall time "
+                  f"({summary.get('jobs', 1)} mutants at a time, {os.cpu_count()} CPU cores).", ""]
+    lines += ["| kind | killed / total | survivors |", "|---|---:|---|"]
     for kind, k in summary["by_kind"].items():
         lines.append(f"| {kind} | {k['killed']} / {k['total']} | {', '.join(k['survivors']) or '-'} |")
     lines += ["", "| mutant | kind | phase | result | s | caught by / note |", "|---|---|---|---|---:|---|"]
@@ -103,6 +106,8 @@ def main(argv=None) -> int:
     summary = summarize(outcomes)
     summary["seconds"] = round(time.perf_counter() - t0, 1)
     summary["fast"] = args.fast
+    summary["command"] = " ".join(["python -m tests.mutants", *(argv if argv is not None else sys.argv[1:])])
+    summary["jobs"] = args.jobs
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "mutants.json"), "w") as f:
         json.dump({"summary": summary, "mutants": [dataclasses.asdict(o) for o in outcomes]}, f, indent=2)
