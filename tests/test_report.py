@@ -145,7 +145,7 @@ def test_without_the_dsl_the_report_still_renders(monkeypatch):
 
 
 def steps(fam: str, ids: list[str]) -> list[tuple[str, str]]:
-    """(from, to) per phase after the first: its declared parent (sm90 8 <- 6, 9 <- 3, 10 <- 9), else the
+    """(from, to) per phase after the first: its declared parent (8 <- 6, 9 <- 3, 10 <- 9), else the
     previous id; read from the phase files, as the report does without the DSL."""
     parents = {}
     for path in pathlib.Path(ROOT, "phases", fam).glob("phase*.py"):

@@ -77,6 +77,7 @@ class Sm100Phase9(GemmPhase):
     summary = "split-K in a cluster: split_k CTAs share a tile's k-loop, partial tiles added in rank order via DSMEM"
     adds = "split-K: a starved grid gets split_k CTAs per tile, partial sums reduced through DSMEM (deterministic)"
     worklog = ""
+    parent = "3"
     c_majors = ("n", "m")  # the reduce stores along C's contiguous mode, either one
 
     def _setup_attributes(self):
