@@ -1,13 +1,15 @@
 """cute-gemm: the tcgen05 GEMM worklog's phases as CuTe DSL kernels, with a shared harness.
 
     import torch, cute_gemm
-    c = cute_gemm.gemm(a, b, phase="5")   # a [M,K] fp16, b [K,N] fp16 (row-major), c [M,N] fp32
+    c = cute_gemm.gemm(a, b, phase="5")   # a [M,K], b [K,N]: fp16 or bf16, either major; c [M,N] fp32
+    y = cute_gemm.linear(x, w, bias)      # F.linear's meaning: x [..., K], an nn.Linear weight w [N, K]
 
-The names a caller needs are here: ``gemm``, ``compile_only`` (a phase and config compiled without a
-GPU), ``InputError`` and ``UnsupportedError``. Importing the package loads only the standard library:
-``gemm`` and ``compile_only`` load the runtime (``cute_gemm.runtime``) on first use, torch and the DSL
-load when a kernel is first compiled or run. The torch custom ops ``torch.ops.cute_gemm.gemm`` and
-``gemm_out`` are registered on import when torch is already loaded.
+The names a caller needs are here: ``gemm``, ``linear``, ``compile_only`` (a phase, config and layout
+compiled without a GPU), ``InputError`` and ``UnsupportedError``. Importing the package loads only the
+standard library: ``gemm``, ``linear`` and ``compile_only`` load the runtime (``cute_gemm.runtime``) on
+first use, torch and the DSL load when a kernel is first compiled or run. The torch custom ops
+``torch.ops.cute_gemm.gemm``, ``gemm_out`` and ``linear`` are registered on import when torch is already
+loaded.
 
 The package's layers, each importing only those before it: ``errors`` -> ``runtime`` (what ``gemm()``
 runs) -> ``measure`` (check and time on a GPU) -> ``profiling`` (generated code, Nsight Compute) ->
@@ -19,13 +21,14 @@ import sys as _sys
 from cute_gemm.errors import InputError, UnsupportedError
 
 __version__ = "0.2.0"
-__all__ = ["gemm", "compile_only", "InputError", "UnsupportedError", "__version__"]
+__all__ = ["gemm", "linear", "compile_only", "InputError", "UnsupportedError", "__version__"]
 
-_LAZY = {"gemm": "cute_gemm.runtime.gemm", "compile_only": "cute_gemm.runtime.gemm"}
+_LAZY = {"gemm": "cute_gemm.runtime.gemm", "linear": "cute_gemm.runtime.gemm", "compile_only": "cute_gemm.runtime.gemm"}
 
 
 def __getattr__(name):
-    """``cute_gemm.gemm`` / ``compile_only``: the runtime is imported on first use, not by ``import cute_gemm``."""
+    """``cute_gemm.gemm`` / ``linear`` / ``compile_only``: the runtime is imported on first use, not by
+    ``import cute_gemm``."""
     if name in _LAZY:
         import importlib
 

@@ -68,6 +68,8 @@ class GemmPhase:
     summary: ClassVar[str] = ""  # one line: what this kernel is
     adds: ClassVar[str] = ""  # one line: what it adds over the previous phase
     worklog: ClassVar[str] = ""  # the worklog's number for this phase (B300), or "" if none
+    # the phase this one is written against (``compare``, the report's step), when not the previous id
+    parent: ClassVar[str | None] = None
     # True: any M, N, K (N, K multiples of 8) -- partial tiles through TMA bounds (zero-filled loads,
     # clipped stores) and predicated register stores. False: tile multiples only (the cp.async phases).
     ragged: ClassVar[bool] = True

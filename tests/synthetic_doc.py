@@ -1,10 +1,11 @@
 """A bench-v2 document as the bench would write it, without a GPU: rows built by the bench's own code
-(``shape._row``, ``timing.Timing``, ``power.summarize``, ``shape.add_percentages``,
-``results.document``) from made-up times and NVML samples. Shared by the schema, table, plot and CLI tests."""
+(``shape._row``, ``timing.Timing``, ``power.summarize``, ``shape.add_percentages``, ``shape.add_bandwidth``,
+``bandwidth.summarize``, ``results.document``) from made-up times, copies and NVML samples. Shared by the
+schema, table, plot and CLI tests."""
 
 import dataclasses
 
-from cute_gemm.measure import power, results, shape, timing
+from cute_gemm.measure import bandwidth, power, results, shape, timing
 from cute_gemm.measure.check import CheckResult
 from cute_gemm.runtime.problem import Problem
 
@@ -16,6 +17,7 @@ ENV = {
 PHASE_TFLOPS = {"0": 420.0, "1": 560.0, "2a": 650.0, "2b": 655.0, "3": 700.0, "4": 705.0, "5": 712.0, "6": 728.0}
 PEER_TFLOPS = {"cublas": 736.0, "cublaslt": 733.0}
 SQUARE = (512, 1024, 2048, 4096)
+COPY = bandwidth.summarize([0.52, 0.5, 0.51, 0.5, 0.5], 2**30)  # a device copy of 1 GiB: 4.29 TB/s
 
 
 def _timed(row, p, tflops, mhz=1500, watts=700.0, reasons=0x4):
@@ -53,6 +55,7 @@ def shape_rows(p: Problem) -> list[dict]:
     rows.append(shape._row("peer", "peer:quack", "quack", "quack gemm", p))
     rows[-1].update(status="error", reason="RuntimeError: no sm90 config")
     shape.add_percentages(rows, 989.0)
+    shape.add_bandwidth(rows, p, copy_tb_s=COPY["tb_s"])
     return rows
 
 
@@ -63,4 +66,5 @@ def make_doc(sweep: bool = True, data: str = "randn", telemetry: bool = True) ->
     rows = [r for p in shapes for r in shape_rows(p)]
     tel = ({"available": True, "reason": None, "sample_interval_ms": 5.0, "power_limit_w": 700.0} if telemetry
            else {"available": False, "reason": "pynvml is not installed"})
-    return results.document(rows, data=data, protocol=timing.protocol(7, 1.0, False), telemetry=tel, env=ENV)
+    return results.document(rows, data=data, protocol=timing.protocol(7, 1.0, False), telemetry=tel, env=ENV,
+                            copy_bandwidth=COPY)

@@ -10,18 +10,24 @@ import torch
 
 from cute_gemm import cli
 from cute_gemm.cli import steps
-from cute_gemm.measure import peers, power, results, shape, suite, timing
+from cute_gemm.measure import bandwidth, peers, power, results, shape, suite, timing
 from cute_gemm.measure.check import CheckResult
 from cute_gemm.runtime.problem import Problem
+from phases.operands import Operands
 from synthetic_doc import ENV, make_doc
 
 
 @dataclasses.dataclass
 class FakeKernel:
     why: list
+    operands: Operands = Operands()
+    ragged: bool = True
 
     def can_implement(self, m, n, k):
         return self.why
+
+    def operand_problems(self, ops):
+        return []
 
 
 @dataclasses.dataclass
@@ -34,7 +40,7 @@ class FakeEntry:
     def key(self):
         return f"sm90:{self.phase}"
 
-    def make(self, config=None):
+    def make(self, config=None, operands=None):
         return FakeKernel(self.why)
 
 
@@ -57,13 +63,13 @@ def fake_gpu(monkeypatch):
 
     CHECKED.clear()
 
-    def check_phase(entry, p, config=None):
+    def check_phase(entry, p, config=None, operands=None):
         CHECKED.append(("phase", entry.phase, str(p)))
         ok = entry.phase not in ("2", "4")
         return CheckResult(entry.key, str(p), ok, 0, 0 if ok else 5, 0.0, 1e-7, 1e-7, True,
                            error="RuntimeError: launch failed\nmore" if entry.phase == "4" else None)
 
-    def check_peer(peer, p):
+    def check_peer(peer, p, operands=None):
         CHECKED.append(("peer", peer.name, str(p)))
         ok = peer.name != "quack-tuned"
         kernels = ["Memset (Device)", "nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT"] if peer.name == "cublas" else None
@@ -82,7 +88,9 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr("cute_gemm.measure.check.check_phase", check_phase)
     monkeypatch.setattr(peers, "check_peer", check_peer)
     monkeypatch.setattr("cute_gemm.runtime.plan.launcher", lambda e, a, b, c, config=None: e.key)
-    monkeypatch.setattr(shape, "timing_inputs", lambda p, data, n: [("A", "B", "C")])
+    monkeypatch.setattr(shape, "timing_inputs", lambda p, data, n, operands=None: [("A", "B", "C")])
+    monkeypatch.setattr("cute_gemm.measure.bandwidth.copy_bandwidth",
+                        lambda: bandwidth.summarize([0.5] * 10, 2**30))  # 4.29 TB/s
     monkeypatch.setattr(timing, "capture", capture)
     monkeypatch.setattr(timing, "time_replays", lambda g, replays: g.ms * 10 * replays)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
@@ -189,6 +197,49 @@ def test_run_bench_document(fake_gpu, monkeypatch):
     # every phase at every shape is checked (compiled) before the first peer runs
     kinds = [kind for kind, _, _ in CHECKED]
     assert kinds == ["phase"] * 4 + ["peer"] * 2
+    # the run's copy bandwidth, and each timed row's bytes, TB/s and % of it
+    assert doc["copy_bandwidth"]["tb_s"] == pytest.approx(2 * 2**30 / 0.5e-3 / 1e12)
+    assert doc["operands"] == {"layout": "nn", "ab": "fp16", "c": "fp32", "label": "nn fp16->fp32"}
+    r = next(r for r in timed if r["key"] == "sm90:3" and r["shape"] == "512x512x512")
+    assert r["bytes"] == 2 * 2 * 512 * 512 + 4 * 512 * 512
+    assert r["tb_s"] == pytest.approx(r["bytes"] / (MS["sm90:3"] * 1e-3) / 1e12)
+    assert r["pct_copy_bw"] == pytest.approx(100 * r["tb_s"] / doc["copy_bandwidth"]["tb_s"])
+    assert all(r["tb_s"] is None and r["pct_copy_bw"] is None for r in doc["results"] if not r["timing"])
+
+
+def test_a_run_in_another_layout_and_dtypes(fake_gpu, monkeypatch):
+    """--layout nt --dtype bf16 --out-dtype bf16: the phases are made and checked with those operands (phase
+    0, whose copies are the worklog's, is skipped saying why), cuBLAS runs them, the Triton and quack peers
+    (written for the worklog's problem) are skipped saying why, and the document records the operands; the
+    bytes count a 16-bit C."""
+    monkeypatch.setattr("cute_gemm.measure.environment.record", lambda: ENV)
+    made, checked = [], []
+
+    class Entry(FakeEntry):
+        def make(self, config=None, operands=None):
+            made.append(operands)
+            return FakeKernel([])
+
+    import cute_gemm.measure.check as check_mod
+
+    fake = check_mod.check_phase  # the fixture's
+    monkeypatch.setattr(check_mod, "check_phase", lambda e, p, cfg=None, operands=None: checked.append(operands)
+                        or fake(e, p, cfg, operands))
+    ops = Operands.of("nt", "bf16", "bf16")
+    from cute_gemm.runtime import registry
+
+    doc = suite.run_bench([registry.get("sm90", "0"), Entry("3")], [Problem(128, 512, 256)], list(fake_gpu.values()),
+                          rounds=2, progress=False, operands=ops)
+    assert results.validate_doc(doc) == [] and results.operands_of(doc) == ops
+    assert made == [ops] and checked == [ops]
+    by = {r["key"]: r for r in doc["results"]}
+    assert by["sm90:0"]["status"] == "skipped" and "sm90:0 takes the worklog's operands only" in by["sm90:0"]["reason"]
+    assert by["peer:cublas"]["status"] == "ok" and "torch.mm(a, b, out=c)" in by["peer:cublas"]["detail"]
+    for name in ("triton", "quack", "quack-tuned"):
+        assert by[f"peer:{name}"]["status"] == ("absent" if name == "triton" else "skipped")
+    assert "takes the worklog's operands only (nn fp16->fp32), not nt bf16->bf16" in by["peer:quack"]["reason"]
+    assert by["sm90:3"]["bytes"] == 2 * (128 * 256 + 256 * 512) + 2 * 128 * 512
+    assert doc["protocol"]["check"] == results.check_text(ops) and "rtol=0.00881" in doc["protocol"]["check"]
 
 
 # ------------------------------------------------------------------------------------ the CLI on a "GPU"
@@ -217,12 +268,34 @@ def test_bench_on_gpu_writes_json_and_plots(on_h200, tmp_path, capsys):
     assert [str(s) for s in shapes] == ["2048x2048x2048"] + [str(s) for s in suite.SWEEP if s.m != 2048]
     assert [pr.name for pr in peer_list] == ["cublas", "triton"]
     assert kw == {"data": "ints", "rounds": 3, "sustained_s": 1.0, "cold_l2": False, "progress": False,
-                  "best_arch": None, "variants": []}
+                  "best_arch": None, "variants": [], "operands": Operands()}
     assert results.load(str(out))["data"] == "ints"
     assert "4096x4096x4096" in stdout and "phase 6" in stdout and "sw_power_cap" in stdout
     for name in ("bench_ladder.png", "bench_worklog.png"):
         assert (tmp_path / "r" / name).exists()
     assert "at least ~2 min of GPU time" in err  # 5 kernels x 7 shapes x 3 rounds x 1.02 s
+
+
+def test_bench_layout_dtypes_and_a_named_set(on_h200, tmp_path, capsys):
+    out = tmp_path / "decode.json"
+    rc = cli.main(["bench", "--set", "decode", "--layout", "nt", "--dtype", "bf16", "--out-dtype", "bf16", "--quiet",
+                   "--no-plot", "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    (entries, shapes, peer_list, kw) = on_h200[0]
+    assert kw["operands"] == Operands.of("nt", "bf16", "bf16")
+    assert shapes == list(suite.SETS["decode"]) and len(shapes) == 30
+    assert {p.m for p in shapes} == {1, 16, 64, 128, 256, 512}
+    assert {(p.n, p.k) for p in shapes} == {(4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192), (28672, 8192)}
+    rc = cli.main(["bench", "--set", "small", "--shapes", "4096", "--quiet", "--no-plot", "--out", str(out)])
+    assert rc == 0 and [str(p) for p in on_h200[1][1]] == ["4096x4096x4096", "256x256x256", "512x512x512",
+                                                           "1024x1024x1024", "2048x2048x2048"]
+    assert on_h200[1][3]["operands"] == Operands()
+
+
+def test_run_with_a_layout_reports_it(on_h200, capsys):
+    rc = cli.main(["run", "--phase", "7", "--shape", "4096", "--layout", "tt", "--out-dtype", "fp16"])
+    assert rc == 0
+    assert on_h200[0][3]["operands"] == Operands.of("tt", "fp16", "fp16")
 
 
 def test_bench_on_gpu_refuses_the_other_arch(on_h200, capsys):

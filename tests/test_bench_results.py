@@ -105,6 +105,9 @@ BROKEN = [
     (lambda d: _first(d, lambda r: r["status"] == "ok").update(kind="library"), "kind is 'library'"),
     (lambda d: _first(d, lambda r: r["kind"] == "phase").pop("phase"), ".phase missing"),
     (lambda d: _first(d, lambda r: True).update(status="great"), "status is 'great'"),
+    (lambda d: d["operands"].update(layout="nx"), "operands is not a layout and dtypes record"),
+    (lambda d: d["operands"].update(ab="fp32"), "operands is not a layout and dtypes record"),
+    (lambda d: d.update(copy_bandwidth={"tb_s": -1}), "copy_bandwidth.tb_s"),
 ]
 
 
@@ -161,15 +164,21 @@ def _render(doc) -> str:
 
 def test_table_rows_and_rendering():
     doc = make_doc(sweep=False)
-    row = console.result_row(_row(doc, "sm90:5"))
-    assert row[0] == "phase 5" and row[1] == "712.0" and row[6] == "1508" and row[7] == "700"
-    assert row[4] == f"{712 / 736:.3f} ({712 / 736:.2f}..{712 / 736:.2f})"  # same spread in every round
-    assert row[8] == f"{712 / 0.7:.0f}" and row[9] == "sw_power_cap" and row[10] == "pass"
+    r5 = _row(doc, "sm90:5")
+    row = dict(zip(console.COLUMNS, console.result_row(r5)))
+    assert row["kernel"] == "phase 5" and row["TFLOP/s"] == "712.0" and row["SM MHz"] == "1508" and row["W"] == "700"
+    assert row["x vendor per round"] == f"{712 / 736:.3f} ({712 / 736:.2f}..{712 / 736:.2f})"  # same every round
+    assert row["TFLOP/s/kW"] == f"{712 / 0.7:.0f}" and row["throttle"] == "sw_power_cap" and row["status"] == "pass"
+    # bandwidth: A + B fp16 and C fp32 once each over the median time, and % of the run's copy bandwidth
+    tb_s = (2 * 2 * 4096 * 4096 + 4 * 4096 * 4096) / (r5["timing"]["ms_median"] * 1e-3) / 1e12
+    assert r5["tb_s"] == pytest.approx(tb_s) and row["TB/s"] == f"{tb_s:.2f}"
+    assert row["% copy BW"] == f"{100 * tb_s / doc['copy_bandwidth']['tb_s']:.0f}"
     absent = console.result_row(_row(doc, "peer:triton"))
-    assert absent[1:10] == ("-",) * 9 and absent[10] == "absent" and absent[11] == "triton is not installed"
-    assert len(row) == len(absent) == len(console.COLUMNS)
+    assert absent[1:12] == ("-",) * 11 and absent[12] == "absent" and absent[13] == "triton is not installed"
+    assert len(console.result_row(r5)) == len(absent) == len(console.COLUMNS)
     text = _render(doc)
     assert "4096x4096x4096" in text and "1024x4096x4096" in text and "data randn" in text
+    assert "nn fp16->fp32" in text and "device copy 4.29 TB/s" in text
     assert "median of 7 interleaved rounds" in text and "1 s sustained" in text
     for col in console.COLUMNS:
         assert col in text
@@ -185,13 +194,15 @@ def test_plots_from_a_document(tmp_path):
 
     paths = plot_all(make_doc(data="ints"), str(tmp_path / "run"))
     names = sorted(os.path.basename(p) for p in paths)
-    assert names == ["run_ladder.png", "run_sweep.png", "run_worklog.png"]
+    assert names == ["run_ladder.png", "run_roofline.png", "run_sweep.png", "run_worklog.png"]
     for p in paths:
         assert os.path.getsize(p) > 10_000
         with Image.open(p) as im:
             assert im.size[0] > 800 and im.size[1] > 400
-    # without square sizes beyond the headline ones there is no sweep figure
-    assert len(plot_all(make_doc(sweep=False), str(tmp_path / "nosweep"))) == 2
+    # without square sizes beyond the headline ones there is no sweep figure; without a copy bandwidth no roofline
+    doc = make_doc(sweep=False)
+    doc["copy_bandwidth"] = None
+    assert len(plot_all(doc, str(tmp_path / "nosweep"))) == 2
 
 
 def test_worklog_figure_shows_both_ladders(tmp_path, monkeypatch):
@@ -326,4 +337,63 @@ def test_worklog_figure_needs_a_phase_on_both_sides(tmp_path):
     doc["results"] = [r for r in doc["results"] if r["kind"] == "peer" or r["name"] == "6"]  # beyond the worklog
     assert plot.worklog_figure(doc, str(tmp_path / "w.png")) is None
     names = sorted(os.path.basename(p) for p in plot.plot_all(doc, str(tmp_path / "run")))
-    assert names == ["run_ladder.png", "run_sweep.png"] and not (tmp_path / "w.png").exists()
+    assert names == ["run_ladder.png", "run_roofline.png", "run_sweep.png"] and not (tmp_path / "w.png").exists()
+
+
+def test_roofline_from_a_document(tmp_path, monkeypatch):
+    """Each timed kernel at each shape against min(peak, copy bandwidth x intensity): the points, the roof and
+    the % of it, from the synthetic document's numbers; no figure without the run's copy bandwidth."""
+    pytest.importorskip("matplotlib")
+    from cute_gemm.report import plot
+    from cute_gemm.runtime.problem import Problem
+
+    doc = make_doc()
+    points = plot.roofline_points(doc)
+    bw, peak = doc["copy_bandwidth"]["tb_s"], doc["peak_tflops"]
+    (row, pts) = points["sm90:5"]
+    p = Problem(4096, 4096, 4096)
+    ai = p.flops / (2 * 2 * 4096 * 4096 + 4 * 4096 * 4096)
+    (pt,) = [t for t in pts if t[2] == "4096x4096x4096"]
+    assert pt[0] == pytest.approx(ai) and pt[1] == pytest.approx(PHASE_TFLOPS["5"])
+    assert pt[3] == pytest.approx(100 * PHASE_TFLOPS["5"] / min(peak, bw * ai))
+    assert plot.roof(10.0, peak, bw) == pytest.approx(10 * bw) and plot.roof(1e4, peak, bw) == peak
+    assert "peer:triton" not in points and "sm90:4" in points  # untimed rows have no point
+    assert len(pts) == len([r for r in doc["results"] if r["key"] == "sm90:5" and r.get("timing")])
+    calls = _spy(monkeypatch, "plot")
+    assert plot.roofline_figure(doc, str(tmp_path / "r.png")) and (tmp_path / "r.png").stat().st_size > 10_000
+    roof_line = calls[0]
+    xs, ys = roof_line[0][0], roof_line[0][1]
+    assert all(y == pytest.approx(min(peak, bw * x)) for x, y in zip(xs, ys))
+    assert "device copy" in roof_line[1]["label"] and len(calls) == 1 + len(points)
+    doc["copy_bandwidth"] = None
+    assert plot.roofline_figure(doc, str(tmp_path / "none.png")) is None
+
+
+def test_copy_bandwidth_record_and_documents_without_operands():
+    from cute_gemm.measure import bandwidth
+    from phases.operands import Operands
+
+    rec = bandwidth.summarize([0.6, 0.5, 0.55], 2**30)
+    assert rec["tb_s"] == pytest.approx(2 * 2**30 / 0.55e-3 / 1e12) and rec["tb_s_best"] == pytest.approx(
+        2 * 2**30 / 0.5e-3 / 1e12)
+    assert rec["copies"] == 3 and "read + write" in rec["method"]
+    doc = make_doc(sweep=False)
+    assert results.operands_of(doc) == Operands()
+    del doc["operands"], doc["copy_bandwidth"]  # a document written before they were recorded
+    assert results.validate_doc(doc) == [] and results.operands_of(doc) == Operands()
+    assert console.operands_label(doc) == "nn fp16->fp32" and "device copy" not in console.caption(doc)
+
+
+def test_a_run_in_another_layout_is_not_set_beside_the_worklog(tmp_path):
+    """The worklog measured its problem only (nn fp16 -> fp32): a run of other operands gets no side-by-side
+    figure, and its captions name its operands."""
+    pytest.importorskip("matplotlib")
+    from cute_gemm.report import plot
+    from phases.operands import Operands
+
+    doc = make_doc()
+    doc["operands"] = results.operands_record(Operands.of("nt", "bf16", "bf16"))
+    assert plot.worklog_figure(doc, str(tmp_path / "w.png")) is None
+    names = sorted(os.path.basename(p) for p in plot.plot_all(doc, str(tmp_path / "run")))
+    assert names == ["run_ladder.png", "run_roofline.png", "run_sweep.png"]
+    assert console.caption(doc).startswith("nt bf16->bf16, data randn")

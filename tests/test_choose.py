@@ -66,7 +66,7 @@ def test_token_tiles_and_candidates_are_buildable():
             if phase == "10":
                 assert over["bn"] in choose.TOKEN_TILES and over["bn"] % over["split_k"] == 0
                 assert (64 + over["bn"]) * over["bk"] * 2 * over["stages"] * over["ctas_per_sm"] <= 227 * 1024
-                assert over["stages"] >= 3
+                assert over["stages"] >= 3 and over["stages"] * over["ctas_per_sm"] >= 4
 
 
 def test_a_pick_is_a_lookup_after_the_first():

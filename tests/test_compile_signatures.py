@@ -11,8 +11,9 @@ from functools import lru_cache
 import pytest
 
 from cute_gemm.runtime import arch, registry
-from cute_gemm.profiling.codegen import idesc_fields, inspect_phase, instruction_descriptors
+from cute_gemm.profiling.codegen import census, idesc_fields, inspect_phase, instruction_descriptors
 from cute_gemm.runtime.problem import Problem
+from phases.operands import Operands
 
 SMEM_LIMIT = 227 * 1024  # per-block opt-in dynamic smem on sm90 and sm100
 TMEM_COLS = 512
@@ -61,6 +62,54 @@ SIGNATURES[("sm90", "9")] = (["bulk tensor load", "wgmma.mma_async", "setmaxnreg
 SIGNATURES[("sm90", "10")] = (SIGNATURES[("sm90", "9")][0] + ["griddepcontrol (PDL)"], SIGNATURES[("sm90", "9")][1])
 SIGNATURES[("sm100", "6")] = SIGNATURES[("sm100", "5")]  # everything of 5; persistence: test_sm100_phase6.py
 SIGNATURES[("sm100", "7")] = SIGNATURES[("sm100", "6")]  # everything of 6; the split: test_sm100_phase7.py
+# split-K in a cluster: phase 3's cta_group::1 mainloop per K range, partial tiles read from every CTA's smem
+# between cluster barriers, st.global of C; mapa and the reduce order: tests/test_sm100_phase9.py
+SIGNATURES[("sm100", "9")] = (_TMA_SM100[0] + ["cluster launch", "cluster barrier", "ld.shared::cluster (DSMEM)",
+                                               "st.global"],
+                              _TMA_SM100[1] + ["tcgen05.mma cta_group::2", "bulk tensor store", "multicast::cluster",
+                                               "st.async (DSMEM)", "griddepcontrol (PDL)"])
+# the same kernel on C^T = B^T A^T, launched early (programmatic dependent launch)
+SIGNATURES[("sm100", "10")] = (SIGNATURES[("sm100", "9")][0] + ["griddepcontrol (PDL)"],
+                               SIGNATURES[("sm100", "9")][1][:-1])
+
+
+# Other operands on every sm100 TMA phase (phases.operands): x @ W.T with a bf16 nn.Linear weight into a bf16 C
+# (B K-major) and an M-major fp16 A into an fp16 C. Each keeps its step's signature; the instruction
+# descriptor says the operands' type and majors, and a 16-bit C is rounded from the fp32 accumulator.
+SM100_TMA_PHASES = ["2a", "2b", "3", "4", "5", "6", "7", "9", "10"]
+SM100_VARIANTS = [Operands.of("nt", "bf16", "bf16"), Operands.of("tn", "fp16", "fp16")]
+
+
+@pytest.mark.parametrize("target", ["sm_100a", "sm_103a"])
+@pytest.mark.parametrize("ops", SM100_VARIANTS, ids=lambda o: o.label().replace(" ", "-"))
+@pytest.mark.parametrize("phase", SM100_TMA_PHASES)
+def test_sm100_operand_variants_keep_the_signature(phase, ops, target):
+    from ptxkit.isa import KIND_F16_TYPES, decode_idesc
+    from sm100_compiled import compiled, resources
+
+    key = f"sm100:{phase}"
+    kern, ptx = compiled(key, target, None, ops)
+    counts = census(ptx)
+    present, absent = SIGNATURES[("sm100", phase)]
+    for name in present:
+        assert counts[name] > 0, f"{key} {ops.label()} for {target}: expected {name} in the PTX"
+    for name in absent:
+        assert counts[name] == 0, f"{key} {ops.label()} for {target}: {name} must not appear"
+    res = resources(key, target, None, ops)
+    assert res["spill_stores"] == res["stack_bytes"] == 0 and res["registers"] <= 255, res
+    attrs = kern.attributes()
+    assert 0 < attrs["smem_bytes"] <= SMEM_LIMIT and attrs["tmem_cols"] <= TMEM_COLS
+    ab = {"fp16": "f16", "bf16": "bf16"}[ops.ab]
+    # constants that decode as a dense M=128/256 kind::f16 descriptor (others merely look like one)
+    descs = [d for d in map(decode_idesc, instruction_descriptors(ptx))
+             if d.reserved_ok and not (d.sparse or d.negate_a or d.negate_b) and d.m == kern.mma_tiler[0]]
+    assert descs, f"{key}: no instruction descriptor constant in the PTX"
+    kops = ops.swapped() if getattr(kern, "swap_ab", False) else ops  # the majors of the kernel's own views
+    for d in descs:
+        assert (d.atype, d.btype) == (KIND_F16_TYPES[ab], KIND_F16_TYPES[ab]), d
+        assert (d.transpose_a, d.transpose_b) == (kops.a_major == "m", kops.b_major == "n"), d
+    rounding = f"cvt.rn.{ab if ops.c == ops.ab else {'fp16': 'f16'}.get(ops.c, ops.c)}x2.f32"
+    assert rounding in ptx, f"{key}: a 16-bit C is rounded from the fp32 accumulator ({rounding})"
 
 
 def _cases():
@@ -196,7 +245,8 @@ def test_phase1_nstages_configurable(fam, target, stages):
     ("sm90:9", {"bm": 128, "bn": 256, "stages": 8}, "fewer stages or a smaller tile"),
     # the CTA's register pool would not hold the accumulators at 2 CTAs per SM (ptxas refused it, late)
     ("sm90:10", {"bn": 256, "bk": 64, "stages": 2, "ctas_per_sm": 2}, "accumulator registers per thread"),
-    ("sm90:10", {"bn": 24, "split_k": 16}, "split_k is 1..8"),
+    ("sm90:10", {"bn": 32, "split_k": 16}, "split_k is 1..8"),
+    ("sm90:10", {"bn": 24}, "bn is 8 or a multiple of 16"),
 ])
 def test_sm90_configs_a_phase_cannot_run_are_refused_at_compile(key, over, message):
     """A config a kernel would run wrong (or not build) fails its compile with the reason, before any launch."""
@@ -229,3 +279,17 @@ def test_sm90_phase10_puts_the_tokens_on_the_mma_n():
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n16k16\.f32\.f16\.f16", ins.ptx)
     cfg = registry.get("sm90", "10").default_config()
     assert ins.grid_ctas == (BIG.n // 64) * (-(-BIG.m // cfg.bn)) * cfg.split_k
+
+
+@pytest.mark.parametrize("bn", __import__("cute_gemm.runtime.choose", fromlist=["x"]).TOKEN_TILES)
+def test_sm90_phase10_every_token_tile_compiles(bn):
+    """Every token tile ``phase="best"`` may pick builds (the DSL's compiler aborts the process on some
+    widths: phase 9 refuses those, and the tile list holds none of them), with an m64n{bn}k16 wgmma."""
+    import dataclasses
+
+    e = registry.get("sm90", "10")
+    bk = 128 if bn <= 128 else 64
+    stages = min(8, (227 * 1024 - 2048) // ((64 + bn) * bk * 2))
+    cfg = dataclasses.replace(e.default_config(), bn=bn, bk=bk, stages=stages, split_k=2)
+    ins = inspect_phase(e, "sm_90a", Problem(bn, 4096, 4096), config=cfg)
+    assert ins.spill_bytes == 0 and re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.", ins.ptx)

@@ -1,13 +1,15 @@
 """Bad input is refused on the host, before anything compiles or launches, with a message that says
-what was given and what is needed. None of this needs a GPU."""
+what was given and what is needed; good input in any of the four layouts and the dtypes poses the right
+``Operands``. None of this needs a GPU."""
 
 import pytest
 import torch
 
-from cute_gemm.runtime import registry
 from cute_gemm import InputError, UnsupportedError
+from cute_gemm.runtime import registry
 from cute_gemm.runtime.plan import Plan, entry_for
-from cute_gemm.runtime.problem import Problem, validate
+from cute_gemm.runtime.problem import Problem, validate, validate_call
+from phases.operands import Operands
 
 
 def test_cpu_tensors_are_refused():
@@ -17,9 +19,16 @@ def test_cpu_tensors_are_refused():
         validate(a, b)
 
 
-def test_dtype_is_checked_first():
-    with pytest.raises(InputError, match="A must be torch.float16, got torch.float32"):
-        validate(torch.randn(128, 64), torch.randn(64, 128).half())
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int8, torch.float64, torch.float8_e4m3fn])
+def test_input_dtypes_other_than_fp16_and_bf16_are_refused_first(dtype):
+    a = torch.zeros(128, 64).to(dtype)
+    with pytest.raises(InputError, match=rf"A must be torch.float16 or torch.bfloat16, got {dtype}"):
+        validate(a, torch.randn(64, 128).half())
+
+
+def test_mixed_input_dtypes_are_refused():
+    with pytest.raises(InputError, match="A is torch.float16 and B is torch.bfloat16: A and B must share one dtype"):
+        validate(torch.randn(128, 64).half(), torch.randn(64, 128).bfloat16())
 
 
 def test_not_2d():
@@ -37,11 +46,14 @@ class FakeCuda:
     def dim(self):
         return self._t.dim()
 
-    def stride(self):
-        return self._t.stride()
+    def stride(self, i=None):
+        return self._t.stride() if i is None else self._t.stride(i)
 
     def data_ptr(self):
         return self._ptr
+
+    def get_device(self):
+        return 0
 
 
 @pytest.fixture(autouse=True)
@@ -49,35 +61,109 @@ def _fake_tensor_type(monkeypatch):
     monkeypatch.setattr(torch, "Tensor", (torch.Tensor, FakeCuda))
 
 
+def F(*shape, dtype=torch.float16, ptr=256):
+    """A row-major FakeCuda of ``shape``."""
+    return FakeCuda(torch.empty(*shape, dtype=dtype), ptr)
+
+
+def T(rows, cols, dtype=torch.float16):
+    """A column-major [rows, cols]: the .t() of a contiguous [cols, rows]."""
+    return FakeCuda(torch.empty(cols, rows, dtype=dtype).t())
+
+
 def test_inner_dimensions():
     with pytest.raises(InputError, match="inner dimensions differ"):
-        validate(FakeCuda(torch.empty(128, 64).half()), FakeCuda(torch.empty(96, 128).half()))
+        validate(F(128, 64), F(96, 128))
 
 
-def test_b_must_be_row_major():
-    b_col = torch.empty(128, 64).half().t()  # [64,128] but column-major
-    with pytest.raises(InputError, match="B must be row-major"):
-        validate(FakeCuda(torch.empty(128, 64).half()), FakeCuda(b_col))
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_each_layout_poses_its_operands(layout, dtype):
+    m, n, k = 136, 264, 72
+    a = F(m, k, dtype=dtype) if layout[0] == "n" else T(m, k, dtype)
+    b = F(k, n, dtype=dtype) if layout[1] == "n" else T(k, n, dtype)
+    p, ops = validate_call(a, b)
+    ab = "fp16" if dtype == torch.float16 else "bf16"
+    assert p == Problem(m, n, k) and ops == Operands.of(layout, ab, "fp32")
 
 
-def test_alignment():
-    with pytest.raises(InputError, match="16-byte aligned"):
-        validate(FakeCuda(torch.empty(128, 64).half(), ptr=258), FakeCuda(torch.empty(64, 128).half()))
-    with pytest.raises(InputError, match="multiple of 8"):
-        validate(FakeCuda(torch.empty(128, 60).half()), FakeCuda(torch.empty(60, 128).half()))
+@pytest.mark.parametrize("out_dtype,c", [(None, "fp32"), (torch.float32, "fp32"), (torch.float16, "fp16"),
+                                         (torch.bfloat16, "bf16"), ("bf16", "bf16")])
+def test_out_dtype_sets_c(out_dtype, c):
+    assert validate_call(F(64, 64), F(64, 64), out_dtype=out_dtype)[1].c == c
+
+
+def test_out_sets_c_and_must_agree_with_out_dtype():
+    assert validate_call(F(64, 32), F(32, 16), F(64, 16, dtype=torch.bfloat16))[1].c == "bf16"
+    with pytest.raises(InputError, match="out is torch.float16 but out_dtype=torch.float32"):
+        validate_call(F(64, 32), F(32, 16), F(64, 16, dtype=torch.float16), out_dtype=torch.float32)
+    with pytest.raises(InputError, match=r"out \(C\) must be torch.float32, torch.float16 or torch.bfloat16, got "
+                                         r"torch.int32"):
+        validate_call(F(64, 32), F(32, 16), F(64, 16, dtype=torch.int32))
+    with pytest.raises(InputError, match=r"out_dtype=torch.float64: C is torch.float32"):
+        validate_call(F(64, 32), F(32, 16), out_dtype=torch.float64)
+    with pytest.raises(InputError, match=r"out \(C\) must be 64x16, got \(64, 8\)"):
+        validate_call(F(64, 32), F(32, 16), F(64, 8))
+    with pytest.raises(InputError, match=r"out \(C\) must be row-major"):
+        validate_call(F(64, 32), F(32, 16), T(64, 16, torch.float32))
+
+
+def test_neither_row_nor_column_major_is_refused():
+    strided = FakeCuda(torch.empty(128, 128).half()[:, ::2])  # [128, 64], stride (128, 2)
+    with pytest.raises(InputError, match=r"A \[M,K\] must be row-major \(stride \(64, 1\)\) or column-major"):
+        validate(strided, F(64, 128))
+    with pytest.raises(InputError, match=r"B \[K,N\] must be row-major .* or column-major .* nn.Linear weight"):
+        validate(F(128, 64), FakeCuda(torch.empty(64, 256).half()[:, ::2]))
+
+
+def test_misaligned_leading_dimensions_say_which_and_why():
+    # A column-major: M is its contiguous extent
+    with pytest.raises(InputError, match=r"tn fp16->fp32: M=12 must be a multiple of 8: it is the contiguous extent "
+                                         r"of A, column-major"):
+        validate(T(12, 64), F(64, 128))
+    # B column-major (x @ W.T): N is only C's row now, K is A's and B's
+    with pytest.raises(InputError, match=r"N=12 must be a multiple of 8: it is the contiguous extent of C, "
+                                         r"row-major \[M,N\], whose rows TMA moves in 16-byte units .*an fp32 C"):
+        validate(F(64, 64), T(64, 12))
+    with pytest.raises(InputError, match=r"K=60 must be a multiple of 8: .* of A, row-major \[M,K\] .* and of B, "
+                                         r"column-major"):
+        validate(F(64, 60), T(60, 64))
+    # a column-major A and a row-major B leave K free: any K
+    assert validate_call(T(64, 61), F(61, 128))[1].layout == "tn"
+
+
+def test_an_extent_of_one_takes_the_major_that_makes_the_call_legal():
+    # M = 1: A [1, K] is both row- and column-major; row-major (the worklog's) is legal
+    a1 = FakeCuda(torch.empty(64, 1).half().t())  # stride (1, 1)
+    assert validate_call(a1, F(64, 128))[1] == Operands.of("nn")
+    # K = 1: only A column-major / B row-major leave K free (tn); both tensors are either major
+    a = FakeCuda(torch.empty(1, 8).half().t())  # [8, 1]
+    b = F(1, 16)
+    p, ops = validate_call(a, b)
+    assert p == Problem(8, 16, 1) and ops.layout == "tn"
+    # no legal pair: the worklog's is the one the error speaks of
+    with pytest.raises(InputError, match="nn fp16->fp32: K=1 must be a multiple of 8"):
+        validate(F(3, 1), F(1, 16))
+
+
+def test_alignment_of_the_pointers():
+    with pytest.raises(InputError, match="A's data pointer must be 16-byte aligned"):
+        validate(F(128, 64, ptr=258), F(64, 128))
+    with pytest.raises(InputError, match=r"out \(C\)'s data pointer must be 16-byte aligned"):
+        validate(F(128, 64), F(64, 128), F(128, 128, dtype=torch.float32, ptr=8))
 
 
 def test_valid_problem_and_output_checks():
-    a, b = FakeCuda(torch.empty(256, 64).half()), FakeCuda(torch.empty(64, 128).half())
+    a, b = F(256, 64), F(64, 128)
     assert validate(a, b) == Problem(256, 128, 64)
-    with pytest.raises(InputError, match="C must be 256x128"):
-        validate(a, b, FakeCuda(torch.empty(128, 128)))
+    with pytest.raises(InputError, match=r"out \(C\) must be 256x128"):
+        validate(a, b, F(128, 128, dtype=torch.float32))
 
 
 def test_empty_problems_are_valid():
     """M, N or K == 0 passes validation: cute_gemm.gemm returns an empty C or zeros without a launch."""
-    assert validate(FakeCuda(torch.empty(0, 64).half()), FakeCuda(torch.empty(64, 128).half())) == Problem(0, 128, 64)
-    assert validate(FakeCuda(torch.empty(32, 0).half()), FakeCuda(torch.empty(0, 128).half())) == Problem(32, 128, 0)
+    assert validate(F(0, 64), F(64, 128)) == Problem(0, 128, 64)
+    assert validate(F(32, 0), F(0, 128)) == Problem(32, 128, 0)
 
 
 def test_tile_phases_refuse_ragged_shapes():
@@ -88,7 +174,7 @@ def test_tile_phases_refuse_ragged_shapes():
     assert any("K=48 is not a multiple of BK=32" in w for w in why), why
 
 
-@pytest.mark.parametrize("phase", ["2a", "2b", "3", "4", "5", "6", "7"])
+@pytest.mark.parametrize("phase", ["2a", "2b", "3", "4", "5", "6", "7", "8", "9", "10"])
 def test_tma_phases_take_any_shape(phase):
     k = registry.get("sm90", phase).make()
     for m, n, kk in [(1, 8, 8), (7, 264, 72), (129, 3000, 520), (1000, 8, 4104), (3000, 3000, 4104)]:
@@ -101,28 +187,47 @@ def test_tma_phases_take_any_shape(phase):
     assert any("2^31" in w for w in why), why
 
 
+@pytest.mark.parametrize("phase", ["2a", "5", "7", "8", "9", "10"])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_tma_phases_take_every_layout_and_dtype(phase, layout):
+    for ab in ("fp16", "bf16"):
+        for c in ("fp32", "fp16", "bf16"):
+            ops = Operands.of(layout, ab, c)
+            m = 8 if layout[0] == "t" else 1
+            assert registry.get("sm90", phase).make(None, ops).can_implement(m, 264, 72) == [], (phase, ops)
+
+
 def test_other_ladder_is_refused():
     with pytest.raises(UnsupportedError, match="asked for sm100 kernels but this GPU is sm_90a"):
         entry_for("5", "sm_90a", "sm100")
     assert entry_for("2", "sm_90a", None).key == "sm90:2b"
     assert entry_for("5", "sm_100a", "sm100").key == "sm100:5"
+    with pytest.raises(InputError, match="unknown phase '11'"):
+        entry_for("11", "sm_90a", None)
+    with pytest.raises(UnsupportedError, match="no sm100 kernel for phase 8"):
+        entry_for("8", "sm_100a", None)
 
 
-def test_plan_fast_shape_test_matches_can_implement():
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_plan_fast_shape_test_matches_can_implement(layout):
     """The per-call shape test of a plan (no Python lists, a few integer ops) agrees with can_implement."""
-    for phase in ("0", "1", "3", "5", "7"):
-        kern = registry.get("sm90", phase).make()
-        plan = Plan(None, kern, "sm_90a", 0, None, 0.0, "compiled", kern.divisibility())
+    for phase in ("0", "1", "3", "5", "7", "10"):
+        ops = Operands.of(layout, "bf16", "fp16") if phase not in ("0", "1") else Operands()
+        kern = registry.get("sm90", phase).make(None, ops)
+        plan = Plan(None, kern, "sm_90a", 0, None, 0.0, "compiled", kern.divisibility(), ops)
         for m, n, k in [(4096, 4096, 4096), (1000, 3000, 520), (128, 128, 32), (129, 256, 64), (0, 256, 64),
-                        (256, 0, 64), (256, 256, 0), (256, 260, 64), (256, 256, 36), (70000, 70000, 8)]:
+                        (256, 0, 64), (256, 256, 0), (256, 260, 64), (256, 256, 36), (70000, 70000, 8), (1, 264, 72),
+                        (12, 264, 73)]:
             assert plan.fits(m, n, k) == (min(m, n, k) > 0 and kern.can_implement(m, n, k) == []), (phase, m, n, k)
 
 
-def test_problem_parse():
+def test_problem_parse_and_bytes():
     assert Problem.parse("4096") == Problem(4096, 4096, 4096)
     assert Problem.parse("1024x4096x4096") == Problem(1024, 4096, 4096)
     with pytest.raises(ValueError, match="M,N,K"):
         Problem.parse("1,2")
     with pytest.raises(ValueError):
         Problem.parse("a,b,c")
-
+    p = Problem(16, 4096, 8192)
+    assert p.bytes_per_set == p.bytes() == 2 * (16 * 8192 + 8192 * 4096) + 4 * 16 * 4096
+    assert p.bytes(Operands.of("nt", "bf16", "bf16")) == 2 * (16 * 8192 + 8192 * 4096) + 2 * 16 * 4096

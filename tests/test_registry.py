@@ -40,8 +40,9 @@ def test_arch_names():
 def test_each_ladder_is_complete(fam):
     """Phases 0-5 (the worklog's), 6 (persistent) and 7 (stream-K), beyond it, on both arches; 8 (ping-pong
     consumer warpgroups) is a Hopper lesson: on sm100 the MMA never waits for the epilogue already (phase 6's
-    double-buffered TMEM accumulator)."""
-    beyond = {"sm90": ["6", "7", "8"], "sm100": ["6", "7"]}[fam]
+    double-buffered TMEM accumulator); 9 (split-K in a cluster) and 10 (swap-AB) serve small and skinny
+    problems."""
+    beyond = {"sm90": ["6", "7", "8", "9", "10"], "sm100": ["6", "7", "9", "10"]}[fam]
     assert [e.phase for e in registry.all_entries(fam)] == LADDER + beyond
 
 
@@ -80,7 +81,7 @@ def test_seed_configs():
 def test_unknown_lookup_says_what_exists(monkeypatch):
     full = registry._ladder("sm100")
     monkeypatch.setattr(registry, "_ladder", lambda fam: {k: v for k, v in full.items() if k != "7"})
-    with pytest.raises(LookupError, match=r"no sm100 kernel for phase 7 \(registered sm100 phases: 0, 1, 2a, 2b, 3, 4, 5, 6\)"):
+    with pytest.raises(LookupError, match=r"no sm100 kernel for phase 7 \(registered sm100 phases: 0, 1, 2a, 2b, 3, 4, 5, 6, 9, 10\)"):
         registry.get("sm100", "7")
     with pytest.raises(ValueError, match="unknown phase"):
         registry.get("sm100", "2c")

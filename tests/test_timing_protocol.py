@@ -87,3 +87,14 @@ def test_protocol_record():
     p = timing.protocol(rounds=5, sustained_s=1.5, cold_l2=True)
     assert p["rounds"] == 5 and p["sustained_s"] == 1.5 and p["cold_l2"] is True
     assert p["target_replay_ms"] == timing.TARGET_REPLAY_MS and "CUDA graph" in p["timer"]
+
+
+def test_cold_l2_sets_hold_four_l2s():
+    l2 = 50 * 2**20  # an H200's
+    assert timing.input_sets_needed(10 * 2**20, False, l2) == 1
+    assert timing.input_sets_needed(10 * 2**20, True, l2) == 20  # 20 x 10 MiB = 4 x 50 MiB
+    assert timing.input_sets_needed(10 * 2**20 + 1, True, l2) == 20  # 20 sets still hold >= 4 L2s
+    assert timing.input_sets_needed(512 * 2**20, True, l2) == 2  # never fewer than 2: a set is evicted by the other
+    for size in (2**20, 3 * 2**20 + 7, 60 * 2**20):
+        assert timing.input_sets_needed(size, True, l2) * size >= timing.COLD_L2_FACTOR * l2
+    assert timing.protocol(3, 0.0, True)["cold_l2_sets_hold"] == ">= 4 x the L2"

@@ -23,7 +23,8 @@ def test_the_torch_op_refuses_cpu_tensors_with_an_input_error():
 def test_the_public_names():
     import cute_gemm
 
-    assert {"gemm", "compile_only", "InputError", "UnsupportedError", "__version__"} <= set(dir(cute_gemm))
+    assert {"gemm", "linear", "compile_only", "InputError", "UnsupportedError", "__version__"} <= set(dir(cute_gemm))
+    assert cute_gemm.linear.__module__ == "cute_gemm.runtime.gemm"
     assert cute_gemm.InputError is InputError and issubclass(cute_gemm.InputError, ValueError)
     assert not hasattr(cute_gemm, "sys")
     with pytest.raises(AttributeError):

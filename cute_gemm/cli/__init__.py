@@ -50,6 +50,8 @@ COMMANDS = (
             "cute_gemm.cli.commands.plot"),
     Command("profile", "Nsight Compute counters per phase: where the cycles go",
             "cute_gemm.cli.commands.profile"),
+    Command("report", "one HTML file to step through the ladders in a browser: diffs, census, numbers",
+            "cute_gemm.cli.commands.report"),
     Command("selftest", "on a Blackwell GPU: every sm100 phase checked, a shareable JSON report",
             "cute_gemm.cli.commands.selftest"),
 )
@@ -57,9 +59,10 @@ COMMANDS = (
 DESCRIPTION = """\
 cute-gemm: a GEMM worklog's phases (a serialized tensor-core loop -> beating cuBLAS) as CuTe DSL kernels.
 
-Problem: C[M,N] fp32 = A[M,K] fp16 row-major @ B[K,N] fp16 row-major (N-major), fp32 accumulate.
-Shapes are M,N,K: positive integers, N and K multiples of 8 (16-byte rows for cp.async/TMA); the early
-phases also need whole tiles (`cute-gemm list` shows each phase's tile).
+Problem: C[M,N] fp32 = A[M,K] fp16 row-major @ B[K,N] fp16 row-major (N-major), fp32 accumulate; phases 2a
+and later also take A and B column-major, bf16 inputs and fp16/bf16 C (bench, run, compare: --layout,
+--dtype, --out-dtype). Shapes are M,N,K: positive integers, N and K multiples of 8 (16-byte rows for
+cp.async/TMA); the early phases also need whole tiles (`cute-gemm list` shows each phase's tile).
 Two ladders share this tool: sm100 (Blackwell tcgen05, compile-verified here) and sm90 (Hopper wgmma,
 run and measured on an H200). Registered phases ('2' means 2b):
 {phase_ids}

@@ -12,6 +12,7 @@ from cute_gemm.errors import one_line
 from cute_gemm.measure import peers, timing
 from cute_gemm.runtime import arch as _arch
 from cute_gemm.runtime.problem import Problem
+from phases.operands import AB_DTYPES, C_DTYPES, LAYOUTS, WORKLOG, Operands
 
 
 # ------------------------------------------------------------------------------------------- the GPU
@@ -49,17 +50,21 @@ def entries(fams: list[str], phases: list[str] | None):
         raise UsageError(str(exc)) from None
 
 
-def cannot(entry, p: Problem, config=None) -> str | None:
-    """Why ``entry`` (with ``config``) cannot do ``p`` (its can_implement reasons in one line), or None."""
-    why = entry.make(config).can_implement(p.m, p.n, p.k)
-    return f"{entry.key} cannot do {p}: {'; '.join(why)}" if why else None
+def cannot(entry, p: Problem, config=None, operands: Operands = WORKLOG) -> str | None:
+    """Why ``entry`` (with ``config``) cannot do ``p`` with ``operands`` (its can_implement reasons in one
+    line), or None."""
+    from cute_gemm.runtime.plan import refusals
+
+    why = refusals(entry.make(config, operands), p.m, p.n, p.k)
+    ops = "" if operands == WORKLOG else f" with {operands.label()}"
+    return f"{entry.key} cannot do {p}{ops}: {'; '.join(why)}" if why else None
 
 
-def refuse_unimplementable(entries, shapes):
-    """UsageError (one line) when a selected phase cannot do a requested shape."""
+def refuse_unimplementable(entries, shapes, operands: Operands = WORKLOG):
+    """UsageError (one line) when a selected phase cannot do a requested shape with the operands."""
     for e in entries:
         for p in shapes:
-            why = cannot(e, p)
+            why = cannot(e, p, operands=operands)
             if why:
                 raise UsageError(why)
 
@@ -152,12 +157,15 @@ def print_compile_report(tables, skipped, failures, as_json: bool = False):
 
 
 # ----------------------------------------------------------------------------------------- timing
-TIMING_OPTIONS = ("data", "rounds", "sustained", "peers", "cold_l2", "best", "config", "ncu_check")
+TIMING_OPTIONS = ("data", "rounds", "sustained", "peers", "cold_l2", "best", "config", "ncu_check", "layout", "dtype",
+                  "out_dtype")
 
 
 def add_timing_options(p, default_peers):
-    """--data, --rounds, --sustained, --peers, --cold-l2: how kernels are timed (bench, run, compare)."""
+    """--data, --rounds, --sustained, --peers, --cold-l2 (how kernels are timed) and --layout, --dtype,
+    --out-dtype (what they compute): bench, run, compare."""
     from cute_gemm.measure.inputs import DATA_KINDS
+    from cute_gemm.measure.timing import COLD_L2_FACTOR
 
     p.add_argument("--data", choices=list(DATA_KINDS),
                    help="what A and B hold while timed: " + "; ".join(f"{k}: {v}" for k, v in DATA_KINDS.items())
@@ -169,9 +177,28 @@ def add_timing_options(p, default_peers):
                         "state under the power cap (default 0; costs rounds x kernels x shapes x SECONDS)")
     p.add_argument("--peers", type=peers_arg, metavar="LIST",
                    help=f"comma list of {', '.join(peers.PEERS)}, or none (default {','.join(default_peers)}); "
-                        f"a peer that is not installed or fails is reported, not timed")
+                        f"a peer that is not installed, cannot take the layout or dtypes, or fails is reported, "
+                        f"not timed")
     p.add_argument("--cold-l2", action="store_true",
-                   help="rotate input sets larger than twice the L2 (default: L2-resident, as the worklog)")
+                   help=f"rotate input sets that together hold >= {COLD_L2_FACTOR}x the L2, so every launch reads "
+                        f"from HBM (default: L2-resident, as the worklog)")
+    add_operand_options(p)
+
+
+def add_operand_options(p):
+    """--layout, --dtype, --out-dtype: the problem every kernel of the run computes (peers included)."""
+    p.add_argument("--layout", choices=list(LAYOUTS),
+                   help="majors of A and B, BLAS letters (first A, then B): n = row-major, t = column-major (the "
+                        ".t() of a contiguous tensor); nt is x @ W.T with an nn.Linear weight W [N,K] "
+                        "(default nn, the worklog's)")
+    p.add_argument("--dtype", choices=list(AB_DTYPES), help="A and B (default fp16); fp32 accumulate either way")
+    p.add_argument("--out-dtype", choices=list(C_DTYPES), help="C, row-major (default fp32)")
+
+
+def operands_from(args) -> Operands:
+    """The operands the options ask for (the worklog's where none is given)."""
+    return Operands.of(getattr(args, "layout", None) or "nn", getattr(args, "dtype", None) or "fp16",
+                       getattr(args, "out_dtype", None) or "fp32")
 
 
 def given(args, names) -> list[str]:
@@ -187,15 +214,16 @@ def time_shapes(entries, shapes, args, default_peers, progress=False, best_arch=
     return suite.run_bench(entries, shapes, [peers.PEERS[n] for n in names],
                            data=args.data or "randn", rounds=args.rounds or timing.ROUNDS,
                            sustained_s=args.sustained or 0.0, cold_l2=args.cold_l2, progress=progress,
-                           best_arch=best_arch, variants=variants)
+                           best_arch=best_arch, variants=variants, operands=operands_from(args))
 
 
 def check_line(r: dict) -> str:
     """A phase row's check in one line (``run``)."""
     chk = r["check"]
+    ops = f" [{chk['operands']}]" if chk.get("operands") and chk["operands"] != WORKLOG.label() else ""
     if chk.get("error"):
-        return f"{r['key']} at {r['shape']}: ERROR {chk['error']}"
-    return (f"{r['key']} at {r['shape']}: check {'PASS' if chk['passed'] else 'FAIL'}, vs cuBLASLt "
+        return f"{r['key']} at {r['shape']}{ops}: ERROR {chk['error']}"
+    return (f"{r['key']} at {r['shape']}{ops}: check {'PASS' if chk['passed'] else 'FAIL'}, vs cuBLASLt "
             f"{chk['mismatches']} mismatches (max |err| {chk['max_abs_err']:.3g}), vs float64 rel err "
             f"{chk['rel_fro_err']:.2e} (cuBLASLt {chk['cublaslt_rel_fro_err']:.2e}), unwritten {chk['unwritten']}, "
             f"repeat {'identical' if chk['repeat_identical'] else 'DIFFERS'}")

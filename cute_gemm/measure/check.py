@@ -1,6 +1,18 @@
-"""Correctness: a phase's C against cuBLASLt (the worklog's tolerance) and against a float64 reference.
+"""Correctness: a phase's C against cuBLASLt (the same dtypes and layout) and against a float64 reference.
 
 A check returns data (``CheckResult``), never prints: the CLI, the bench and the tests decide what to say.
+
+Tolerances (``tolerance(operands)``):
+- fp32 C, the worklog's: elementwise against cuBLASLt ``|C - C_lt| <= atol + rtol |C_lt|`` with atol 0.01,
+  rtol 0.001; against float64 the relative Frobenius error ``||C - C64|| / ||C64|| <= 1e-4``. 16-bit
+  products are exact in fp32 and the sums are fp32, so the error lands around 1e-7..1e-6 (measured on
+  the H200 for every layout and dtype); anything near 1e-3 means a wrong element, not rounding.
+- fp16 or bf16 C: the same plus what rounding the output once can move: rtol grows by one unit in the
+  last place of C's type relative to the value (2^-10 for fp16, 2^-7 for bf16: our C and cuBLASLt's may
+  round a near-tie apart), and by one of the inputs' type when the reference itself rounds twice (bf16 in,
+  fp16 out: ``torch.mm`` in bf16, then ``.to``); the float64 limit grows by twice the unit roundoff u of
+  C's type (2^-11 fp16, 2^-8 bf16): rounding every element once gives a relative Frobenius error of at
+  most u, about u/sqrt(3) on random data.
 """
 
 from __future__ import annotations
@@ -9,16 +21,35 @@ import dataclasses
 
 from cute_gemm.measure import reference
 from cute_gemm.measure.inputs import make_inputs, poisoned_output
-from cute_gemm.runtime.problem import Problem
+from cute_gemm.runtime.problem import Problem, torch_dtype, validate_call
+from phases.operands import WORKLOG, Operands
 
-ATOL, RTOL = 0.01, 0.001  # the worklog's tolerance against cuBLASLt
-# fp16 products are exact in fp32 and the sums are fp32: the relative Frobenius error to float64 lands
-# around 1e-7..1e-6; anything near 1e-3 means a wrong element, not rounding.
-REL_ERR_LIMIT = 1e-4
+ATOL, RTOL = 0.01, 0.001  # the worklog's tolerance against cuBLASLt (fp32 C)
+REL_ERR_LIMIT = 1e-4  # against float64, fp32 C
+ULP = {"fp32": 0.0, "fp16": 2.0**-10, "bf16": 2.0**-7}  # one unit in the last place, relative (upper bound)
+UNIT_ROUNDOFF = {"fp32": 0.0, "fp16": 2.0**-11, "bf16": 2.0**-8}  # of the output rounding (fp32: in the 1e-4)
 # Above this many FLOPs the float64 reference covers a random sample of rows of C (every element is still
 # compared with cuBLASLt and checked for NaN): a float64 8192^3 product takes ~16 s even on an H200.
 FLOAT64_FULL_FLOPS = 2 * 4096**3
 FLOAT64_SAMPLE_ROWS = 512
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+    rel_err_limit: float
+
+    def describe(self) -> str:
+        return (f"vs cuBLASLt atol={self.atol:g} rtol={self.rtol:.3g}, vs float64 rel Frobenius <= "
+                f"{self.rel_err_limit:.3g}")
+
+
+def tolerance(operands: Operands = WORKLOG) -> Tolerance:
+    """The check's tolerances for a C type (and the reference's own rounding; see the module's doc)."""
+    c, ab = operands.c, operands.ab
+    rtol = RTOL + ULP[c] + (ULP[ab] if c not in ("fp32", ab) else 0.0)
+    return Tolerance(ATOL, rtol, REL_ERR_LIMIT + 2 * UNIT_ROUNDOFF[c])
 
 
 @dataclasses.dataclass
@@ -34,26 +65,30 @@ class CheckResult:
     repeat_identical: bool | None = None  # a second launch on the same inputs gave bit-identical C
     error: str | None = None  # set when the phase could not run at all
     float64_rows: int | None = None  # rows the float64 comparison covered (None: all of them)
+    operands: str = WORKLOG.label()  # layout and dtypes the kernel ran with: "nt bf16->bf16"
 
     def summary(self) -> str:
+        ops = "" if self.operands == WORKLOG.label() else f" [{self.operands}]"
         if self.error:
-            return f"{self.key} {self.shape}: ERROR {self.error}"
+            return f"{self.key} {self.shape}{ops}: ERROR {self.error}"
         verdict = "PASS" if self.passed else "FAIL"
         rep = "" if self.repeat_identical is None else f", repeat {'identical' if self.repeat_identical else 'DIFFERS'}"
         return (
-            f"{self.key} {self.shape}: {verdict} (vs cuBLASLt: {self.mismatches} mismatches, max |err| "
+            f"{self.key} {self.shape}{ops}: {verdict} (vs cuBLASLt: {self.mismatches} mismatches, max |err| "
             f"{self.max_abs_err:.3g}; vs float64: rel err {self.rel_fro_err:.2e} [cuBLASLt {self.cublaslt_rel_fro_err:.2e}]; "
             f"unwritten {self.unwritten}{rep})"
         )
 
 
-def compare(c, c_lt, c64, rows=None) -> dict:
+def compare(c, c_lt, c64, rows=None, tol: Tolerance | None = None) -> dict:
     """Numbers that decide pass/fail, from C, cuBLASLt's C and the float64 C (of ``rows`` only, if given)."""
     import torch
 
+    tol = tol or tolerance()
+    c, c_lt = c.float(), c_lt.float()
     nan = int(torch.isnan(c).sum().item())
     finite = torch.nan_to_num(c, nan=float("inf"))
-    bad = ~torch.isclose(finite, c_lt, atol=ATOL, rtol=RTOL)
+    bad = ~torch.isclose(finite, c_lt, atol=tol.atol, rtol=tol.rtol)
     diff = (finite - c_lt).abs()
     c_s, lt_s = (c, c_lt) if rows is None else (c[rows], c_lt[rows])
     ref_norm = torch.linalg.vector_norm(c64).item() or 1.0
@@ -62,14 +97,21 @@ def compare(c, c_lt, c64, rows=None) -> dict:
     return {
         "unwritten": nan,
         "mismatches": int(bad.sum().item()),
-        "max_abs_err": float(diff.max().item()),
+        "max_abs_err": float(diff.max().item()) if diff.numel() else 0.0,
         "rel_fro_err": rel,
         "cublaslt_rel_fro_err": rel_lt,
     }
 
 
-def check_phase(entry, p: Problem, config=None, repeat: bool = True, seed: int | None = None) -> CheckResult:
-    """Fresh random inputs, poisoned C, one launch, compared to cuBLASLt and float64.
+def passes(nums: dict, tol: Tolerance) -> bool:
+    """Nothing unwritten, nothing outside the elementwise tolerance, the float64 error within its limit."""
+    return nums["unwritten"] == 0 and nums["mismatches"] == 0 and nums["rel_fro_err"] <= tol.rel_err_limit
+
+
+def check_phase(entry, p: Problem, config=None, repeat: bool = True, seed: int | None = None,
+                operands: Operands = WORKLOG) -> CheckResult:
+    """Fresh random inputs in ``operands``' layout and dtypes, poisoned C of its C type, one launch,
+    compared to cuBLASLt on the same tensors and to float64.
 
     With ``repeat``, a second launch into a re-poisoned C must give a bit-identical result.
     """
@@ -79,22 +121,25 @@ def check_phase(entry, p: Problem, config=None, repeat: bool = True, seed: int |
 
     gen = torch.Generator(device="cuda")
     gen.manual_seed(seed if seed is not None else torch.seed())
-    a, b = make_inputs(p, "cuda", gen)
-    c = poisoned_output(p)
+    a, b = make_inputs(p, "cuda", gen, operands)
+    c = poisoned_output(p, operands=operands)
+    ran = operands.label()
     try:
+        ran = validate_call(a, b, c)[1].label()  # what the tensors pose (an extent of 1 is either major)
         launch = launcher(entry, a, b, c, config)
         launch()
         torch.cuda.synchronize()
     except Exception as exc:  # surfaced as data: the bench reports it and does not time the phase
         return CheckResult(entry.key, str(p), False, -1, -1, float("nan"), float("nan"), float("nan"),
-                           error=f"{type(exc).__name__}: {exc}")
-    c_lt = reference.cublaslt(a, b)
+                           error=f"{type(exc).__name__}: {exc}", operands=ran)
+    c_lt = reference.cublaslt(a, b, torch_dtype(operands.c))
     rows = None
     if p.flops > FLOAT64_FULL_FLOPS:  # a random sample of rows, the first and the last included
         rows = torch.randperm(p.m, device="cuda", generator=gen)[:FLOAT64_SAMPLE_ROWS]
         rows = torch.cat([rows, torch.tensor([0, p.m - 1], device="cuda")]).unique()
     c64 = reference.float64(a if rows is None else a[rows], b)
-    nums = compare(c, c_lt, c64, rows)
+    tol = tolerance(operands)
+    nums = compare(c, c_lt, c64, rows, tol)
     identical = None
     if repeat:
         first = c.clone()
@@ -102,11 +147,6 @@ def check_phase(entry, p: Problem, config=None, repeat: bool = True, seed: int |
         launch()
         torch.cuda.synchronize()
         identical = bool(torch.equal(first, c))
-    passed = (
-        nums["unwritten"] == 0
-        and nums["mismatches"] == 0
-        and nums["rel_fro_err"] <= REL_ERR_LIMIT
-        and identical is not False
-    )
+    passed = passes(nums, tol) and identical is not False
     return CheckResult(entry.key, str(p), passed, repeat_identical=identical,
-                       float64_rows=None if rows is None else int(rows.numel()), **nums)
+                       float64_rows=None if rows is None else int(rows.numel()), operands=ran, **nums)

@@ -1,11 +1,13 @@
 """The bench's result document, schema ``cute-gemm/bench-v2``: what a result file must carry, written,
 read back and validated.
 
-One JSON document: where and how it was measured (environment, data kind, protocol, telemetry), and one
-row per (kernel, shape) for phases and peers alike (``kind: phase|peer``) with the check, the time
-spread over the interleaved rounds, and the SM clock, power, energy efficiency and throttle reasons
-recorded while it was timed. ``api`` holds the host-overhead measurement of ``cute-gemm bench --api``
-(``host_overhead``); ``ncu_check`` is the place for a profiler cross-check of the timings (null until
+One JSON document: where and how it was measured (environment, data kind, protocol, telemetry, the
+operands -- layout and dtypes -- every kernel of the run computed, the run's device-copy bandwidth), and
+one row per (kernel, shape) for phases and peers alike (``kind: phase|peer``) with the check, the time
+spread over the interleaved rounds, the bandwidth it reached (TB/s, % of the copy bandwidth), and the SM
+clock, power, energy efficiency and throttle reasons recorded while it was timed. Documents written
+before the operands were recorded are the worklog's problem (``operands_of``). ``api`` holds the
+host-overhead measurement of ``cute-gemm bench --api`` (``host_overhead``); ``ncu_check`` is the place for a profiler cross-check of the timings (null until
 ``cute_gemm.profiling.ncu_check`` fills it).
 """
 
@@ -13,13 +15,21 @@ from __future__ import annotations
 
 import json
 
-from cute_gemm.measure.check import ATOL, REL_ERR_LIMIT, RTOL
+from cute_gemm.measure.check import tolerance
 from cute_gemm.measure.inputs import DATA_KINDS
+from phases.operands import LAYOUTS, WORKLOG, Operands
 
 SCHEMA = "cute-gemm/bench-v2"
 STATUSES = ("ok", "skipped", "absent", "failed", "error")
-CHECK = (f"vs cuBLASLt atol={ATOL:g} rtol={RTOL:g}, vs float64 rel Frobenius <= {REL_ERR_LIMIT:g}, no NaN left, "
-         f"a repeat bit-identical")
+
+
+def check_text(operands: Operands = WORKLOG) -> str:
+    """The check's criteria in one line, for a run's operands (the tolerances depend on C's type)."""
+    return (f"{tolerance(operands).describe()} (cuBLASLt on the same tensors), no NaN left, "
+            f"a repeat bit-identical")
+
+
+CHECK = check_text()
 
 # dense fp16 tensor peak (datasheet, TFLOP/s) by device-name fragment; used for "% of peak"
 PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "B200": 2250.0, "B300": 2500.0}
@@ -32,9 +42,20 @@ def peak_for(device_name: str) -> float | None:
     return None
 
 
+def operands_record(ops: Operands) -> dict:
+    return {"layout": ops.layout, "ab": ops.ab, "c": ops.c, "label": ops.label()}
+
+
+def operands_of(doc: dict) -> Operands:
+    """The operands a document's kernels computed (the worklog's for documents that do not say)."""
+    rec = doc.get("operands") or {}
+    return Operands.of(rec.get("layout", "nn"), rec.get("ab", "fp16"), rec.get("c", "fp32"))
+
+
 def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict, api: dict | None = None,
-             env: dict | None = None) -> dict:
-    """A bench-v2 document around ``results``; ``env``: ``environment.record()`` taken at the start."""
+             env: dict | None = None, operands: Operands = WORKLOG, copy_bandwidth: dict | None = None) -> dict:
+    """A bench-v2 document around ``results``; ``env``: ``environment.record()`` taken at the start;
+    ``copy_bandwidth``: ``bandwidth.copy_bandwidth()`` of this run (None: not measured)."""
     if env is None:
         from cute_gemm.measure import environment
 
@@ -43,9 +64,12 @@ def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict,
         "schema": SCHEMA,
         **env,
         "data": data,
-        "protocol": {**protocol, "check": CHECK, "check_peers": "the same without the repeat", "check_data": "randn"},
+        "operands": operands_record(operands),
+        "protocol": {**protocol, "check": check_text(operands), "check_peers": "the same without the repeat",
+                     "check_data": "randn"},
         "telemetry": telemetry,
         "peak_tflops": peak_for(env["gpu"]["name"]) if env.get("gpu") else None,
+        "copy_bandwidth": copy_bandwidth,
         "ncu_check": None,
         "results": results,
         "api": api,
@@ -103,6 +127,17 @@ def validate_doc(doc) -> list[str]:
         errs.append("gpu.name missing")
     if doc["data"] not in DATA_KINDS:
         errs.append(f"data is {doc['data']!r}, expected one of {', '.join(DATA_KINDS)}")
+    if "operands" in doc:  # optional: documents from before it are the worklog's problem
+        try:
+            rec = doc["operands"]
+            if rec["layout"] not in LAYOUTS:
+                raise ValueError(f"layout {rec['layout']!r}")
+            Operands.of(rec["layout"], rec["ab"], rec["c"])
+        except (TypeError, KeyError, ValueError) as exc:
+            errs.append(f"operands is not a layout and dtypes record ({exc})")
+    bw = doc.get("copy_bandwidth")
+    if bw is not None and not (isinstance(bw, dict) and isinstance(bw.get("tb_s"), (int, float)) and bw["tb_s"] > 0):
+        errs.append("copy_bandwidth.tb_s missing or not a positive number")
     for key in ("rounds", "sustained_s", "cold_l2"):
         if key not in (doc["protocol"] or {}):
             errs.append(f"protocol.{key} missing")

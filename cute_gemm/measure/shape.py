@@ -1,11 +1,14 @@
 """One shape: check every kernel, then time the ones that passed together (phases and peers alike).
 
-A phase is checked with ``check_phase`` (fresh randn inputs, NaN-poisoned C, vs cuBLASLt and float64, a
-repeat bit-identical) and a peer with ``peers.check_peer``; a kernel that cannot do the shape, is absent,
-fails or errors is reported with its reason and never timed. The kernels that passed are timed
-interleaved on one set of timing inputs (``data``: the numbers in A and B move the H200's power draw and
-so its clock) by ``timing``, with the GPU's clock, power and throttle reasons recorded during each timed window
-by ``power``.
+Every kernel of a run computes one problem in one layout and dtypes (``operands``: the bench's
+``--layout``, ``--dtype``, ``--out-dtype``). A phase is checked with ``check_phase`` (fresh randn inputs in
+that layout, NaN-poisoned C, vs cuBLASLt on the same tensors and float64, a repeat bit-identical) and a
+peer with ``peers.check_peer``; a kernel that cannot do the shape or the operands, is absent, fails or
+errors is reported with its reason and never timed. The kernels that passed are timed interleaved on one
+set of timing inputs (``data``: the numbers in A and B move the H200's power draw and so its clock) by
+``timing``, with the GPU's clock, power and throttle reasons recorded during each timed window by
+``power``. Beside TFLOP/s each timed row gets its bandwidth: the bytes of A, B and C once each over its
+time (TB/s), and that as % of the run's device-copy bandwidth (``bandwidth.copy_bandwidth``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from cute_gemm.errors import one_line
 from cute_gemm.measure import power, timing
 from cute_gemm.measure.inputs import timing_inputs
 from cute_gemm.runtime.problem import Problem
+from phases.operands import WORKLOG
+
 
 def _row(kind: str, key: str, name: str, label: str, p: Problem, **extra) -> dict:
     return {"kind": kind, "key": key, "name": name, "label": label, **extra, "shape": str(p),
@@ -33,13 +38,14 @@ class PhaseChecks:
 
 
 def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | None = None,
-                 variants=()) -> PhaseChecks:
-    """Check every entry at ``p`` (compiling it there); one that cannot do the shape is skipped.
+                 variants=(), operands=WORKLOG) -> PhaseChecks:
+    """Check every entry at ``p`` with ``operands`` (compiling it there); one that cannot do the shape or
+    the operands is skipped with its reasons.
 
     With ``best_arch``, one more row, ``best``: the phase and config ``phase="best"`` picks for this shape
-    (``cute_gemm.runtime.choose``), checked and timed like a phase, its label naming the pick.
-    ``variants``: (entry, config, label) triples, e.g. phase 8 with ``bn=128``: one more row each, keyed
-    and named "8 bn=128" (``cute-gemm bench --config 8:bn=128``).
+    and these operands (``cute_gemm.runtime.choose``), checked and timed like a phase, its label naming
+    the pick. ``variants``: (entry, config, label) triples, e.g. phase 8 with ``bn=128``: one more row
+    each, keyed and named "8 bn=128" (``cute-gemm bench --config 8:bn=128``).
     The bench checks every phase at every shape before any peer runs: importing quack patches the
     DSL's tensor classes process-wide, and the phases are compiled before that happens.
     """
@@ -51,10 +57,11 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
     todo += [(e, cfg, f"{e.key} {lab}", f"{e.phase} {lab}", e.phase, f"phase {e.phase} {lab}",
               f"phase {e.phase} with {lab}") for e, cfg, lab in variants]
     if best_arch:
-        candidates = choose.explain(best_arch, p.m, p.n, p.k)  # cheapest first; [] if none takes the shape
+        # cheapest first; [] if none takes the shape
+        candidates = choose.explain(best_arch, p.m, p.n, p.k, operands)
         if candidates:
             pick = candidates[0]
-            phase, cfg = choose.pick(best_arch, p.m, p.n, p.k)
+            phase, cfg = choose.pick(best_arch, p.m, p.n, p.k, operands)
             todo.append((registry.get(best_arch, phase), cfg, "best", "best", "best", f"best ({pick['label']})",
                          f'phase="best" picked phase {pick["label"]}'))
         else:
@@ -63,11 +70,12 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
     for e, cfg, key, name, phase, label, adds in todo:
         row = _row("phase", key, name, label, p, phase=phase, adds=adds,
                    config=None if e is None or cfg is None else e.overrides(cfg))
-        why = ["no candidate of phase 'best' takes this shape"] if e is None else e.make(cfg).can_implement(p.m, p.n, p.k)
+        why = (["no candidate of phase 'best' takes this shape with " + operands.label()] if e is None
+               else plan.refusals(e.make(cfg, operands), p.m, p.n, p.k))
         if why:
             row.update(status="skipped", reason="; ".join(why))
         else:
-            res = check.check_phase(e, p, cfg)
+            res = check.check_phase(e, p, cfg, operands=operands)
             row["check"] = dataclasses.asdict(res)
             if res.error:
                 row.update(status="error", reason=res.error.splitlines()[0])
@@ -81,17 +89,22 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
     return PhaseChecks(rows, factories)
 
 
-def _check_peers(peer_list, p: Problem, step) -> tuple[list[dict], dict]:
-    from cute_gemm.measure import peers
+def _check_peers(peer_list, p: Problem, step, operands=WORKLOG) -> tuple[list[dict], dict]:
+    from cute_gemm.measure import peers, reference
 
     rows, factories = [], {}
     for peer in peer_list:
-        row = _row("peer", f"peer:{peer.name}", peer.name, peer.label, p, detail=peer.detail)
-        missing = peer.missing()
+        detail = peer.detail
+        if peer.name in peers.VENDOR:
+            detail += f"; this run: {reference.describe(operands.ab, operands.c)}"
+        row = _row("peer", f"peer:{peer.name}", peer.name, peer.label, p, detail=detail)
+        missing, other = peer.missing(), peer.takes(operands)
         if missing:
             row.update(status="absent", reason=missing)
+        elif other:
+            row.update(status="skipped", reason=other)
         else:
-            chk = peers.check_peer(peer, p)
+            chk = peers.check_peer(peer, p, operands)
             row["check"] = chk
             row["library_kernels"] = chk.pop("kernels", None)
             if chk["error"]:
@@ -136,12 +149,23 @@ def paired_ratio(ms_rounds: list[float], vendor_rounds: list[list[float]]) -> di
             "rounds": per_round}
 
 
+def add_bandwidth(rows: list[dict], p: Problem, operands=WORKLOG, copy_tb_s: float | None = None):
+    """Per timed row: ``bytes`` (A + B + C once each), ``tb_s`` (those bytes over its median time) and
+    ``pct_copy_bw`` (% of the run's device-copy bandwidth; None where it was not measured)."""
+    nbytes = p.bytes(operands)
+    for r in rows:
+        t = r.get("timing")
+        r["bytes"] = nbytes
+        r["tb_s"] = nbytes / (t["ms_median"] * 1e-3) / 1e12 if t else None
+        r["pct_copy_bw"] = 100 * r["tb_s"] / copy_tb_s if t and copy_tb_s else None
+
+
 def time_together(p: Problem, factories: dict, by_key: dict, *, data, rounds, sustained_s, cold_l2, telemetry,
-                  step):
+                  step, operands=WORKLOG):
     """Capture every kernel that passed on one set of timing inputs, time them interleaved (in the order of
     ``factories``) and fill their rows (timing, power). The graphs and the inputs are released when this
     returns. ``step(label, advance=1)``: progress, once per round."""
-    sets = timing_inputs(p, data, timing.input_sets_needed(p.bytes_per_set, cold_l2))
+    sets = timing_inputs(p, data, timing.input_sets_needed(p.bytes(operands), cold_l2), operands)
     captured = {}
     for key, factory in factories.items():
         try:
@@ -160,20 +184,21 @@ def time_together(p: Problem, factories: dict, by_key: dict, *, data, rounds, su
 
 def measure_shape(p: Problem, phases: PhaseChecks, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
                   sustained_s: float = 0.0, cold_l2: bool = False, telemetry=None, peak: float | None = None,
-                  step=None) -> list[dict]:
+                  step=None, operands=WORKLOG, copy_tb_s: float | None = None) -> list[dict]:
     """Rows (phases, then peers) for one shape: the peers checked, and every kernel that passed timed
-    together with the others.
+    together with the others, with their bandwidth (``add_bandwidth``, against ``copy_tb_s``).
 
     ``step(label, advance=1)`` is called once per peer checked and once per timing round (progress).
     """
     import torch
 
     step = step or (lambda label, advance=1: None)
-    peer_rows, peer_factories = _check_peers(peer_list, p, step)
+    peer_rows, peer_factories = _check_peers(peer_list, p, step, operands)
     factories = {**phases.factories, **peer_factories}
     rows = phases.rows + peer_rows
     time_together(p, factories, {r["key"]: r for r in rows}, data=data, rounds=rounds, sustained_s=sustained_s,
-                  cold_l2=cold_l2, telemetry=telemetry, step=step)
+                  cold_l2=cold_l2, telemetry=telemetry, step=step, operands=operands)
     add_percentages(rows, peak)
+    add_bandwidth(rows, p, operands, copy_tb_s)
     torch.cuda.empty_cache()  # this shape's graph pools and inputs, before the next shape allocates its own
     return rows

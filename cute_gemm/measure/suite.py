@@ -1,8 +1,9 @@
 """The main job: every phase of the GPU's arch checked, then timed beside its peers, shape by shape.
 
-``run_bench`` checks every phase at every shape first (``shape.check_phases``), then shape by shape checks
-the peers and times everything that passed together (``shape.measure_shape``), with NVML telemetry
-open for the whole run, and returns the result document (``results``).
+``run_bench`` measures the device-copy bandwidth once (``bandwidth``), checks every phase at every shape
+first (``shape.check_phases``), then shape by shape checks the peers and times everything that passed
+together (``shape.measure_shape``), with NVML telemetry open for the whole run, and returns the result
+document (``results``). One run is one layout and dtypes (``operands``), phases and peers alike.
 """
 
 from __future__ import annotations
@@ -12,16 +13,30 @@ from cute_gemm.measure.results import document, peak_for
 from cute_gemm.measure.shape import check_phases, measure_shape
 from cute_gemm.runtime import registry
 from cute_gemm.runtime.problem import Problem
+from phases.operands import WORKLOG
 
 HEADLINE = (Problem(4096, 4096, 4096), Problem(1024, 4096, 4096))  # the worklog's two shapes
 SWEEP = tuple(Problem(s, s, s) for s in (512, 1024, 2048, 3072, 4096, 6144, 8192))
+# named shape sets (``cute-gemm bench --set NAME``)
+DECODE_TOKENS = (1, 16, 64, 128, 256, 512)
+DECODE_WEIGHTS = ((4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192), (28672, 8192))  # (N, K)
+SETS = {
+    "decode": tuple(Problem(m, n, k) for n, k in DECODE_WEIGHTS for m in DECODE_TOKENS),
+    "small": tuple(Problem(s, s, s) for s in (256, 512, 1024, 2048)),
+}
+SET_HELP = {
+    "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
+              + ", ".join(f"({n}, {k})" for n, k in DECODE_WEIGHTS),
+    "small": "256^3, 512^3, 1024^3, 2048^3",
+}
 
 
 def run_bench(entries, shapes, peer_list, *, data: str = "randn", rounds: int = timing.ROUNDS,
               sustained_s: float = 0.0, cold_l2: bool = False, progress: bool = True,
-              best_arch: str | None = None, variants=()) -> dict:
-    """Check every entry at every shape, then shape by shape check the peers and time everything that
-    passed, interleaved -> a bench-v2 document."""
+              best_arch: str | None = None, variants=(), operands=WORKLOG) -> dict:
+    """Measure the copy bandwidth, check every entry at every shape with ``operands``, then shape by shape
+    check the peers and time everything that passed, interleaved -> a bench-v2 document."""
+    from cute_gemm.measure.bandwidth import copy_bandwidth
     from cute_gemm.measure.power import Telemetry
     from cute_gemm.measure.progress import Progress
 
@@ -29,17 +44,21 @@ def run_bench(entries, shapes, peer_list, *, data: str = "randn", rounds: int = 
     peak = peak_for(env["gpu"]["name"]) if env["gpu"] else None
     telemetry = Telemetry.open()
     results = []
-    total = len(shapes) * (len(entries) + len(variants) + (best_arch is not None) + len(peer_list) + rounds)
+    total = 1 + len(shapes) * (len(entries) + len(variants) + (best_arch is not None) + len(peer_list) + rounds)
     try:
         with Progress(total, enabled=progress) as bar:
-            checked = [check_phases(entries, p, step=bar.step, best_arch=best_arch, variants=variants) for p in shapes]
+            copy_bw = copy_bandwidth()
+            bar.step(f"device copy: {copy_bw['tb_s']:.2f} TB/s")
+            checked = [check_phases(entries, p, step=bar.step, best_arch=best_arch, variants=variants,
+                                    operands=operands) for p in shapes]
             for p, phases in zip(shapes, checked):
                 results += measure_shape(p, phases, peer_list, data=data, rounds=rounds, sustained_s=sustained_s,
-                                         cold_l2=cold_l2, telemetry=telemetry, peak=peak, step=bar.step)
+                                         cold_l2=cold_l2, telemetry=telemetry, peak=peak, step=bar.step,
+                                         operands=operands, copy_tb_s=copy_bw["tb_s"])
     finally:
         telemetry.close()
     return document(results, data=data, protocol=timing.protocol(rounds, sustained_s, cold_l2),
-                    telemetry=telemetry.describe(), env=env)
+                    telemetry=telemetry.describe(), env=env, operands=operands, copy_bandwidth=copy_bw)
 
 
 def estimate_seconds(n_kernels: int, n_shapes: int, rounds: int, sustained_s: float) -> float:

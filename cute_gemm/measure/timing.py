@@ -13,8 +13,9 @@ single launches between their own pair of events measures the launch gap. The pr
    round, so it is timed in the steady state of its own power draw (the H200 sits at its power cap
    under sustained fp16 GEMM load).
 
-``input_sets`` > 1 (cold L2) captures launches that rotate through that many input sets, so each launch
-reads A and B from HBM. What the GPU did during each timed window is recorded by ``cute_gemm.measure.power``.
+``input_sets`` > 1 (cold L2) captures launches that rotate through that many input sets -- together at
+least ``COLD_L2_FACTOR`` (4) times the L2 -- so each launch reads A and B from HBM. What the GPU did
+during each timed window is recorded by ``cute_gemm.measure.power``.
 This module holds the protocol's constants; nothing else repeats them.
 """
 
@@ -172,14 +173,20 @@ def interleave(captured: dict[str, Captured], rounds: int = ROUNDS, sustained_s:
             for name, c in captured.items()}
 
 
-def input_sets_needed(bytes_per_set: int, cold_l2: bool) -> int:
-    """1 for the L2-resident protocol; enough sets to exceed twice the L2 for cold-L2 timing."""
+COLD_L2_FACTOR = 4  # cold L2: the input sets a graph rotates through hold at least this many L2s
+
+
+def input_sets_needed(bytes_per_set: int, cold_l2: bool, l2_bytes: int | None = None) -> int:
+    """1 for the L2-resident protocol; for cold-L2 timing enough sets (at least 2) that together they hold
+    ``COLD_L2_FACTOR`` times the L2 (50 MB on an H200): a set is long evicted when its turn comes again.
+    ``l2_bytes``: the L2's size (default: GPU 0's)."""
     if not cold_l2:
         return 1
-    import torch
+    if l2_bytes is None:
+        import torch
 
-    l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 * 2**20)
-    return max(2, -(-2 * l2 // bytes_per_set) + 1)
+        l2_bytes = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 * 2**20)
+    return max(2, -(-COLD_L2_FACTOR * l2_bytes // bytes_per_set))
 
 
 def protocol(rounds: int, sustained_s: float, cold_l2: bool) -> dict:
@@ -193,5 +200,6 @@ def protocol(rounds: int, sustained_s: float, cold_l2: bool) -> dict:
         "timed_ms_per_round": TIMED_MS_PER_ROUND,
         "max_launches_per_graph": MAX_LAUNCHES_PER_GRAPH,
         "cold_l2": cold_l2,
+        "cold_l2_sets_hold": f">= {COLD_L2_FACTOR} x the L2" if cold_l2 else None,
         "statistic": "median over rounds (min, max kept)",
     }

@@ -11,8 +11,8 @@ from cute_gemm.measure.progress import LOG_WIDTH, terminal
 ADDS_WIDTH = 60
 
 
-COLUMNS = ("kernel", "TFLOP/s", "min..max", "% vendor", "x vendor per round", "% peak", "SM MHz", "W",
-           "TFLOP/s/kW", "throttle", "status", "adds / why not timed")
+COLUMNS = ("kernel", "TFLOP/s", "min..max", "% vendor", "x vendor per round", "% peak", "TB/s", "% copy BW", "SM MHz",
+           "W", "TFLOP/s/kW", "throttle", "status", "adds / why not timed")
 LEFT = ("kernel", "throttle", "status", "adds / why not timed")
 
 
@@ -32,7 +32,8 @@ def result_row(r: dict) -> tuple[str, ...]:
     if t:
         nums = (f"{t['tflops']:.1f}", f"{t['tflops_worst']:.0f}..{t['tflops_best']:.0f}",
                 _num(r.get("pct_vendor"), "{:.1f}"), _paired(r.get("x_vendor_paired")), _num(r.get("pct_peak")),
-                _num(clock), _num(pw.get("power_w")), _num(pw.get("tflops_per_kw")),
+                _num(r.get("tb_s"), "{:.2f}"), _num(r.get("pct_copy_bw")), _num(clock), _num(pw.get("power_w")),
+                _num(pw.get("tflops_per_kw")),
                 ",".join(pw.get("throttle_reasons") or []) or "-")
         # the GEMM first: "Memset (Device)" (cuBLAS clears a workspace at some shapes) after it
         kernels = sorted(r.get("library_kernels") or [], key=lambda k: k.startswith(("Memset", "Memcpy")))
@@ -48,13 +49,22 @@ def shapes(doc: dict) -> list[str]:
     return list(dict.fromkeys(r["shape"] for r in doc["results"]))
 
 
+def operands_label(doc: dict) -> str:
+    """What every kernel of the run computed: 'nn fp16->fp32' (the worklog's where the document does not say)."""
+    return (doc.get("operands") or {}).get("label") or "nn fp16->fp32"
+
+
 def caption(doc: dict) -> str:
-    """Data kind and protocol in one line (the table's and the plots' caption)."""
+    """Operands, data kind and protocol in one line (the table's and the plots' caption)."""
     p = doc["protocol"]
-    parts = [f"data {doc['data']}", f"CUDA-graph timing, median of {p['rounds']} interleaved rounds"]
+    parts = [operands_label(doc), f"data {doc['data']}",
+             f"CUDA-graph timing, median of {p['rounds']} interleaved rounds"]
     if p.get("sustained_s"):
         parts.append(f"{p['sustained_s']:g} s sustained before each timed window")
     parts.append("cold L2" if p.get("cold_l2") else "L2-resident")
+    bw = doc.get("copy_bandwidth")
+    if bw:
+        parts.append(f"device copy {bw['tb_s']:.2f} TB/s")
     return ", ".join(parts)
 
 

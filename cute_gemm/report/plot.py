@@ -5,7 +5,11 @@
 - the sweep: TFLOP/s against size (square shapes) for every phase and peer;
 - the worklog side by side: every phase as % of the vendor library on both ladders, the worklog's B300
   (tcgen05, % of cuBLASLt) beside this run's H200 (wgmma, % of the better of cuBLAS/cuBLASLt), so a
-  reader sees which steps buy the same on both chips (drawn only where a phase is on both sides).
+  reader sees which steps buy the same on both chips (drawn only where a phase is on both sides);
+- the roofline: every kernel's TFLOP/s at every shape against the shape's arithmetic intensity (2MNK over
+  the bytes of A, B and C once each), under the roof min(dense peak, the run's device-copy bandwidth x
+  intensity): how far each kernel is from what the memory or the tensor cores allow (drawn when the
+  document has the run's copy bandwidth and the GPU's peak).
 
 Phases and peers have separate style families: phases are solid lines with round markers in one
 sequential colour map, in ladder order (``best`` black with a star, config variants dotted in their
@@ -21,6 +25,9 @@ import re
 
 from cute_gemm.measure.suite import HEADLINE
 from cute_gemm.report import worklog
+from cute_gemm.measure.results import operands_of
+from phases.operands import WORKLOG
+from cute_gemm.runtime.problem import Problem
 from cute_gemm.report.console import caption
 from phases.base import PHASE_IDS
 
@@ -85,7 +92,7 @@ def best_picks(rows: list[dict]) -> list[str]:
 
 def _footer(doc) -> str:
     g, v = doc.get("gpu") or {}, doc.get("versions") or {}
-    return (f"{g.get('name', '?')} · fp16 in, fp32 out, B N-major · {caption(doc)}\n"
+    return (f"{g.get('name', '?')} · {caption(doc)}\n"
             f"torch {v.get('torch')} · cutlass-dsl {v.get('nvidia_cutlass_dsl')} · {doc.get('date', '')[:10]}")
 
 
@@ -190,7 +197,10 @@ def sweep_figure(doc, path: str) -> str | None:
 
 def worklog_figure(doc, path: str) -> str | None:
     """Per headline shape where a phase has a number on both sides: each phase's % of the vendor library,
-    the worklog's B300 beside this run. None when no phase of this run is in the worklog at all."""
+    the worklog's B300 beside this run. None when no phase of this run is in the worklog at all, or when
+    the run computed other operands than the worklog's (nn fp16 -> fp32: the only problem it measured)."""
+    if operands_of(doc) != WORKLOG:
+        return None
     shapes = []
     for shape in worklog.CUBLASLT_TFLOPS:
         ours = {r["name"]: r.get("pct_vendor") for r in _rows(doc, shape, "phase") if r.get("pct_vendor")}
@@ -229,10 +239,85 @@ def worklog_figure(doc, path: str) -> str | None:
                  rect=(0, 0.05, 1, 0.96))
 
 
+def roof(intensity: float, peak_tflops: float, copy_tb_s: float) -> float:
+    """The roofline at an arithmetic intensity (FLOP/byte): min(compute roof, bandwidth x intensity), TFLOP/s."""
+    return min(peak_tflops, copy_tb_s * intensity)
+
+
+def roofline_points(doc) -> dict:
+    """key -> (the first row of that kernel, [(intensity, TFLOP/s, shape, % of the roof)]) for every timed
+    row; the intensity is 2MNK / (A + B + C bytes) with the document's operands."""
+    ops = operands_of(doc)
+    peak, bw = doc["peak_tflops"], doc["copy_bandwidth"]["tb_s"]
+    out = {}
+    for r in doc["results"]:
+        if not r.get("timing"):
+            continue
+        p = Problem(r["m"], r["n"], r["k"])
+        ai = p.flops / p.bytes(ops)
+        tf = r["timing"]["tflops"]
+        out.setdefault(r["key"], (r, []))[1].append((ai, tf, r["shape"], 100 * tf / roof(ai, peak, bw)))
+    return out
+
+
+def roofline_figure(doc, path: str) -> str | None:
+    """Every kernel's TFLOP/s at every shape against the shape's arithmetic intensity, under the roof
+    min(peak, copy bandwidth x intensity) of this run; None without a copy bandwidth, a peak or a timing."""
+    if not doc.get("peak_tflops") or not (doc.get("copy_bandwidth") or {}).get("tb_s"):
+        return None
+    points = roofline_points(doc)
+    if not points:
+        return None
+    plt = _pyplot()
+    peak, bw = doc["peak_tflops"], doc["copy_bandwidth"]["tb_s"]
+    fig, ax = plt.subplots(figsize=(11, 6.2))
+    ais = [ai for _, pts in points.values() for ai, _, _, _ in pts]
+    lo, hi = min(ais + [peak / bw]) / 2, max(ais + [peak / bw]) * 2
+    xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    ax.plot(xs, [roof(x, peak, bw) for x in xs], color="#333333", lw=2.0, zorder=2,
+            label=f"roof: min({peak:.0f} TFLOP/s, {bw:.2f} TB/s device copy x intensity)")
+    ax.axvline(peak / bw, color="#999999", ls=":", lw=1, zorder=1)
+    ax.text(peak / bw, peak * 1.05, f"ridge {peak / bw:.0f} FLOP/B", ha="center", va="bottom", fontsize=7,
+            color="#555555")
+    for key, (row, pts) in points.items():
+        st = style(row)
+        pts.sort()
+        label = row["label"]
+        if row["name"] == "best":
+            picked = dict.fromkeys(p.split()[0] for p in best_picks([r for r in doc["results"] if r["key"] == key]))
+            label = f"best (phases {', '.join(picked)} per shape)"
+        worst = min(pts, key=lambda t: t[3])
+        ax.plot([ai for ai, *_ in pts], [tf for _, tf, *_ in pts], color=st["color"], marker=st["marker"], ls="none",
+                ms=st["ms"] + 2, zorder=3, label=f"{label} (lowest {worst[3]:.0f}% of roof, {worst[2]})")
+    shapes = {}
+    for _, pts in points.values():
+        for ai, _, shape, _ in pts:
+            shapes[shape] = ai
+    if len(shapes) <= 12:  # name the shapes under the axis where they do not pile up
+        for shape, ai in shapes.items():
+            ax.annotate(shape, (ai, 0), xycoords=("data", "axes fraction"), xytext=(0, 4), textcoords="offset points",
+                        rotation=90, fontsize=6, color="#555555", ha="center", va="bottom")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    tops = [tf for _, pts in points.values() for _, tf, _, _ in pts]
+    ax.set_ylim(min(tops + [roof(lo, peak, bw)]) / 2, peak * 1.5)
+    ax.set_xlabel("arithmetic intensity: 2MNK / (A + B + C bytes), FLOP/byte")
+    ax.set_ylabel("TFLOP/s")
+    l2 = ("" if doc["protocol"].get("cold_l2")
+          else "\nL2-resident timing: a point above the copy roof read its operands from L2")
+    ax.set_title(f"Roofline: each kernel at each shape ({operands_of(doc).label()}){l2}", fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    # inside the axes, where nothing is drawn (high intensity, low throughput): an outside legend is cut off
+    ax.legend(fontsize=7, loc="lower right", frameon=True, framealpha=0.92)
+    return _save(plt, fig, path, _footer(doc), rect=(0, 0.06, 1, 1))
+
+
 def plot_all(doc, out_prefix: str) -> list[str]:
     """Write <prefix>_ladder.png, and where the document has what they need, <prefix>_worklog.png (a phase
-    on both sides) and <prefix>_sweep.png (3 square shapes or more); returns the paths written."""
+    on both sides), <prefix>_sweep.png (3 square shapes or more) and <prefix>_roofline.png (the run's copy
+    bandwidth and the GPU's peak); returns the paths written."""
     os.makedirs(os.path.dirname(out_prefix) or ".", exist_ok=True)
     out = [ladder_figure(doc, out_prefix + "_ladder.png"), worklog_figure(doc, out_prefix + "_worklog.png"),
-           sweep_figure(doc, out_prefix + "_sweep.png")]
+           sweep_figure(doc, out_prefix + "_sweep.png"), roofline_figure(doc, out_prefix + "_roofline.png")]
     return [p for p in out if p]

@@ -1,38 +1,80 @@
-"""What a caller imports: ``gemm`` (C = A @ B with one phase's kernel) and ``compile_only``.
+"""What a caller imports: ``gemm`` (C = A @ B with one phase's kernel), ``linear`` (F.linear's meaning)
+and ``compile_only``.
 
-``gemm`` runs eagerly through the plans (``plan.run``); while ``torch.compile`` traces it, it goes
-through the custom op instead (``torch_ops``), whose fake implementation gives the output's shape.
-``compile_only`` compiles a phase and config for a target without a GPU: a config variant can be
-checked on any machine before it is run on one.
+``gemm`` and ``linear`` run eagerly through the plans (``plan.run``, ``linear.run``); while
+``torch.compile`` traces them, they go through the custom ops instead (``torch_ops``), whose fake
+implementations give the output's shape and dtype. ``compile_only`` compiles a phase, config and operands
+for a target without a GPU: a config variant or a layout can be checked on any machine before it is run on one; ``precompile`` does many at
+once in worker processes, into the disk cache.
 """
 
 from __future__ import annotations
 
 from cute_gemm.errors import InputError, UnsupportedError, one_line
+from cute_gemm.runtime import linear as _linear
 from cute_gemm.runtime import plan
 
 
-def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None):
-    """C = A @ B with one phase's kernel: A [M,K] fp16, B [K,N] fp16 (both row-major), C [M,N] fp32.
+def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dtype=None):
+    """C = A @ B with one phase's kernel, fp32 accumulate.
+
+    ``a``: A [M,K], ``b``: B [K,N], both torch.float16 or both torch.bfloat16, each row-major or
+    column-major (``x.t()`` of a contiguous tensor: ``gemm(x, w.t())`` is ``x @ w.T`` for an nn.Linear
+    weight w [N,K], no copy). C [M,N] row-major is torch.float32 by default; ``out_dtype=torch.float16`` or
+    ``torch.bfloat16`` rounds it once on the way out. ``out``: a C to write (its dtype is C's) instead of a
+    new one.
 
     ``phase``: a phase id of the device's ladder (``cute-gemm list``; '2' means 2b), or "best" (the phase
-    and config a heuristic picks per shape). ``out``: an fp32 [M,N] row-major tensor to write (else a new
-    one). ``config``: a phase config (the phase's frozen dataclass) other than the default. ``arch``:
-    'sm90'/'sm100' to insist on a ladder (default: the device's). Any M, N, K with N, K multiples of 8 for
-    phases 2a and later; phases 0-1 need tile multiples. Raises ``cute_gemm.InputError`` (dtype, device,
-    layout, alignment) or ``cute_gemm.UnsupportedError`` (a shape the phase cannot do, another ladder's
-    phase) before anything launches.
+    and config a model picks per shape and operands). ``config``: a phase config other than the default (the
+    phase's frozen dataclass, or field overrides as ``compile_only`` takes them: ``{"bn": 128}``). ``arch``: 'sm90'/'sm100' to insist on a ladder (default: the
+    device's). Phases 2a and later take any M, N, K whose contiguous extents are multiples of 8 (K for a
+    row-major A, M for a column-major one, N always: C's rows) and every layout and dtype; phases 0-1 the
+    worklog's problem only (fp16 A row-major, B row-major, fp32 C, tile multiples). Raises
+    ``cute_gemm.InputError`` (dtype, device, layout, alignment, ``out``) or ``cute_gemm.UnsupportedError``
+    (a shape or operands the phase cannot do, another ladder's phase) before anything compiles or launches.
 
     Runs on the current torch stream; under ``torch.compile`` it goes through the custom op
-    ``torch.ops.cute_gemm.gemm``. One compile per (device, phase, config) serves every shape, and is kept
-    on disk for the next process. Compile or warm a phase before capturing it in a CUDA graph: the first
-    call of a plan compiles.
+    ``torch.ops.cute_gemm.gemm``. One compile per (device, phase, config, layout and dtypes) serves every
+    shape, and is kept on disk for the next process. Compile or warm a phase before capturing it in a CUDA
+    graph: the first call of a plan compiles.
     """
     if _compiling():  # torch.compile: the custom op, whose fake implementation gives the output's shape
         from cute_gemm.runtime import torch_ops
 
-        return torch_ops.call(a, b, phase, out)
-    return plan.run(a, b, phase, out, config, arch)
+        if config is not None or arch is not None:
+            raise UnsupportedError("under torch.compile gemm() takes phase, out and out_dtype; config= and arch= "
+                                   "run eagerly only")
+        return torch_ops.call(a, b, phase, out, out_dtype)
+    return plan.run(a, b, phase, out, config, arch, out_dtype)
+
+
+def linear(x, w, bias=None, phase="best", out_dtype=None):
+    """y = x @ w.T (+ bias), as ``torch.nn.functional.linear``: x [..., K] fp16 or bf16, w [N, K] of the same
+    dtype (an ``nn.Linear`` weight), bias [N] or None; y [..., N] in x's dtype, or ``out_dtype``
+    (torch.float32, torch.float16 or torch.bfloat16; fp32 accumulate either way).
+
+    ``phase``: "best" (default: the phase and config a model picks per shape, layout and dtypes) or a phase
+    id of the device's ladder (2a or later: phases 0-1 take only the worklog's layout). K must be a multiple
+    of 8 (the rows of x and of w are 16-byte TMA rows), and so must N (the rows of y). Leading dims are
+    flattened without a copy when x's layout allows it (``reshape``); w is read in place as ``w.t()``.
+
+    The bias is added after the GEMM, by one in-place torch op on its output (``y.add_(bias)``: one more
+    pass over y, a few microseconds at model shapes), not in the kernels' epilogue. The epilogues are the
+    lessons of the ladder -- register stores, TMA stores through smem, stream-K and split-K reductions --
+    and are shared by every phase of both ladders; a fused bias (and activation) is a generalization of all
+    of them of its own, not a step of the worklog. With a 16-bit output the bias is added to the rounded
+    product (F.linear on cuBLASLt adds it before rounding): at most one more rounding of y.
+
+    Forward only: the result carries no autograd history (use it under ``torch.no_grad()`` or
+    ``torch.inference_mode()``, as a model's inference forward runs). Raises ``cute_gemm.InputError`` for
+    shapes or dtypes F.linear would refuse or the kernels cannot take, ``UnsupportedError`` for a phase that
+    cannot take the problem -- before anything compiles or launches.
+    """
+    if _compiling():  # torch.compile: the custom op, whose fake implementation gives the output's shape
+        from cute_gemm.runtime import torch_ops
+
+        return torch_ops.call_linear(x, w, bias, phase, out_dtype)
+    return _linear.run(x, w, bias, phase, out_dtype)
 
 
 def _compiling() -> bool:
@@ -41,16 +83,34 @@ def _compiling() -> bool:
     return torch.compiler.is_compiling()
 
 
-def compile_only(phase="5", config=None, arch: str = "sm90"):
-    """Compile one phase with one config for ``arch`` without a GPU, and return the plan (``fn``,
-    ``kernel``, ``target``, ``seconds``, ``source``: 'compiled', or 'disk' when the compile cache had it).
+def operands(layout="nn", dtype="fp16", out_dtype="fp32"):
+    """The ``Operands`` of BLAS letters and dtypes (torch dtypes or 'fp16'/'bf16'/'fp32'); InputError."""
+    from cute_gemm.runtime.problem import dtype_name
+    from phases.operands import AB_DTYPES, C_DTYPES, LAYOUTS, Operands
+
+    ab, c = dtype_name(dtype), dtype_name(out_dtype)
+    if layout not in LAYOUTS:
+        raise InputError(f"layout {layout!r}: one of {', '.join(LAYOUTS)} (first letter A, second B; t = transposed)")
+    if ab not in AB_DTYPES:
+        raise InputError(f"dtype {dtype!r}: A and B are fp16 or bf16")
+    if c not in C_DTYPES:
+        raise InputError(f"out_dtype {out_dtype!r}: C is fp32, fp16 or bf16")
+    return Operands.of(layout, ab, c)
+
+
+def compile_only(phase="5", config=None, arch: str = "sm90", layout="nn", dtype="fp16", out_dtype="fp32"):
+    """Compile one phase with one config and operands for ``arch`` without a GPU, and return the plan
+    (``fn``, ``kernel``, ``target``, ``seconds``, ``source``: 'compiled', or 'disk' when the compile cache
+    had it).
 
     ``config``: None (the phase's default), the phase's config object, or field overrides as a dict
     (``{"bn": 128, "stages": 6}``) or a string (``"bn=128,stages=6"``). ``arch``: 'sm90', 'sm100', or an
-    exact target ('sm_103a'). The compiled kernel goes into the disk cache, so a later ``gemm()`` with the
-    same config on a GPU of that target loads it instead of compiling. Raises ``InputError`` for an
-    unknown phase, field or value, and ``UnsupportedError`` when the phase cannot be built with that
-    config (the DSL's or the phase's refusal, in one line).
+    exact target ('sm_103a'). ``layout`` ('nn', 'nt', 'tn', 'tt': A then B, t = column-major), ``dtype``
+    (A and B: fp16, bf16) and ``out_dtype`` (C: fp32, fp16, bf16) are the operands, as strings or torch
+    dtypes. The compiled kernel goes into the disk cache, so a later ``gemm()`` with the same config and
+    operands on a GPU of that target loads it instead of compiling. Raises ``InputError`` for an unknown
+    phase, field, value, layout or dtype, and ``UnsupportedError`` when the phase cannot take the operands
+    or cannot be built with that config (the DSL's or the phase's refusal, in one line).
     """
     from cute_gemm.runtime import arch as _arch
     from cute_gemm.runtime import registry
@@ -63,9 +123,55 @@ def compile_only(phase="5", config=None, arch: str = "sm90"):
     except LookupError as exc:
         raise UnsupportedError(str(exc)) from None
     cfg = entry.configured(config)
+    ops = operands(layout, dtype, out_dtype)
+    why = plan.operand_refusals(entry.make(cfg, ops))
+    if why:
+        raise UnsupportedError("; ".join(why))
     try:
-        return plan.compile_plan(entry, target, -1, cfg)
+        return plan.compile_plan(entry, target, -1, cfg, ops)
     except Exception as exc:  # the DSL or the phase refused the config while tracing
         over = entry.overrides(cfg)
         what = " ".join(f"{k}={v}" for k, v in over.items()) or "its default config"
+        what += "" if ops.is_worklog else f" and {ops.label()}"
         raise UnsupportedError(f"{entry.key} with {what} does not compile for {target}: {one_line(exc)}") from exc
+
+
+def _compile_job(job) -> dict:
+    """One ``precompile`` job in a worker process: (phase, config, arch, layout, dtype, out_dtype)."""
+    import time
+
+    t0 = time.perf_counter()
+    try:
+        p = compile_only(*job)
+        return {"job": job, "source": p.source, "seconds": time.perf_counter() - t0, "error": None}
+    except Exception as exc:  # reported per job; the others go on
+        return {"job": job, "source": None, "seconds": time.perf_counter() - t0, "error": one_line(exc)}
+
+
+def precompile(jobs, workers: int = 8, timeout: float = 600.0) -> list[dict]:
+    """Compile ``jobs`` -- tuples of ``compile_only``'s arguments (phase, config, arch, layout, dtype,
+    out_dtype) -- in ``workers`` fresh processes into the disk cache, so that the first call of each in this
+    process loads it instead of compiling. Returns one dict per job, in order (``source``: 'compiled' or
+    'disk', ``seconds``, ``error``: None or one line); a job not done within ``timeout`` seconds of the start
+    is reported as such, and every worker is stopped on the way out. Needs the disk cache."""
+    import multiprocessing
+    import time
+
+    from cute_gemm.runtime import cache
+
+    if not cache.enabled():
+        raise UnsupportedError("precompile fills the disk cache, which CUTE_GEMM_NO_DISK_CACHE turns off")
+    jobs = [tuple(j) for j in jobs]
+    out = []
+    deadline = time.monotonic() + timeout
+    # spawn: a worker must not inherit this process's CUDA context or torch's threads
+    with multiprocessing.get_context("spawn").Pool(max(1, min(workers, len(jobs) or 1))) as pool:
+        pending = [pool.apply_async(_compile_job, (job,)) for job in jobs]
+        for job, res in zip(jobs, pending):
+            try:
+                out.append(res.get(max(0.0, deadline - time.monotonic())))
+            except multiprocessing.TimeoutError:
+                out.append({"job": job, "source": None, "seconds": None, "error": f"not done within {timeout:g} s"})
+            except Exception as exc:  # a worker that died or a result that did not come back
+                out.append({"job": job, "source": None, "seconds": None, "error": one_line(exc)})
+    return out  # leaving the with block terminated the workers (a hung compile does not outlive this call)

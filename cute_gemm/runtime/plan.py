@@ -1,13 +1,18 @@
-"""Plans: one compiled kernel per (device, phase, config), and the eager call that runs one.
+"""Plans: one compiled kernel per (device, phase, config, operands), and the eager call that runs one.
 
-A [M,K] fp16 row-major, B [K,N] fp16 row-major, C [M,N] fp32. The arch (sm90 / sm100) comes from the
-tensors' device. One compiled kernel per (device, phase, config) serves every shape ("a plan"): the
-first call for a plan compiles it (or loads it from the disk cache of an earlier process,
-``cute_gemm.runtime.cache``), every later call only looks the plan up, checks what the compiled entry cannot
-(the shape rule of the phase, devices) and calls it. The compiled entry itself checks dtypes, ranks,
-matching extents, strides and alignment before it launches; if it refuses an argument, the call is
-validated again in Python to say exactly what is wrong (``InputError``). So bad input gets a clear
-error before anything launches, and good input pays no Python validation at all.
+A [M,K] and B [K,N] fp16 or bf16, each row- or column-major; C [M,N] fp32, fp16 or bf16, row-major. The
+arch (sm90 / sm100) comes from the tensors' device, the operands (``phases.operands.Operands``: dtypes and
+majors) from the tensors themselves. One compiled kernel per (device, phase, config, operands) serves
+every shape ("a plan"): the first call for a plan compiles it (or loads it from the disk cache of an
+earlier process, ``cute_gemm.runtime.cache``), every later call only looks the plan up, checks what the
+compiled entry cannot (the shape rule of the phase, devices) and calls it.
+
+The fast path reads a call's key in a few attribute reads -- the dtypes of A, B and C and whether A and
+B are contiguous (row-major), beside the phase, config, arch and device -- and looks its plan up in one
+dict (``_FAST``, filled by the checked path). The compiled entry itself checks dtypes, ranks, matching extents, strides
+(contiguity) and alignment before it launches; if it refuses an argument, the call is validated again in
+Python to say exactly what is wrong (``InputError``). So bad input gets a clear error before anything
+launches, and good input pays no Python validation at all.
 
 Empty problems launch nothing: M == 0 or N == 0 gives an empty C, K == 0 a C of zeros.
 """
@@ -21,16 +26,23 @@ import time
 from cute_gemm.errors import InputError, UnsupportedError
 from cute_gemm.runtime import arch as _arch
 from cute_gemm.runtime import cache, registry
-from cute_gemm.runtime.problem import Problem, validate
+from cute_gemm.runtime.problem import Problem, fast_majors, torch_dtype, validate_call
 from phases.base import MAX_ELEMENTS
+from phases.operands import WORKLOG, Operands
 
-_PLANS: dict = {}  # (phase, config, arch, device index) -> Plan
+_PLANS: dict = {}  # (phase, config, arch, device index, operands) -> Plan
+# the fast path's table: a call's cheap key -- phase, config, arch, device, the dtypes of A and B, whether
+# A and B are contiguous (row-major), out_dtype, out's dtype (and M, N, K for "best") -> its Plan; filled
+# by the checked path once a call with that key was valid
+_FAST: dict = {}
+_FAST_BEST_MAX = 8192  # "best" keys carry the shape: the table is emptied when it holds this many
 _LOCK = threading.Lock()  # compiles and plan creation; the fast path takes no lock
+_torch = None  # the torch module, once a call imported it
 
 
 @dataclasses.dataclass
 class Plan:
-    """One compiled kernel for one device, and the cheap shape test of its phase."""
+    """One compiled kernel for one device and operands, and the cheap shape test of its phase."""
 
     entry: registry.PhaseEntry
     kernel: object  # the phase instance
@@ -40,6 +52,8 @@ class Plan:
     seconds: float  # compile (or disk-load) time of the first call
     source: str  # "compiled" or "disk"
     divisibility: tuple[int, int, int]
+    operands: Operands = WORKLOG
+    c_dtype: object = None  # C's torch dtype (what a call without ``out`` allocates)
 
     def fits(self, m: int, n: int, k: int) -> bool:
         """True when the phase takes (m, n, k) as is (no empty dimension, divisibility, 32-bit limits)."""
@@ -67,21 +81,30 @@ def device_target(device) -> str:
 
 
 def entry_for(phase, target: str, arch: str | None) -> registry.PhaseEntry:
+    """The registry entry of ``phase`` on ``target``'s ladder: InputError for an unknown phase id,
+    UnsupportedError for another ladder or a phase this ladder lacks."""
     fam = _arch.family(target)
     if arch is not None and _arch.family(arch) != fam:
         raise UnsupportedError(
             f"asked for {_arch.family(arch)} kernels but this GPU is {target}: "
             f"run the {fam} phases instead (cute-gemm list --arch {fam})"
         )
-    return registry.get(fam, phase)
+    try:
+        return registry.get(fam, phase)
+    except LookupError as exc:
+        raise UnsupportedError(str(exc)) from None
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
-def compile_plan(entry: registry.PhaseEntry, target: str, device: int, config=None) -> Plan:
-    """Compile (or load from the disk cache) the phase's kernel for ``target`` (``device`` -1: none)."""
+def compile_plan(entry: registry.PhaseEntry, target: str, device: int, config=None, operands=None) -> Plan:
+    """Compile (or load from the disk cache) the phase's kernel for ``target`` (``device`` -1: none) and
+    ``operands`` (None: the worklog's)."""
     from cute_gemm.runtime.compile import compile_kernel
 
-    kernel = entry.make(config)
-    name = cache.entry_name(entry.key, target, kernel.cfg)
+    kernel = entry.make(config, operands)
+    ops = kernel.operands
+    name = cache.entry_name(entry.key, target, kernel.cfg, ops)
     t0 = time.perf_counter()
     fn = cache.load(name) if cache.enabled() else None
     source = "disk"
@@ -90,40 +113,83 @@ def compile_plan(entry: registry.PhaseEntry, target: str, device: int, config=No
         source = "compiled"
         if cache.enabled():
             cache.store(name, fn)
-    return Plan(entry, kernel, target, device, fn, time.perf_counter() - t0, source, kernel.divisibility())
+    return Plan(entry, kernel, target, device, fn, time.perf_counter() - t0, source, kernel.divisibility(), ops,
+                torch_dtype(ops.c))
 
 
-def plan_for(a, phase="5", config=None, arch: str | None = None) -> Plan:
-    """The plan for ``phase`` on ``a``'s device, compiled on first use (thread-safe)."""
+def plan_for(a, phase="5", config=None, arch: str | None = None, operands: Operands = WORKLOG) -> Plan:
+    """The plan for ``phase`` and ``operands`` on ``a``'s device, compiled on first use (thread-safe)."""
     dev = a.get_device()
-    key = (phase, config, arch, dev)
+    key = (phase, config, arch, dev, operands)
     plan = _PLANS.get(key)
     if plan is None:
         with _LOCK:
             plan = _PLANS.get(key)
             if plan is None:
                 target = device_target(a.device)
-                plan = compile_plan(entry_for(phase, target, arch), target, dev, config)
+                plan = compile_plan(entry_for(phase, target, arch), target, dev, config, operands)
                 _PLANS[key] = plan
     return plan
 
 
-def checked(a, b, out, phase, config, arch) -> tuple[Plan, Problem]:
-    """Everything checked in Python with clear messages: the slow path, and the plan it needs."""
-    p = validate(a, b, out)
-    plan = plan_for(a, phase, config, arch)
-    if min(p.m, p.n, p.k) > 0:
-        why = plan.kernel.can_implement(p.m, p.n, p.k)
-        if why:
-            raise UnsupportedError(f"{plan.entry.key} cannot do {p}: " + "; ".join(why))
-    return plan, p
+def operand_refusals(kernel) -> list[str]:
+    """Why ``kernel`` cannot take its operands (the phase's own ``operand_problems``; phases 0-1 take the
+    worklog's only)."""
+    return kernel.operand_problems(kernel.operands)
 
 
-def _run_checked(a, b, phase, out, config, arch):
+def refusals(kernel, m: int, n: int, k: int) -> list[str]:
+    """Why ``kernel`` cannot compute (m, n, k) with its operands (``can_implement`` includes the operands)."""
+    return kernel.can_implement(m, n, k)
+
+
+def checked(a, b, out, phase, config, arch, out_dtype=None) -> tuple[Plan, Problem]:
+    """Everything checked in Python with clear messages -- the tensors, then whether the phase takes this
+    shape and these operands -- before anything compiles; then the plan (the slow path)."""
+    p, ops = validate_call(a, b, out, out_dtype)
+    target = device_target(a.device)
+    entry = entry_for(phase, target, arch)
+    if config is not None:  # the phase's config, or field overrides as compile_only takes them
+        config = entry.configured(config)
+    kern = entry.make(config, ops)
+    why = refusals(kern, p.m, p.n, p.k) if min(p.m, p.n, p.k) > 0 else operand_refusals(kern)
+    if why:
+        raise UnsupportedError(f"{entry.key} cannot do {p} with {ops.label()}: " + "; ".join(why))
+    return plan_for(a, phase, config, arch, ops), p
+
+
+def _key(a, b, phase, out, config, arch, out_dtype):
+    """The fast path's key of a call (``run`` builds the same tuple inline)."""
+    return (phase, config, arch, a.get_device(), a.dtype, b.dtype, a.is_contiguous(), b.is_contiguous(), out_dtype,
+            None if out is None else out.dtype)
+
+
+def _remember(key, plan, a, b):
+    """Later calls with ``key`` take the fast path to ``plan`` -- when the cheap majors of the key are the ones
+    the checked path chose (a tensor with an extent of 1 may have needed the other: it stays checked)."""
+    if fast_majors(a, b) == (plan.operands.a_major, plan.operands.b_major):
+        if len(key) > 10 and len(_FAST) >= _FAST_BEST_MAX:
+            _FAST.clear()
+        try:
+            _FAST[key] = plan
+        except TypeError:  # a config given as a dict: such calls stay on the checked path
+            pass
+
+
+def _run_checked(a, b, phase, out, config, arch, out_dtype):
     import torch
 
-    plan, p = checked(a, b, out, phase, config, arch)
-    c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=torch.float32)
+    key = None
+    if phase == "best":
+        p, ops = validate_call(a, b, out, out_dtype)
+        if min(p.m, p.n, p.k) == 0:
+            c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=torch_dtype(ops.c))
+            return c.zero_() if p.k == 0 else c
+        key = (*_key(a, b, phase, out, config, arch, out_dtype), p.m, p.n, p.k)
+        phase, config = _pick_best(a, config, arch, p, ops)
+    plan, p = checked(a, b, out, phase, config, arch, out_dtype)
+    _remember(key or _key(a, b, phase, out, config, arch, out_dtype), plan, a, b)
+    c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=plan.c_dtype)
     if p.k == 0:
         return c.zero_()
     if p.m and p.n:
@@ -132,29 +198,33 @@ def _run_checked(a, b, phase, out, config, arch):
     return c
 
 
-def run(a, b, phase="5", out=None, config=None, arch: str | None = None):
-    """``cute_gemm.gemm`` run eagerly (its arguments and errors): the plan looked up and called; the
-    first call of a plan, or any call its cheap test does not take, goes through the checked path."""
-    if phase == "best":
-        phase, config = _pick_best(a, b, out, config, arch)
+def run(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dtype=None):
+    """``cute_gemm.gemm`` run eagerly (its arguments and errors): the plan of the call's key looked up and
+    called; the first call of a key, or any call the cheap tests do not take, goes through the checked
+    path, which reads the operands from the tensors."""
+    global _torch
     try:
-        plan = _PLANS[(phase, config, arch, a.get_device())]
         m, k = a.shape
         n = b.shape[1]
-    except Exception:  # no plan yet, or not a pair of 2-D tensors: the checked path says which
-        return _run_checked(a, b, phase, out, config, arch)
-    if not plan.fits(m, n, k) or b.get_device() != plan.device:
-        return _run_checked(a, b, phase, out, config, arch)
+        dev = a.get_device()
+        key = (phase, config, arch, dev, a.dtype, b.dtype, a.is_contiguous(), b.is_contiguous(), out_dtype,
+               None if out is None else out.dtype)
+        plan = _FAST[key if phase != "best" else (*key, m, n, k)]
+    except Exception:  # a new key, or not a pair of 2-D tensors: the checked path says which
+        return _run_checked(a, b, phase, out, config, arch, out_dtype)
+    if not plan.fits(m, n, k) or b.get_device() != dev:
+        return _run_checked(a, b, phase, out, config, arch, out_dtype)
     if out is None:
-        import torch
-
-        out = torch.empty((m, n), device=a.device, dtype=torch.float32)
-    elif out.get_device() != plan.device:
-        return _run_checked(a, b, phase, out, config, arch)
+        if _torch is None:
+            import torch as _torch
+        out = _torch.empty((m, n), device=a.device, dtype=plan.c_dtype)
+    elif out.get_device() != dev:
+        return _run_checked(a, b, phase, out, config, arch, out_dtype)
     try:
         plan.fn(a, b, out)
     except Exception as exc:  # the compiled entry refused an argument before launching: say what
-        checked(a, b, out, phase, config, arch)
+        cfg = plan.kernel.cfg if phase == "best" and plan.kernel.cfg != plan.entry.default_config() else None
+        checked(a, b, out, plan.entry.phase, config if phase != "best" else cfg, arch, out_dtype)
         raise InputError(f"{plan.entry.key}: {exc}") from exc
     return out
 
@@ -162,28 +232,27 @@ def run(a, b, phase="5", out=None, config=None, arch: str | None = None):
 _FAMILY: dict = {}  # device index -> "sm90" / "sm100"
 
 
-def _pick_best(a, b, out, config, arch):
-    """(phase, config) of ``phase="best"`` for this call's shape (``choose``; cached per shape)."""
+def _pick_best(a, config, arch, p: Problem, ops: Operands):
+    """(phase, config) of ``phase="best"`` for a shape and operands (``choose.pick``, cached per shape and
+    operands); UnsupportedError for a config of the caller's or a shape no candidate takes."""
     from cute_gemm.runtime import choose
 
     if config is not None:
         raise UnsupportedError('phase="best" picks its own config; pass a phase id to run a config of yours')
+    dev = a.get_device()
+    if dev not in _FAMILY:
+        _FAMILY[dev] = _arch.family(device_target(a.device))
     try:
-        dev = a.get_device()
-        fam = _FAMILY.get(dev)
-        if fam is None:
-            fam = _FAMILY[dev] = _arch.family(device_target(a.device))
-        m, k = a.shape
-        return choose.pick(arch and _arch.family(arch) or fam, m, b.shape[1], k)
-    except (UnsupportedError, InputError):
-        raise
-    except Exception as exc:  # bad input or a shape no candidate takes: say which
-        validate(a, b, out)
-        raise UnsupportedError(f"phase 'best': {exc}") from exc
+        return choose.pick(_arch.family(arch) if arch else _FAMILY[dev], p.m, p.n, p.k, ops)
+    except LookupError as exc:
+        raise UnsupportedError(f"phase 'best': {exc} with {ops.label()}") from exc
+    except ValueError as exc:  # an unknown arch name
+        raise InputError(str(exc)) from None
 
 
 def launcher(entry: registry.PhaseEntry, a, b, c, config=None):
-    """A zero-argument function that launches ``entry`` on (a, b) -> c on the current stream.
+    """A zero-argument function that launches ``entry`` on (a, b) -> c on the current stream; the operands
+    are those of the tensors (c's dtype is C's).
 
     Everything is checked once, here; each call of the result is one call of the compiled kernel.
     """
@@ -198,4 +267,5 @@ def launcher(entry: registry.PhaseEntry, a, b, c, config=None):
     return launch
 
 
-__all__ = ["Plan", "run", "launcher", "plan_for", "compile_plan", "device_target", "entry_for", "checked"]
+__all__ = ["Plan", "run", "launcher", "plan_for", "compile_plan", "device_target", "entry_for", "checked", "refusals",
+           "operand_refusals"]

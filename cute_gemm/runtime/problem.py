@@ -1,6 +1,14 @@
-"""The worklog's problem: C[M,N] (fp32) = A[M,K] (fp16, row-major) @ B[K,N] (fp16, row-major = N-major).
+"""The problem: C[M,N] = A[M,K] @ B[K,N], and what a call's tensors say about it.
 
-The problem's shape and the host-side validation of a call's operands (``InputError``).
+A and B are fp16 or bf16 (one type for both), each row-major or column-major; C is fp32 (the
+default), fp16 or bf16, row-major; the accumulation is fp32. ``validate_call`` reads the problem and its
+``Operands`` (``phases.operands``: dtypes and majors) from torch tensors and refuses, with one
+``InputError`` naming what was given and what is needed, everything a kernel cannot take.
+
+The majors, in BLAS letters (``Operands.layout``): A [M,K] row-major is "n" (K contiguous), column-major
+"t" (``x.t()`` of a contiguous [K,M]); B [K,N] row-major is "n" (N contiguous, the worklog's), column-major
+"t" -- ``w.t()`` of an ``nn.Linear`` weight w [N,K]. A tensor with an extent of 1 (or none) is both: the
+call takes whichever major makes it legal, the worklog's first.
 """
 
 from __future__ import annotations
@@ -8,6 +16,14 @@ from __future__ import annotations
 import dataclasses
 
 from cute_gemm.errors import InputError
+from phases.base import row_alignment
+from phases.operands import AB_DTYPES, C_DTYPES, WORKLOG, Operands
+
+# torch dtype name -> the Operands name
+_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
+_ALIASES = {"fp16": "fp16", "half": "fp16", "float16": "fp16", "bf16": "bf16", "bfloat16": "bf16",
+            "fp32": "fp32", "float": "fp32", "float32": "fp32"}
+_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,10 +36,15 @@ class Problem:
     def flops(self) -> int:
         return 2 * self.m * self.n * self.k
 
+    def bytes(self, operands: Operands = WORKLOG) -> int:
+        """Bytes of A, B and C once each: what the GEMM must at least move (the bandwidth column's bytes)."""
+        ab, c = _BYTES[operands.ab], _BYTES[operands.c]
+        return ab * (self.m * self.k + self.k * self.n) + c * self.m * self.n
+
     @property
     def bytes_per_set(self) -> int:
-        """Bytes of one input set plus its output (A, B fp16 and C fp32)."""
-        return 2 * (self.m * self.k + self.k * self.n) + 4 * self.m * self.n
+        """Bytes of one input set plus its output with the worklog's operands (A, B fp16 and C fp32)."""
+        return self.bytes(WORKLOG)
 
     def __str__(self) -> str:
         return f"{self.m}x{self.n}x{self.k}"
@@ -43,6 +64,34 @@ class Problem:
         return cls(*dims)
 
 
+# ------------------------------------------------------------------------------------------ dtypes
+def dtype_name(dtype) -> str | None:
+    """'fp16' / 'bf16' / 'fp32' for a torch dtype or one of those names (also 'float16', 'half', ...);
+    None for anything else."""
+    if isinstance(dtype, str):
+        return _ALIASES.get(dtype.strip().lower())
+    return _NAMES.get(str(dtype).rpartition(".")[2]) if type(dtype).__name__ == "dtype" else None
+
+
+def torch_dtype(name: str):
+    """'fp16' -> torch.float16, 'bf16' -> torch.bfloat16, 'fp32' -> torch.float32."""
+    import torch
+
+    return {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[name]
+
+
+def out_dtype_name(out_dtype) -> str:
+    """The C type an ``out_dtype=`` asks for (None: fp32); InputError for anything but fp32/fp16/bf16."""
+    if out_dtype is None:
+        return "fp32"
+    name = dtype_name(out_dtype)
+    if name not in C_DTYPES:
+        raise InputError(f"out_dtype={out_dtype!r}: C is torch.float32 (the default), torch.float16 or "
+                         f"torch.bfloat16 (fp32 accumulate, rounded once on the way out)")
+    return name
+
+
+# ------------------------------------------------------------------------------------------ layouts
 def _row_major(t) -> bool:
     """Rows contiguous, one after the other. Strides of an extent of 1 do not matter (torch normalises
     them freely, and the compiled entry skips them too), nor any stride of an empty tensor."""
@@ -51,8 +100,45 @@ def _row_major(t) -> bool:
     return rows * cols == 0 or ((cols <= 1 or s1 == 1) and (rows <= 1 or s0 == cols))
 
 
-def validate(a, b, c=None) -> Problem:
-    """Check dtypes, device, layouts and alignment of torch operands; return the problem they pose."""
+def _col_major(t) -> bool:
+    """Columns contiguous, one after the other (the transpose of a contiguous tensor)."""
+    rows, cols = t.shape
+    s0, s1 = t.stride()
+    return rows * cols == 0 or ((rows <= 1 or s0 == 1) and (cols <= 1 or s1 == rows))
+
+
+def fast_majors(a, b) -> tuple[str, str]:
+    """The majors a call's cheap key stands for (``plan.run``'s fast path): A "k" when it is contiguous
+    (row-major; torch ignores the strides of an extent of 1, as ``_row_major`` does), else "m"; B "n" when
+    it is contiguous, else "k". The compiled entry checks the rest (that the other major really is
+    contiguous); ``validate_call`` decides a tensor that is both."""
+    return ("k" if a.is_contiguous() else "m"), ("n" if b.is_contiguous() else "k")
+
+
+_WHAT = {("A", "k"): "row-major [M,K] (K contiguous)",
+         ("A", "m"): "column-major [M,K] (M contiguous, x.t() of a [K,M])",
+         ("B", "n"): "row-major [K,N] (N contiguous)",
+         ("B", "k"): "column-major [K,N] (K contiguous, w.t() of a [N,K] weight)"}
+
+
+def misaligned(p: "Problem", ops: Operands) -> list[str]:
+    """Each extent that must be a multiple of 8 and is not, with the tensors whose rows it is."""
+    owners = {"M": [], "N": [], "K": []}
+    owners[ops.a_major.upper()].append(f"A, {_WHAT[('A', ops.a_major)]}")
+    owners[ops.b_major.upper()].append(f"B, {_WHAT[('B', ops.b_major)]}")
+    owners["N"].append("C, row-major [M,N]")
+    why = []
+    for name, v, d in zip("MNK", (p.m, p.n, p.k), row_alignment(ops)):
+        if v % d:
+            why.append(f"{name}={v} must be a multiple of {d}: it is the contiguous extent of "
+                       f"{' and of '.join(owners[name])}, whose rows TMA moves in 16-byte units (8 elements of a "
+                       f"16-bit type{'; an fp32 C is held to the same 8' if name == 'N' and ops.c == 'fp32' else ''})")
+    return why
+
+
+def validate_call(a, b, c=None, out_dtype=None) -> tuple[Problem, Operands]:
+    """Check the tensors of a call -- types, dtypes, device, shapes, majors, alignment, ``out`` -- and return
+    the problem and the operands they pose; one ``InputError`` for the first thing wrong."""
     import torch
 
     def need(cond, msg):
@@ -62,22 +148,49 @@ def validate(a, b, c=None) -> Problem:
     for name, t in (("A", a), ("B", b)):
         need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor, got {type(t).__name__}")
         need(t.dim() == 2, f"{name} must be 2-D, got shape {tuple(t.shape)}")
-        need(t.dtype == torch.float16, f"{name} must be torch.float16, got {t.dtype}")
+        need(dtype_name(t.dtype) in AB_DTYPES,
+             f"{name} must be torch.float16 or torch.bfloat16, got {t.dtype} (A and B are 16-bit, the accumulation "
+             f"fp32; convert with .half() or .bfloat16())")
+    need(a.dtype == b.dtype, f"A is {a.dtype} and B is {b.dtype}: A and B must share one dtype (fp16 or bf16)")
+    for name, t in (("A", a), ("B", b)):
         need(t.is_cuda, f"{name} must be on a CUDA device, got {t.device}")
     need(a.device == b.device, f"A and B are on different devices ({a.device}, {b.device})")
     m, k = a.shape
     k2, n = b.shape
     need(k == k2, f"inner dimensions differ: A is {m}x{k}, B is {k2}x{n}")
-    need(_row_major(a), f"A must be row-major contiguous [M,K] (stride ({k}, 1)), got stride {a.stride()}")
-    need(_row_major(b), f"B must be row-major contiguous [K,N] (stride ({n}, 1)), got stride {b.stride()}")
-    # TMA and 16-byte cp.async need 16-byte aligned bases and rows
-    for name, t, row in (("A", a, k), ("B", b, n)):
-        need(t.data_ptr() % 16 == 0, f"{name}'s data pointer must be 16-byte aligned")
-        need(row % 8 == 0, f"{name}'s rows must be a multiple of 8 fp16 (16 bytes), got {row}")
+    p = Problem(m, n, k)
+
+    # C: its type from out, or out_dtype, or fp32
     if c is not None:
-        need(isinstance(c, torch.Tensor) and c.dtype == torch.float32, "C must be a torch.float32 tensor")
-        need(tuple(c.shape) == (m, n), f"C must be {m}x{n}, got {tuple(c.shape)}")
-        need(c.device == a.device, f"C is on {c.device}, A on {a.device}")
-        need(_row_major(c), f"C must be row-major contiguous, got stride {c.stride()}")
-        need(c.data_ptr() % 16 == 0, "C's data pointer must be 16-byte aligned")
-    return Problem(m, n, k)
+        need(isinstance(c, torch.Tensor), f"out must be a torch.Tensor, got {type(c).__name__}")
+        c_name = dtype_name(c.dtype)
+        need(c_name in C_DTYPES, f"out (C) must be torch.float32, torch.float16 or torch.bfloat16, got {c.dtype}")
+        if out_dtype is not None:
+            need(dtype_name(out_dtype) == c_name,
+                 f"out is {c.dtype} but out_dtype={out_dtype}: C's type is out's, give one of them")
+        need(c.dim() == 2 and tuple(c.shape) == (m, n), f"out (C) must be {m}x{n}, got {tuple(c.shape)}")
+        need(c.device == a.device, f"out (C) is on {c.device}, A on {a.device}")
+        need(_row_major(c), f"out (C) must be row-major contiguous [M,N] (stride ({n}, 1)), got stride {c.stride()}")
+    else:
+        c_name = out_dtype_name(out_dtype)
+
+    # the majors: a tensor with an extent of 1 is both; take the first pair that makes the call legal
+    majors_a = [mj for mj, ok in (("k", _row_major(a)), ("m", _col_major(a))) if ok]
+    majors_b = [mj for mj, ok in (("n", _row_major(b)), ("k", _col_major(b))) if ok]
+    need(majors_a, f"A [M,K] must be row-major (stride ({k}, 1)) or column-major (stride (1, {m}), the .t() of a "
+                   f"contiguous [K,M]), got stride {a.stride()}: .contiguous() makes it row-major")
+    need(majors_b, f"B [K,N] must be row-major (stride ({n}, 1)) or column-major (stride (1, {k}), the .t() of a "
+                   f"contiguous [N,K] such as an nn.Linear weight), got stride {b.stride()}: .contiguous() makes it "
+                   f"row-major")
+    pairs = [Operands(dtype_name(a.dtype), c_name, ma, mb) for ma in majors_a for mb in majors_b]
+    ops = next((o for o in pairs if not misaligned(p, o)), pairs[0])
+    why = misaligned(p, ops)
+    need(not why, f"{ops.label()}: " + "; ".join(why))
+    for name, t in (("A", a), ("B", b), ("out (C)", c)):
+        need(t is None or t.data_ptr() % 16 == 0, f"{name}'s data pointer must be 16-byte aligned (TMA)")
+    return p, ops
+
+
+def validate(a, b, c=None, out_dtype=None) -> Problem:
+    """``validate_call``'s problem alone."""
+    return validate_call(a, b, c, out_dtype)[0]

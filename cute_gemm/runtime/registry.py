@@ -98,22 +98,31 @@ class PhaseEntry:
         if not isinstance(config, dict):
             raise InputError(f"{self.key}: config must be None, a {self.config_cls.__name__}, a dict of field "
                              f"overrides or 'FIELD=VALUE,...', got {type(config).__name__}")
-        known = [f.name for f in dataclasses.fields(self.config_cls)]
+        fields = {f.name: f for f in dataclasses.fields(self.config_cls)}
+        default = self.default_config()
         for name, value in config.items():
-            if name not in known:
-                raise InputError(f"{name!r} is not a field of phase {self.phase}'s config ({', '.join(known)})")
-            if not isinstance(value, int) or isinstance(value, bool):
+            if name not in fields:
+                raise InputError(f"{name!r} is not a field of phase {self.phase}'s config ({', '.join(fields)})")
+            if isinstance(getattr(default, name), bool):  # a switch (use_pdl): True/False, or 1/0
+                if value not in (True, False):
+                    raise InputError(f"{name}={value!r} is not a boolean")
+                config[name] = bool(value)
+            elif not isinstance(value, int) or isinstance(value, bool):
                 raise InputError(f"{name}={value!r} is not an integer")
-        return dataclasses.replace(self.default_config(), **config)
+        return dataclasses.replace(default, **config)
 
 
 def parse_overrides(text: str) -> dict:
-    """'bn=128,stages=6' -> {'bn': 128, 'stages': 6}; InputError on an item without '=' or a non-integer."""
+    """'bn=128,stages=6,use_pdl=true' -> {'bn': 128, 'stages': 6, 'use_pdl': True}; InputError on an item
+    without '=' or a value that is neither an integer nor true/false."""
     over = {}
     for item in text.split(","):
         name, eq, value = (x.strip() for x in item.partition("="))
         if not eq or not name:
             raise InputError(f"{item.strip()!r}: expected FIELD=VALUE, e.g. bn=128")
+        if value.lower() in ("true", "false"):  # a switch: use_pdl=true
+            over[name] = value.lower() == "true"
+            continue
         try:
             over[name] = int(value)
         except ValueError:

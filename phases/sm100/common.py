@@ -198,7 +198,7 @@ def tmem_free(allocator, tmem_ptr, threads: int):
 
 
 # ------------------------------------------------------------------------------------------------
-# Epilogue: TMEM -> registers (tcgen05.ld 32x32b) -> global (st.global fp32), phases 0-4
+# Epilogue: TMEM -> registers (tcgen05.ld 32x32b) -> global (st.global, C's type), phases 0-4
 # ------------------------------------------------------------------------------------------------
 def make_epilogue_tmem_copy(tAcc, num_warps: int, cols_per_load: int = 8):
     """The tcgen05.ld 32x32b tiled copy of one warpgroup-wide chunk (128 lanes x ``cols_per_load``).
@@ -246,7 +246,8 @@ def epilogue_tmem_to_global(
     """Drain the (128, BN) fp32 accumulator in TMEM into the (128, BN) tile ``gC`` of C.
 
     Per chunk: tcgen05.ld.32x32b.x{cols_per_load} (warp-collective), tcgen05.wait::ld, then each
-    thread stores its row segment with vectorized st.global (two v4 stores for x8). Rows differ per
+    thread stores its row segment with vectorized st.global (two v4 stores for x8 fp32; one for a 16-bit
+    C, rounded first: ``to_c_type``). Rows differ per
     thread, so the stores are scattered (one 32-B segment per row): the worklog's "crude" epilogue
     that phase 5 replaces. The caller must have waited for the last MMA's commit.
 
@@ -273,7 +274,17 @@ def epilogue_tmem_to_global(
             cute.copy(tmem_copy, tDtC[None, None, i], tDrC)
             cute.arch.fence_view_async_tmem_load()  # tcgen05.wait::ld before the registers are read
             if cute.elem_less(tDcC[None, None, i][0], mn_limit):  # the chunk's (row, first column) is in C
-                cute.autovec_copy(tDrC, tDgC[None, None, i])
+                cute.autovec_copy(to_c_type(tDrC, gC.element_type), tDgC[None, None, i])
+
+
+def to_c_type(acc: cute.Tensor, c_dtype) -> cute.Tensor:
+    """``acc`` (fp32 registers) as C's element type: itself for fp32 C, a copy rounded to nearest for a
+    16-bit C (fp16 / bf16: the fp32 accumulator is rounded once, on the way out)."""
+    if c_dtype == cutlass.Float32:
+        return acc
+    out = cute.make_rmem_tensor(acc.layout, c_dtype)
+    out.store(acc.load().to(c_dtype))
+    return out
 
 
 def _check_epilogue(tAcc, num_warps: int, cols_per_load: int):

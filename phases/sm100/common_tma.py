@@ -3,8 +3,9 @@
 What never changes between those phases lives here once, so that ``diff phaseN phaseN+1`` shows only
 the optimization:
 
-- host side: the tcgen05 tiled MMA for the worklog's operand majors (A K-major, B N-major), the staged
-  smem layouts, the A/B TMA atoms, and the expect_tx byte count of one stage;
+- host side: the tcgen05 tiled MMA for the element types and majors a phase reads from its tensors
+  (``phases.operands``; the worklog's: fp16, A K-major, B N-major), the staged smem layouts, the A/B TMA
+  atoms, and the expect_tx byte count of one stage;
 - device side: the shared-storage struct (full/empty/accumulator mbarriers, the TMEM address slot);
   the cluster-shape marker of the 2-CTA phases is ``phases.cluster``'s, shared with sm90;
 - phase 5's epilogue mapping (warp -> TMEM lanes/columns -> staging tile -> TMA store boxes) as plain
@@ -23,6 +24,12 @@ into a box of {64 (N), BK (K)} with SWIZZLE_128B, and one ``cute.copy`` of a sta
 ``cp.async.bulk.tensor.2d`` instructions, one per slab, to consecutive 4 KiB smem slabs: exactly the
 worklog's ``B_LBO = 4096`` (next slab), ``B_SBO = 1024`` (next 8-row K band) packing. A is K-major
 SW64 (BK = 32 fp16 = 64 B per row) and moves as one {32 (K), 128 (M)} box per stage.
+
+Other operands (``phases.operands``) take the same roads: an M-major A is packed as B is (SW128 slabs
+of 64 rows, LBO 4096, SBO 1024), a K-major B as A is (SW64 rows of BK, SBO 512), and bf16 differs from
+fp16 only in the idesc's A/B type fields (bits 7-12) and the tensor maps' element type. A 16-bit C is
+rounded from the fp32 accumulator on its way out (``common.to_c_type``); everything up to that point
+(TMEM, the stream-K partial sums) stays fp32.
 """
 
 import cutlass
@@ -30,7 +37,7 @@ import cutlass.cute as cute
 import cutlass.utils.blackwell_helpers as sm100_utils
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync, tcgen05
 
-from phases.sm100.common import MMA_K
+from phases.sm100.common import MMA_K, to_c_type
 
 AB_DTYPE = cutlass.Float16
 ACC_DTYPE = cutlass.Float32
@@ -110,24 +117,35 @@ def epi_store_wait_depth(epi_stages: int) -> int:
 # ------------------------------------------------------------------------------------------------
 
 
-def make_tiled_mma(mma_m: int, bn: int, cta_group: tcgen05.CtaGroup) -> cute.TiledMma:
-    """tcgen05 ``m{mma_m}n{bn}k16`` f16 -> f32, A K-major, B N-major (the worklog's idesc bit 16)."""
+def make_tiled_mma(mma_m: int, bn: int, cta_group: tcgen05.CtaGroup, types=None) -> cute.TiledMma:
+    """tcgen05 ``m{mma_m}n{bn}k16`` (kind::f16) -> f32 accumulator, A and B read from smem descriptors.
+
+    ``types`` None: the worklog's fp16 operands, A K-major, B N-major (the idesc's transpose-B bit 16).
+    Otherwise (``phases.operands.Types``, read from the kernel's tensors): fp16 or bf16 (the idesc's A/B
+    type fields) and each operand's major as its tensor has it (a K-major B: a transposed [N, K] weight;
+    an M-major A: a column-major A; the transpose-A bit 15).
+    """
+    ab = AB_DTYPE if types is None else types.ab
+    a_major = OperandMajorMode.K if types is None else types.a.mma_major_mode()
+    b_major = OperandMajorMode.MN if types is None else types.b.mma_major_mode()
     op = tcgen05.MmaF16BF16Op(
-        AB_DTYPE,
+        ab,
         ACC_DTYPE,
         (mma_m, bn, MMA_K),
         cta_group,
         tcgen05.OperandSource.SMEM,
-        OperandMajorMode.K,
-        OperandMajorMode.MN,
+        a_major,
+        b_major,
     )
     return cute.make_tiled_mma(op)
 
 
-def make_ab_smem_layouts(tiled_mma: cute.TiledMma, mma_tiler_mnk, stages: int):
-    """Staged smem layouts of A (K-major, SW64 at BK=32) and B (N-major, SW128 slabs of 64 columns)."""
-    a_layout = sm100_utils.make_smem_layout_a(tiled_mma, mma_tiler_mnk, AB_DTYPE, stages)
-    b_layout = sm100_utils.make_smem_layout_b(tiled_mma, mma_tiler_mnk, AB_DTYPE, stages)
+def make_ab_smem_layouts(tiled_mma: cute.TiledMma, mma_tiler_mnk, stages: int, ab_dtype=AB_DTYPE):
+    """Staged smem layouts of A and B in the majors of ``tiled_mma``: the worklog's A K-major (SW64 at
+    BK=32 fp16) and B N-major (SW128 slabs of 64 columns); an M-major A takes SW128 slabs of 64 rows, a
+    K-major B the K-major atom A has (the helpers pick the widest swizzle a row of the major mode fills)."""
+    a_layout = sm100_utils.make_smem_layout_a(tiled_mma, mma_tiler_mnk, ab_dtype, stages)
+    b_layout = sm100_utils.make_smem_layout_b(tiled_mma, mma_tiler_mnk, ab_dtype, stages)
     return a_layout, b_layout
 
 
@@ -140,10 +158,10 @@ def make_ab_tma_atoms(op, mA, mB, a_smem_layout, b_smem_layout, mma_tiler_mnk, t
     return tma_atom_a, mA_tma, tma_atom_b, mB_tma
 
 
-def stage_bytes(a_smem_layout, b_smem_layout) -> tuple[int, int]:
+def stage_bytes(a_smem_layout, b_smem_layout, ab_dtype=AB_DTYPE) -> tuple[int, int]:
     """Bytes of one stage of A and of B in this CTA's smem (what one CTA's TMA writes per stage)."""
-    a = cute.size_in_bytes(AB_DTYPE, cute.select(a_smem_layout, mode=[0, 1, 2]))
-    b = cute.size_in_bytes(AB_DTYPE, cute.select(b_smem_layout, mode=[0, 1, 2]))
+    a = cute.size_in_bytes(ab_dtype, cute.select(a_smem_layout, mode=[0, 1, 2]))
+    b = cute.size_in_bytes(ab_dtype, cute.select(b_smem_layout, mode=[0, 1, 2]))
     return int(a), int(b)
 
 
@@ -186,18 +204,18 @@ def smem_bytes_of(storage_cls, *tile_bytes: int) -> int:
 # ------------------------------------------------------------------------------------------------
 
 
-def allocate_ab_ring(smem, a_smem_layout, b_smem_layout):
+def allocate_ab_ring(smem, a_smem_layout, b_smem_layout, ab_dtype=AB_DTYPE):
     """The A and B rings as one 1024-B aligned region (A's stages, then B's): (region, sA, sB).
 
     One region rather than two allocations so that its bytes are known to be contiguous: phase 7 reuses
     the whole ring as the mailbox of its stream-K exchange once the last MMA has read it.
     """
-    a_bytes = cute.size_in_bytes(AB_DTYPE, a_smem_layout.outer)
-    b_bytes = cute.size_in_bytes(AB_DTYPE, b_smem_layout.outer)
+    a_bytes = cute.size_in_bytes(ab_dtype, a_smem_layout.outer)
+    b_bytes = cute.size_in_bytes(ab_dtype, b_smem_layout.outer)
     assert a_bytes % SMEM_ALIGN == 0, "B's ring must start 1024-B aligned after A's"
     region = smem.allocate(a_bytes + b_bytes, byte_alignment=SMEM_ALIGN)
-    sA = cute.make_tensor(cute.recast_ptr(region, a_smem_layout.inner, dtype=AB_DTYPE), a_smem_layout.outer)
-    sB = cute.make_tensor(cute.recast_ptr(region + a_bytes, b_smem_layout.inner, dtype=AB_DTYPE), b_smem_layout.outer)
+    sA = cute.make_tensor(cute.recast_ptr(region, a_smem_layout.inner, dtype=ab_dtype), a_smem_layout.outer)
+    sB = cute.make_tensor(cute.recast_ptr(region + a_bytes, b_smem_layout.inner, dtype=ab_dtype), b_smem_layout.outer)
     return region, sA, sB
 
 
@@ -291,7 +309,8 @@ def store_chunk(tTR_rAcc, tTR_sC, tCsC, tCgC_box, tma_atom_c, warp_idx, j: cutla
     buf = epi_staging_buffer(warp_idx, j, epi_stages)
     cute.arch.cp_async_bulk_wait_group(epi_store_wait_depth(epi_stages), read=True)
     cute.arch.sync_warp()
-    cute.autovec_copy(tTR_rAcc, tTR_sC[None, None, None, buf])  # st.shared: one swizzled 128-B row
+    # st.shared: one swizzled row of the staging tile (128 B of fp32; a 16-bit C rounded first, 64 B)
+    cute.autovec_copy(to_c_type(tTR_rAcc, tTR_sC.element_type), tTR_sC[None, None, None, buf])
     cute.arch.fence_proxy("async.shared", space="cta")  # generic-proxy writes -> visible to the TMA
     cute.arch.sync_warp()  # all 32 rows are written before lane 0 stores them
     if cute.arch.lane_idx() == 0:

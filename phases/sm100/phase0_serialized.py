@@ -65,6 +65,7 @@ class Sm100Phase0(GemmPhase):
     adds = "baseline: 128 threads cp.async, one thread issues tcgen05.mma + commit, TMEM accumulator"
     worklog = "713 TFLOP/s at 4096^3, 460 at M=1024 (B300)"
     ragged = False  # whole 16-B cp.async vectors and whole-tile stores: tile multiples only
+    general_operands = False  # its copies and MMA are written for the worklog's fp16 A, B and fp32 C
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         why = super().can_implement(m, n, k)
@@ -95,6 +96,8 @@ class Sm100Phase0(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        why = self.operand_problems(self.operands)
+        assert not why, "; ".join(why)
         self._setup_attributes()
         c = self.cfg
         tiled_copy_a = common.make_cpasync_copy_a(self.threads, c.bk)

@@ -90,6 +90,7 @@ class Sm100Phase1(GemmPhase):
     adds = "NSTAGES ring in 1024-aligned dynamic smem, one mbarrier per slot, wait_group(NSTAGES-1)"
     worklog = "824 TFLOP/s at 4096^3 (NS sweep 808.8/801.2/627.3 for 2/3/4), ~478-485 at M=1024 (B300)"
     ragged = False  # whole 16-B cp.async vectors and whole-tile stores: tile multiples only
+    general_operands = False  # its copies and MMA are written for the worklog's fp16 A, B and fp32 C
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         why = super().can_implement(m, n, k)
@@ -124,6 +125,8 @@ class Sm100Phase1(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        why = self.operand_problems(self.operands)
+        assert not why, "; ".join(why)
         self._setup_attributes()
         c = self.cfg
         tiled_copy_a = common.make_cpasync_copy_a(self.threads, c.bk)

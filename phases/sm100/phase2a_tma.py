@@ -28,10 +28,14 @@ Epilogue: unchanged from phases 0/1 (tcgen05.ld 32x32b -> st.global fp32, warp w
 after the MMA warp's final commit arrives on the accumulator barrier (``PipelineUmmaAsync``).
 
 Constraints:
-- Any M >= 1; N and K multiples of 8 (16-B TMA rows); A K-major, B N-major, C row-major. One compile
-  serves every shape: the tile counts are runtime values, a box that sticks out of A or B is
-  zero-filled by the TMA (a partial last k-tile adds zeros; expect_tx still counts the whole box), and
-  the epilogue predicates each 8-column chunk of a row on its coordinates.
+- Operands (``phases.operands``, read from the tensors): fp16 or bf16 A and B, A K-major (the worklog's) or
+  M-major, B N-major (the worklog's) or K-major (a transposed [N, K] weight), C fp32 / fp16 / bf16 row-major
+  (a 16-bit C rounded from the fp32 accumulator before the st.global). Any M >= 1 with N and K multiples of 8
+  (16-B TMA rows) for the worklog's layouts; the contiguous extent of each operand must be a multiple of 8 (an
+  M-major A: M too).
+- One compile serves every shape: the tile counts are runtime values, a box that sticks out of A or B is
+  zero-filled by the TMA (a partial last k-tile adds zeros; expect_tx still counts the whole box), and the
+  epilogue predicates each 8-column chunk of a row on its coordinates.
 - sm_100a / sm_103a (tcgen05, TMA); 128 threads; TMEM 128 columns; dynamic smem ~49 KiB.
 """
 
@@ -43,6 +47,7 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.memory import SmemAllocator, TmemAllocator
 
+from phases import operands
 from phases.base import GemmPhase, TileConfig
 from phases.raster import ceil_div
 from phases.sm100 import common
@@ -71,9 +76,11 @@ class Sm100Phase2a(GemmPhase):
         self.threads = 32 * c.epi_warps
         self.tmem_cols = common.tmem_cols_for(c.bn)
         self.cluster = (1, 1, 1)
-        self.tiled_mma = ct.make_tiled_mma(c.bm, c.bn, tcgen05.CtaGroup.ONE)
-        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(self.tiled_mma, self.mma_tiler, c.stages)
-        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)
+        self.tiled_mma = ct.make_tiled_mma(c.bm, c.bn, tcgen05.CtaGroup.ONE, self.types)
+        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(
+            self.tiled_mma, self.mma_tiler, c.stages, self.types.ab
+        )
+        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout, self.types.ab)
         self.tx_bytes = a_bytes + b_bytes  # what expect_tx arms per stage: A's box + B's slabs
         self.shared_storage = ct.make_shared_storage(c.stages)
         used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
@@ -85,6 +92,7 @@ class Sm100Phase2a(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
         tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
@@ -116,10 +124,10 @@ class Sm100Phase2a(GemmPhase):
         smem = SmemAllocator()
         storage = smem.allocate(self.shared_storage)
         sA = smem.allocate_tensor(
-            ct.AB_DTYPE, a_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner
+            self.types.ab, a_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner
         )
         sB = smem.allocate_tensor(
-            ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner
+            self.types.ab, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner
         )
 
         # --- TMEM: warp 0 allocates the accumulator's columns; everyone reads the address after the barrier ---

@@ -24,10 +24,13 @@ Numbers: unchanged from 2a -- 16 KiB per stage, NSTAGES=3 (48 KiB), 128 TMEM col
 TMEM), 1/64 B/FLOP per stage; 192 threads (6 warps) instead of 128.
 
 Constraints:
-- Any M >= 1; N and K multiples of 8 (16-B TMA rows); A K-major, B N-major, C row-major; partial
-  tiles as in phase 2a (zero-filled boxes, predicated chunks).
-- sm_100a / sm_103a; 192 threads (epilogue warps 0-3, MMA warp 4, TMA warp 5); TMEM 128 columns;
-  dynamic smem ~49 KiB.
+- Operands (``phases.operands``, read from the tensors): fp16 or bf16 A and B, A K-major (the worklog's) or
+  M-major, B N-major (the worklog's) or K-major (a transposed [N, K] weight), C fp32 / fp16 / bf16 row-major;
+  partial tiles as in phase 2a (zero-filled boxes, predicated chunks). Any M >= 1 with N and K multiples of 8
+  (16-B TMA rows) for the worklog's layouts; the contiguous extent of each operand must be a multiple of 8 (an
+  M-major A: M too).
+- sm_100a / sm_103a; 192 threads (epilogue warps 0-3, MMA warp 4, TMA warp 5); TMEM 128 columns; dynamic smem
+  ~49 KiB.
 """
 
 import dataclasses
@@ -38,6 +41,7 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.memory import SmemAllocator, TmemAllocator
 
+from phases import operands
 from phases.base import GemmPhase, TileConfig
 from phases.raster import ceil_div
 from phases.sm100 import common
@@ -66,9 +70,11 @@ class Sm100Phase2b(GemmPhase):
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         self.tmem_cols = common.tmem_cols_for(c.bn)
         self.cluster = (1, 1, 1)
-        self.tiled_mma = ct.make_tiled_mma(c.bm, c.bn, tcgen05.CtaGroup.ONE)
-        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(self.tiled_mma, self.mma_tiler, c.stages)
-        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)
+        self.tiled_mma = ct.make_tiled_mma(c.bm, c.bn, tcgen05.CtaGroup.ONE, self.types)
+        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(
+            self.tiled_mma, self.mma_tiler, c.stages, self.types.ab
+        )
+        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout, self.types.ab)
         self.tx_bytes = a_bytes + b_bytes  # what expect_tx arms per stage: A's box + B's slabs
         self.shared_storage = ct.make_shared_storage(c.stages)
         used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages)
@@ -80,6 +86,7 @@ class Sm100Phase2b(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
         tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
@@ -112,10 +119,10 @@ class Sm100Phase2b(GemmPhase):
         smem = SmemAllocator()
         storage = smem.allocate(self.shared_storage)
         sA = smem.allocate_tensor(
-            ct.AB_DTYPE, a_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner
+            self.types.ab, a_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner
         )
         sB = smem.allocate_tensor(
-            ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner
+            self.types.ab, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner
         )
 
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---

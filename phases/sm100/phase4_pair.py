@@ -23,12 +23,15 @@ NSTAGES=3 is 48 KiB per CTA; the launch asks for 76,801 B so that smem, like TME
 SM (48 KiB would admit 4, two of them only to block in tcgen05.alloc).
 
 Constraints:
-- Any M >= 1; N and K multiples of 8 (16-B TMA rows); A K-major, B N-major, C row-major. The grid
-  has ceil(M / 256) pairs: the second CTA of the last pair may lie entirely past M (its A boxes are
-  zero-filled, every chunk of its epilogue is predicated off), which keeps the pair's MMA and
-  barriers the same for every pair.
-- sm_100a / sm_103a; cluster launch (2,1,1); 320 threads per CTA (epilogue warps 0-7, MMA warp 8,
-  TMA warp 9); TMEM 256 columns per CTA; dynamic smem ~49 KiB per CTA.
+- Operands (``phases.operands``, read from the tensors): fp16 or bf16 A and B, A K-major (the worklog's) or
+  M-major, B N-major (the worklog's) or K-major (a transposed [N, K] weight), C fp32 / fp16 / bf16 row-major.
+  Any M >= 1 with N and K multiples of 8 (16-B TMA rows) for the worklog's layouts; the contiguous extent of
+  each operand must be a multiple of 8 (an M-major A: M too).
+- The grid has ceil(M / 256) pairs: the second CTA of the last pair may lie entirely past M (its A boxes are
+  zero-filled, every chunk of its epilogue is predicated off), which keeps the pair's MMA and barriers the
+  same for every pair.
+- sm_100a / sm_103a; cluster launch (2,1,1); 320 threads per CTA (epilogue warps 0-7, MMA warp 8, TMA warp 9);
+  TMEM 256 columns per CTA; dynamic smem ~49 KiB per CTA.
 """
 
 import dataclasses
@@ -39,6 +42,7 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.memory import SmemAllocator, TmemAllocator
 
+from phases import operands
 from phases.base import GemmPhase, TileConfig
 from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div
@@ -70,11 +74,14 @@ class Sm100Phase4(GemmPhase):
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         self.tmem_cols = common.tmem_cols_for(c.bn)  # per CTA: its 128 rows of the pair's accumulator
         self.cluster = (c.cluster_m, 1, 1)
-        self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
+        self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO, self.types)
         # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA, no further multicast along M or N
         self.cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (self.tiled_mma.thr_id,))
-        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(self.tiled_mma, self.mma_tiler, c.stages)
-        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)  # this CTA's A rows and half of B
+        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(
+            self.tiled_mma, self.mma_tiler, c.stages, self.types.ab
+        )
+        # this CTA's A rows and half of B
+        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout, self.types.ab)
         # the leader's full barrier counts both CTAs' bytes: each CTA's TMA completes on rank 0's barrier
         self.tx_bytes = (a_bytes + b_bytes) * c.cluster_m
         self.shared_storage = ct.make_shared_storage(c.stages)
@@ -89,6 +96,7 @@ class Sm100Phase4(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
         tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
@@ -127,10 +135,10 @@ class Sm100Phase4(GemmPhase):
         smem = SmemAllocator()
         storage = smem.allocate(self.shared_storage)
         sA = smem.allocate_tensor(
-            ct.AB_DTYPE, a_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner
+            self.types.ab, a_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner
         )
         sB = smem.allocate_tensor(
-            ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner
+            self.types.ab, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner
         )
 
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---

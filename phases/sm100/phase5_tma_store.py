@@ -24,11 +24,15 @@ CTA, so two CTAs still fit in an SM's 228 KiB (2 x (113 + 1 reserved) KiB), matc
 two 256-column accumulators; the host asserts it.
 
 Constraints:
-- Any M >= 1; N and K multiples of 8 (16-B TMA rows; C's row pitch N*4 B a multiple of 16); A
-  K-major, B N-major, C row-major fp32. Partial tiles: zero-filled loads as in phase 4, and the TMA
-  clips each store box at C's edges (a box wholly outside C writes nothing).
-- sm_100a / sm_103a; cluster launch (2,1,1); 320 threads per CTA (epilogue warps 0-7, MMA warp 8,
-  TMA warp 9); TMEM 256 columns per CTA; dynamic smem 113 KiB per CTA.
+- Operands (``phases.operands``, read from the tensors): fp16 or bf16 A and B, A K-major (the worklog's) or
+  M-major, B N-major (the worklog's) or K-major (a transposed [N, K] weight), C fp32 / fp16 / bf16 row-major
+  (a 16-bit C is rounded before the st.shared: (128, 32) staging tiles of 64-B rows, SW64, {32, 16} boxes).
+  Any M >= 1 with N and K multiples of 8 (16-B TMA rows) for the worklog's layouts; the contiguous extent of
+  each operand must be a multiple of 8 (an M-major A: M too).
+- Partial tiles: zero-filled loads as in phase 4, and the TMA clips each store box at C's edges (a box wholly
+  outside C writes nothing).
+- sm_100a / sm_103a; cluster launch (2,1,1); 320 threads per CTA (epilogue warps 0-7, MMA warp 8, TMA warp 9);
+  TMEM 256 columns per CTA; dynamic smem 113 KiB per CTA.
 """
 
 import dataclasses
@@ -41,6 +45,7 @@ from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.memory import SmemAllocator, TmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
+from phases import operands
 from phases.base import GemmPhase, TileConfig
 from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div
@@ -73,20 +78,23 @@ class Sm100Phase5(GemmPhase):
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         self.tmem_cols = common.tmem_cols_for(c.bn)  # per CTA: its 128 rows of the pair's accumulator
         self.cluster = (c.cluster_m, 1, 1)
-        self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
+        self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO, self.types)
         # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA, no further multicast along M or N
         self.cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (self.tiled_mma.thr_id,))
-        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(self.tiled_mma, self.mma_tiler, c.stages)
-        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)  # this CTA's A rows and half of B
+        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(
+            self.tiled_mma, self.mma_tiler, c.stages, self.types.ab
+        )
+        # this CTA's A rows and half of B
+        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout, self.types.ab)
         # the leader's full barrier counts both CTAs' bytes: each CTA's TMA completes on rank 0's barrier
         self.tx_bytes = (a_bytes + b_bytes) * c.cluster_m
         # C staging: per column part and stage one (128, 32) fp32 tile, SW128 (8-row atoms of 128 B, rows
         # in order, so a warp's 32 rows and each 16-row box are contiguous and 1024-B aligned)
         epi_buffers = (c.epi_warps // 4) * c.epi_stages
         self.epi_smem_layout = sm100_utils.make_smem_layout_epi(
-            ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, (c.bm, ct.EPI_CHUNK), epi_buffers
+            self.types.c, LayoutEnum.ROW_MAJOR, (c.bm, ct.EPI_CHUNK), epi_buffers
         )
-        epi_bytes = int(cute.size_in_bytes(ct.ACC_DTYPE, self.epi_smem_layout))
+        epi_bytes = int(cute.size_in_bytes(self.types.c, self.epi_smem_layout))
         self.shared_storage = ct.make_shared_storage(c.stages)
         used = ct.smem_bytes_of(self.shared_storage, a_bytes * c.stages, b_bytes * c.stages, epi_bytes)
         # asked for: what the kernel uses, raised so that smem admits no more CTAs per SM than TMEM holds
@@ -103,6 +111,7 @@ class Sm100Phase5(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
         tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
@@ -111,7 +120,7 @@ class Sm100Phase5(GemmPhase):
         )
         # the TMA store atom: one {32 columns, 16 rows} box of the staging tile, SWIZZLE_128B; boxes that
         # stick out of C are clipped by the TMA unit
-        box_smem_layout = sm100_utils.make_smem_layout_epi(ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, ct.EPI_BOX, 1)
+        box_smem_layout = sm100_utils.make_smem_layout_epi(self.types.c, LayoutEnum.ROW_MAJOR, ct.EPI_BOX, 1)
         tma_atom_c, mC_tma = cpasync.make_tiled_tma_atom(
             cpasync.CopyBulkTensorTileS2GOp(), mC, cute.select(box_smem_layout, mode=[0, 1]), ct.EPI_BOX
         )
@@ -149,13 +158,13 @@ class Sm100Phase5(GemmPhase):
         smem = SmemAllocator()
         storage = smem.allocate(self.shared_storage)
         sA = smem.allocate_tensor(
-            ct.AB_DTYPE, a_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner
+            self.types.ab, a_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner
         )
         sB = smem.allocate_tensor(
-            ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner
+            self.types.ab, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner
         )
         sC = smem.allocate_tensor(
-            ct.ACC_DTYPE, epi_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=epi_smem_layout.inner
+            self.types.c, epi_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=epi_smem_layout.inner
         )
 
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---
@@ -304,7 +313,8 @@ class Sm100Phase5(GemmPhase):
                 # at the warp barrier
                 cute.arch.cp_async_bulk_wait_group(ct.epi_store_wait_depth(c.epi_stages), read=True)
                 cute.arch.sync_warp()
-            cute.autovec_copy(tTR_rAcc, tTR_sC[None, None, None, buf])  # st.shared: one swizzled 128-B row
+            # st.shared: one swizzled row of the staging tile (128 B of fp32; a 16-bit C rounded first, 64 B)
+            cute.autovec_copy(common.to_c_type(tTR_rAcc, tTR_sC.element_type), tTR_sC[None, None, None, buf])
             cute.arch.fence_proxy("async.shared", space="cta")  # generic-proxy writes -> visible to the TMA
             cute.arch.sync_warp()  # all 32 rows are written before one thread stores them
             # one thread issues the warp's box stores and later waits for them: bulk async-groups belong to

@@ -50,12 +50,16 @@ Nothing here is measured: no Blackwell GPU in this workplace (compile-verified; 
 tests/ptxkit runs it on small problems, stream-K units included).
 
 Constraints:
-- Any M >= 1; N and K multiples of 8 (16-B TMA rows; C's row pitch N*4 B a multiple of 16); A
-  K-major, B N-major, C row-major fp32; partial tiles as in phase 5 (zero-filled loads, clipped stores).
-- sm_100a / sm_103a; cluster launch (4,1,1); 320 threads per CTA (epilogue warps 0-7, MMA warp 8, TMA
-  warp 9); TMEM 512 columns per CTA (one CTA per SM); dynamic smem ~161 KiB per CTA.
-- sm_count % 4 == 0; the split needs an even number of k-tiles (``stream_k_schedule``); otherwise every
-  tile is data-parallel, as in phase 6.
+- Operands (``phases.operands``, read from the tensors): fp16 or bf16 A and B, A K-major (the worklog's) or
+  M-major, B N-major (the worklog's) or K-major (a transposed [N, K] weight), C fp32 / fp16 / bf16 row-major
+  (the partial sums cross in fp32; a 16-bit C is rounded after the addition). Any M >= 1 with N and K
+  multiples of 8 (16-B TMA rows) for the worklog's layouts; the contiguous extent of each operand must be a
+  multiple of 8 (an M-major A: M too).
+- Partial tiles as in phase 5 (zero-filled loads, clipped stores).
+- sm_100a / sm_103a; cluster launch (4,1,1); 320 threads per CTA (epilogue warps 0-7, MMA warp 8, TMA warp 9);
+  TMEM 512 columns per CTA (one CTA per SM); dynamic smem ~161 KiB per CTA.
+- sm_count % 4 == 0; the split needs an even number of k-tiles (``stream_k_schedule``); otherwise every tile
+  is data-parallel, as in phase 6.
 """
 
 import dataclasses
@@ -68,6 +72,7 @@ from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.memory import SmemAllocator, TmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
+from phases import operands
 from phases.base import GemmPhase, TileConfig
 from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div, stream_k_schedule
@@ -117,24 +122,27 @@ class Sm100Phase7(GemmPhase):
         self.tmem_cols = common.tmem_cols_for(c.bn * c.acc_stages)
         assert self.tmem_cols <= common.TMEM_COLUMNS, f"{c.acc_stages} accumulators: {self.tmem_cols} TMEM columns"
         self.cluster = (c.cluster_m * c.pairs, 1, 1)
-        self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO)
+        self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO, self.types)
         # (V, M, N, K) layouts: the TMA atoms see one pair (V = the 2 CTAs of one MMA, nothing multicast
         # across the pairs); the pipelines see the cluster, V x (M = the pairs), and signal within a pair
         self.pair_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (self.tiled_mma.thr_id,))
         self.cluster_vmnk = cute.tiled_divide(cute.make_layout(self.cluster), (self.tiled_mma.thr_id,))
-        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(self.tiled_mma, self.mma_tiler, c.stages)
-        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout)  # this CTA's A rows and half of B
+        self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(
+            self.tiled_mma, self.mma_tiler, c.stages, self.types.ab
+        )
+        # this CTA's A rows and half of B
+        a_bytes, b_bytes = ct.stage_bytes(self.a_smem_layout, self.b_smem_layout, self.types.ab)
         # the leader's full barrier counts both CTAs' bytes: each CTA's TMA completes on rank 0's barrier
         self.tx_bytes = (a_bytes + b_bytes) * c.cluster_m
         # C staging: per column part and stage one (128, 32) fp32 tile, SW128 (8-row atoms of 128 B, rows
         # in order, so a warp's 32 rows and each 16-row box are contiguous and 1024-B aligned)
         epi_buffers = (c.epi_warps // 4) * c.epi_stages
         self.epi_smem_layout = sm100_utils.make_smem_layout_epi(
-            ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, (c.bm, ct.EPI_CHUNK), epi_buffers
+            self.types.c, LayoutEnum.ROW_MAJOR, (c.bm, ct.EPI_CHUNK), epi_buffers
         )
         # chunk j of every tile must land in the same buffer, so the wait before reusing one is static
         assert ct.epi_chunks(c.epi_warps, c.bn) % c.epi_stages == 0, "chunks per warp must be a multiple of epi_stages"
-        epi_bytes = int(cute.size_in_bytes(ct.ACC_DTYPE, self.epi_smem_layout))
+        epi_bytes = int(cute.size_in_bytes(self.types.c, self.epi_smem_layout))
         self.shared_storage = ct.make_shared_storage(c.stages, c.acc_stages, exchange_mbars=2)
         # the stream-K mailbox: one column part (BN / 2 columns) of the CTA's 128 rows, in the A/B ring
         self.mailbox_bytes = c.bm * ct.epi_part_cols(c.epi_warps, c.bn) * 4
@@ -163,6 +171,7 @@ class Sm100Phase7(GemmPhase):
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+        self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
         tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
@@ -171,7 +180,7 @@ class Sm100Phase7(GemmPhase):
         )
         # the TMA store atom: one {32 columns, 16 rows} box of the staging tile, SWIZZLE_128B; boxes that
         # stick out of C are clipped by the TMA unit
-        box_smem_layout = sm100_utils.make_smem_layout_epi(ct.ACC_DTYPE, LayoutEnum.ROW_MAJOR, ct.EPI_BOX, 1)
+        box_smem_layout = sm100_utils.make_smem_layout_epi(self.types.c, LayoutEnum.ROW_MAJOR, ct.EPI_BOX, 1)
         tma_atom_c, mC_tma = cpasync.make_tiled_tma_atom(
             cpasync.CopyBulkTensorTileS2GOp(), mC, cute.select(box_smem_layout, mode=[0, 1]), ct.EPI_BOX
         )
@@ -219,9 +228,9 @@ class Sm100Phase7(GemmPhase):
         # --- smem: barriers, the A and B rings (1024-B aligned for SW64/SW128), the C staging tiles ---
         smem = SmemAllocator()
         storage = smem.allocate(self.shared_storage)
-        ring, sA, sB = ct.allocate_ab_ring(smem, a_smem_layout, b_smem_layout)
+        ring, sA, sB = ct.allocate_ab_ring(smem, a_smem_layout, b_smem_layout, self.types.ab)
         sC = smem.allocate_tensor(
-            ct.ACC_DTYPE, epi_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=epi_smem_layout.inner
+            self.types.c, epi_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=epi_smem_layout.inner
         )
 
         # --- TMEM: epilogue warp 0 allocates both accumulator stages; the MMA and epilogue warps read the address ---

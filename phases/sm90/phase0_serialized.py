@@ -53,6 +53,7 @@ class Sm90Phase0(GemmPhase):
     adds = "baseline: cp.async 16 B into swizzled smem, wgmma m64n128k16 x2, register epilogue"
     worklog = "713 TFLOP/s at 4096^3, 460 at M=1024 (B300, tcgen05)"
     ragged = False  # whole 16-B cp.async vectors and whole-tile stores: tile multiples only
+    general_operands = False  # its copies and MMA are written for the worklog's fp16 A, B and fp32 C
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         why = super().can_implement(m, n, k)

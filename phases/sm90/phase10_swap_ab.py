@@ -57,6 +57,7 @@ class Sm90Phase10(Sm90Phase9):
     summary = "swap-AB: C^T = B^T A^T, 64 weight rows x bn tokens per tile, split-K in a cluster, deep TMA ring"
     adds = "swap-AB for few tokens: the weights fill the MMA's 64 rows, the tokens become its N; PDL"
     worklog = ""
+    parent = "9"
     swap_ab = True  # the compile face passes (B^T, A, C^T): the kernel's M is the problem's N
 
     @staticmethod

@@ -59,6 +59,7 @@ class Sm90Phase1(GemmPhase):
     adds = "loads NSTAGES-1 tiles ahead; the wgmma wait moves to just before its slot is refilled"
     worklog = "824 TFLOP/s at 4096^3 (NS=2 809, NS=3 801), ~478 at M=1024 (B300, tcgen05)"
     ragged = False  # whole 16-B cp.async vectors and whole-tile stores: tile multiples only
+    general_operands = False  # its copies and MMA are written for the worklog's fp16 A, B and fp32 C
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         why = super().can_implement(m, n, k)

@@ -82,6 +82,7 @@ class Sm90Phase8(Sm90Phase6):
     summary = "phase 6 ping-pong: each consumer warpgroup owns a 128x192 tile; one runs its MMAs while the other stores"
     adds = "ping-pong consumers: tiles alternate between the warpgroups, ordered by named barriers; the epilogue hides under MMAs"
     worklog = ""
+    parent = "6"
 
     consumer_warpgroups = 2  # warpgroup w takes the CTA's tiles i with i % 2 == w
     # phase 6's registers (128 x 40 + 256 x 232 = 64,512 of 65,536), smem struct, schedule and launch

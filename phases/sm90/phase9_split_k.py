@@ -79,6 +79,7 @@ class Sm90Phase9(GemmPhase):
     summary = "split-K in a cluster: split_k CTAs share a tile's k-loop, partial tiles added in rank order via DSMEM"
     adds = "split-K: a starved grid gets split_k CTAs per tile, partial sums reduced through DSMEM (deterministic)"
     worklog = ""
+    parent = "3"
     c_majors = ("n", "m")  # the reduce stores along C's contiguous mode, either one
 
     producer_regs = 40
@@ -87,6 +88,9 @@ class Sm90Phase9(GemmPhase):
         cfg = self.cfg
         assert cfg.bm in (64, 128), "bm is 64 or 128: one consumer warpgroup per 64 rows"
         assert 1 <= cfg.split_k <= 8, "split_k is 1..8: a portable cluster"
+        # wgmma takes any N in 8..256 step 8, but the DSL 4.8.1 compiler aborts the process on 24, 40, 72
+        # (8 x odd > 8): refused here, with the reason, instead
+        assert cfg.bn == 8 or cfg.bn % 16 == 0, f"bn={cfg.bn}: bn is 8 or a multiple of 16"
         self.consumer_warpgroups = cfg.bm // common.WGMMA_M
         self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
         self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab)
@@ -116,6 +120,10 @@ class Sm90Phase9(GemmPhase):
         bm, bn = self.cfg.bm, self.cfg.bn
         row_major = self.types.c_layout == LayoutEnum.ROW_MAJOR
         return cute.make_layout((bm, bn), stride=(bn + PAD, 1) if row_major else (1, bm + PAD))
+
+    def register_epilogue(self) -> bool:
+        """No split and fp32 C: the accumulators go straight to C (phase 3's epilogue)."""
+        return self.cfg.split_k == 1 and self.types.c == cutlass.Float32
 
     def threads_of_consumers(self) -> int:
         return common.WARPGROUP_THREADS * self.consumer_warpgroups
@@ -253,13 +261,19 @@ class Sm90Phase9(GemmPhase):
                 )
             if cutlass.const_expr(cfg.use_pdl):
                 cute.arch.griddepcontrol_launch_dependents()  # the next kernel may start its prologue
-            if cutlass.const_expr(S == 1):
-                # no split: phase 3's register epilogue, nothing to add up
+            if cutlass.const_expr(self.register_epilogue()):
+                # no split, fp32 C: phase 3's register epilogue, nothing to add up
                 common.store_acc_to_gmem(tiled_mma, mma_tidx, acc, mC, (BM, BN), m_tile, n_tile)
             else:
                 # both warpgroups' last wgmma have read the ring (and every stage has landed): it is free
-                pipeline.NamedBarrier(barrier_id=1, num_threads=self.threads_of_consumers()).arrive_and_wait()
+                consumers = pipeline.NamedBarrier(barrier_id=1, num_threads=self.threads_of_consumers())
+                consumers.arrive_and_wait()
                 cute.autovec_copy(acc, thr_mma.partition_C(sP))
+                if cutlass.const_expr(S == 1):
+                    # a 16-bit C without a split: the partial tile is the tile; the rounding reads smem,
+                    # not the accumulators (rounding those in registers made ptxas serialize every wgmma)
+                    consumers.arrive_and_wait()
+                    reduce_store(sP, mC, m_tile, n_tile, 0, mma_tidx, (BM, BN), 1, self.threads_of_consumers())
 
         if cutlass.const_expr(S > 1):
             # ---- the cluster's partial tiles are all in smem (release/acquire at cluster scope) ----

@@ -84,8 +84,11 @@ def markdown(summary: dict, outcomes: list, fast: bool) -> str:
     lines = [f"# sm100 mutants{' (fast subset)' if fast else ''}", "",
              f"**{summary['killed']} of {summary['total']} killed** ({100 * summary['kill_rate']:.0f}%); "
              f"{len(summary['compile'])} of them by the DSL's own compile-time checks "
-             f"({', '.join(summary['compile']) or 'none'}), the rest by the CPU tests.", "",
-             "| kind | killed / total | survivors |", "|---|---:|---|"]
+             f"({', '.join(summary['compile']) or 'none'}), the rest by the CPU tests.", ""]
+    if summary.get("command"):
+        lines += [f"Run: `{summary['command']}`, {summary['seconds']:.0f} s wall time "
+                  f"({summary.get('jobs', 1)} mutants at a time, {os.cpu_count()} CPU cores).", ""]
+    lines += ["| kind | killed / total | survivors |", "|---|---:|---|"]
     for kind, k in summary["by_kind"].items():
         lines.append(f"| {kind} | {k['killed']} / {k['total']} | {', '.join(k['survivors']) or '-'} |")
     lines += ["", "| mutant | kind | phase | result | s | caught by / note |", "|---|---|---|---|---:|---|"]
@@ -123,6 +126,7 @@ def main(argv=None) -> int:
     order = {m.id: i for i, m in enumerate(chosen)}
     outcomes.sort(key=lambda o: order[o.id])
     seconds = round(time.perf_counter() - t0, 1)
+    command = " ".join(["python -m tests.mutants", *(argv if argv is not None else sys.argv[1:])])
     os.makedirs(args.out, exist_ok=True)
     status = 0
     for ladder in ("sm100", "sm90"):
@@ -131,17 +135,17 @@ def main(argv=None) -> int:
             continue
         if ladder == "sm100":
             summary = summarize(mine)
-            stem, md = "mutants", markdown(summary, mine, args.fast)
-            min_kill = args.min_kill
         else:
             from .report90 import markdown90, summarize90
 
             summary = summarize90(mine)
+        summary.update(seconds=seconds, fast=args.fast, command=command, jobs=args.jobs)
+        if ladder == "sm100":
+            stem, md, min_kill = "mutants", markdown(summary, mine, args.fast), args.min_kill
+        else:
             notes = {m.id: m.note for m in MUTANTS_SM90}
             stem, md = "mutants_sm90", markdown90(summary, mine, args.fast, notes)
             min_kill = args.min_kill_sm90
-        summary["seconds"] = seconds
-        summary["fast"] = args.fast
         with open(os.path.join(args.out, stem + ".json"), "w") as f:
             json.dump({"summary": summary, "mutants": [dataclasses.asdict(o) for o in mine]}, f, indent=2)
         with open(os.path.join(args.out, stem + ".md"), "w") as f:

@@ -14,8 +14,10 @@ PHASES = "tests/test_sm100_ptx_static.py tests/test_sm100_sim.py".split()
 
 
 def checks(phase: str, *extra: str, select: str = "") -> tuple:
-    """The phase's static and simulation checks (+ ``extra`` files), selected by ``-k phaseN [or ...]``."""
-    return (*PHASES, *extra, "-k", f"phase{phase}" + (f" or {select}" if select else ""))
+    """The phase's static and simulation checks (+ ``extra`` files), selected by ``-k phaseN [or ...]``
+    (``phase1`` without phase 10's)."""
+    own = "(phase1 and not phase10)" if phase == "1" else f"phase{phase}"
+    return (*PHASES, *extra, "-k", own + (f" or {select}" if select else ""))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +39,7 @@ def _m(id, kind, phase, path, old, new, fast=False, extra=(), select="", note=""
 
 P = "phases/sm100/"
 CT = P + "common_tma.py"
+P9, P10 = P + "phase9_split_k.py", P + "phase10_swap_ab.py"
 
 MUTANTS = [
     # --- a wrong tile coordinate ---------------------------------------------------------------------
@@ -102,18 +105,18 @@ MUTANTS = [
        "consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 64 * self.cfg.epi_warps),"),
     # --- descriptors that disagree with what the copies wrote --------------------------------------
     _m("desc-b-lbo-sbo", "descriptor (LBO/SBO)", "2a", P + "phase2a_tma.py",
-       "ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
-       "ct.AB_DTYPE, common.make_smem_layout_b_cpasync(tiled_mma, self.mma_tiler, NSTAGES).outer, "
+       "self.types.ab, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
+       "self.types.ab, common.make_smem_layout_b_cpasync(tiled_mma, self.mma_tiler, NSTAGES).outer, "
        "byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
        fast=True, note="B's MMA view packs the 64-column atoms N first (phase 0's LBO 1024 / SBO 2048) while the TMA "
             "writes K-first slabs (LBO 4096 / SBO 1024)"),
     _m("desc-b-swizzle", "descriptor (swizzle)", "2a", P + "phase2a_tma.py",
-       "ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
-       "ct.AB_DTYPE, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner",
+       "self.types.ab, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=b_smem_layout.inner",
+       "self.types.ab, b_smem_layout.outer, byte_alignment=ct.SMEM_ALIGN, swizzle=a_smem_layout.inner",
        note="B's smem descriptor says SW64 while its TMA box writes SW128"),
     _m("desc-b-major", "descriptor (major)", "2b", CT,
-       "        OperandMajorMode.K,\n        OperandMajorMode.MN,\n    )\n    return cute.make_tiled_mma(op)",
-       "        OperandMajorMode.K,\n        OperandMajorMode.K,\n    )\n    return cute.make_tiled_mma(op)",
+       "b_major = OperandMajorMode.MN if types is None else types.b.mma_major_mode()",
+       "b_major = OperandMajorMode.K",
        note="B declared K-major (idesc transpose-B bit clear) while B is N-major in memory"),
     _m("desc-stage-zero", "descriptor (start address)", "2b", P + "phase2b_ws.py",
        "kcoord = (None, None, kb, ab_full.index)", "kcoord = (None, None, kb, 0)",
@@ -184,6 +187,72 @@ MUTANTS = [
        note="TMA stores from the elect.sync lane: its bulk groups may belong to another lane than the waiter"),
     _m("residency-unbounded", "residency", "3", P + "phase3_wide.py",
        "self.smem_bytes = common.smem_request(used, self.tmem_cols)", "self.smem_bytes = used"),
+    # --- operands (fp16/bf16, either major, 16-bit C): the runs with other operands ------------------
+    _m("op-mma-type-f16", "operand type", "2a", CT,
+       "ab = AB_DTYPE if types is None else types.ab", "ab = AB_DTYPE",
+       note="the MMA multiplies fp16 whatever A and B hold (the idesc's type fields stay 0)"),
+    _m("op-round-to-f16", "operand type", "5", P + "common.py",
+       "    out = cute.make_rmem_tensor(acc.layout, c_dtype)\n    out.store(acc.load().to(c_dtype))",
+       "    out = cute.make_rmem_tensor(acc.layout, cutlass.Float16)\n    out.store(acc.load().to(cutlass.Float16))",
+       note="a 16-bit C is rounded to fp16 whatever its type (bf16 C receives fp16 bit patterns)"),
+    # --- split-K in a cluster (phase 9) and swap-AB (phase 10) ----------------------------------------
+    _m("sk-reduce-reversed", "split-K reduce order", "9", P9,
+       "parts[r][(None, idx)]", "parts[split_k - 1 - r][(None, idx)]", fast=True,
+       note="the partial tiles added in reverse rank order: deterministic, but not the documented sum"),
+    _m("sk-reduce-own-first", "split-K reduce order", "9", P9,
+       "cute.arch.map_dsmem_ptr(sP.iterator, r)", "cute.arch.map_dsmem_ptr(sP.iterator, (rank + r) % split_k)",
+       note="each CTA starts the sum with its own partial tile: the order depends on which CTA reduces a line"),
+    _m("sk-reduce-own-only", "split-K DSMEM address", "9", P9,
+       "cute.arch.map_dsmem_ptr(sP.iterator, r)", "cute.arch.map_dsmem_ptr(sP.iterator, rank)",
+       note="every term of the sum is read from the CTA's own partial tile (mapa to its own rank)"),
+    _m("sk-no-partials-barrier", "split-K cluster barrier", "9", P9,
+       "        # --- every partial tile of the cluster is in smem and visible (release / acquire at cluster scope) ---\n"
+       "        cute.arch.cluster_arrive()\n        cute.arch.cluster_wait()\n", "", fast=True,
+       note="the reduce reads the peers' partial tiles without waiting for them to be written"),
+    _m("sk-partials-arrive-relaxed", "split-K cluster barrier", "9", P9,
+       "scope) ---\n        cute.arch.cluster_arrive()\n", "scope) ---\n        cute.arch.cluster_arrive_relaxed()\n",
+       note="barrier.cluster.arrive.relaxed: the arrival no longer releases the partial tile's st.shared"),
+    _m("sk-no-exit-barrier", "split-K cluster barrier", "9", P9,
+       "        # --- no CTA leaves (with its smem) while a peer may still read its partial tile ---\n"
+       "        cute.arch.cluster_arrive()\n        cute.arch.cluster_wait()\n", "",
+       note="a CTA may exit while a peer still reads its partial tile over DSMEM"),
+    _m("sk-k-even-split", "split-K K range", "9", P9,
+       "k_count = (rank + 1) * k_tiles // S - k_first", "k_count = k_tiles // S",
+       note="every rank takes K/S k-tiles, rounded down: the remainder of K is never computed"),
+    _m("sk-rank-zero", "split-K K range", "9", P9,
+       "rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())",
+       "rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster()) * 0",
+       note="every CTA of the cluster takes rank 0's K range and lines"),
+    _m("sk-tile-per-cta", "tile coordinate (split-K)", "9", P9,
+       "grouped_tile_coord(bidx // S, tiles_m, tiles_n, c.group_m)", "grouped_tile_coord(bidx, tiles_m, tiles_n, c.group_m)",
+       note="each CTA of a cluster computes another tile: the partial tiles of different tiles are added"),
+    _m("sk-lines-not-scattered", "split-K reduce lines", "9", P9,
+       "line = rank * my_lines + v // per_line", "line = v // per_line",
+       note="every CTA reduces and stores the first L/S lines of the tile"),
+    _m("sk-no-acc-wait", "dropped wait (mbarrier)", "9", P9,
+       "acc_full = acc_consumer.wait_and_advance()  # the last MMA is done",
+       "acc_full = acc_consumer.wait_and_advance(cutlass.Boolean(True))  # the last MMA is done",
+       note="the partial tile overwrites the ring (and TMEM is read) before the last MMA is done"),
+    _m("sk-empty-range-reads-tmem", "split-K K range", "10", P9,
+       "sP, tidx, k_count > 0, c.epi_warps)", "sP, tidx, True, c.epi_warps)",
+       note="a CTA whose K range is empty drains a TMEM accumulator no MMA wrote instead of writing zeros"),
+    _m("pdl-wait-not-in-producer", "programmatic dependent launch", "10", P9,
+       "            cute.arch.griddepcontrol_wait()\n",
+       "            if warp_idx != TMA_WARP:\n                cute.arch.griddepcontrol_wait()\n",
+       note="the TMA warp loads before griddepcontrol.wait: it may read what the previous kernel still writes"),
+    _m("swap-lines-rows", "swap-AB C^T store", "10", P9,
+       "lines = BM if row_major else BN", "lines = BM",
+       note="the reduce splits C^T's 128 weight rows over the CTAs instead of its token lines"),
+    _m("swap-vec-along-tokens", "swap-AB C^T store", "10", P9,
+       "vec_tiler = (1, VEC) if row_major else (VEC, 1)", "vec_tiler = (1, VEC)",
+       note="the reduce's vectors run along C^T's tokens (strided in the partial tile and in C)"),
+    _m("swap-grid-unswapped", "swap-AB C^T store", "10", P10,
+       "return super().grid(n, m, k)", "return super().grid(m, n, k)",
+       extra=("tests/test_sm100_phase9.py",), note="the grid of the unswapped problem: tiles of C^T never launched"),
+    _m("swap-problem-unswapped", "swap-AB C^T store", "10", P10,
+       "return mC.shape[1], mC.shape[0], mA.shape[1]", "return mC.shape[0], mC.shape[1], mA.shape[1]",
+       extra=("tests/test_sm100_phase9.py",),
+       note="the launch reads the problem's M and N from C^T unswapped (the grid of the wrong problem)"),
 ]
 
 # the two-part substitution of tmem-alloc-before-sync: the allocation moves back before the pipelines

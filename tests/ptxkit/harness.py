@@ -1,13 +1,18 @@
 """Run a registered sm100 phase on the PTX machine for one small problem and check what it computed.
 
-``simulate(key, m, n, k, config)`` compiles the phase (for sm_100a, symbolic M, N, K as always),
-recording what the host would put into each TMA descriptor (box, coordinate order, swizzle: taken from
-the TMA atoms the phase builds, the only host-side facts the PTX does not carry), fills the kernel's
-parameters for the problem, runs every cluster of the launch grid on ``ptxkit.machine`` and checks:
+``simulate(key, m, n, k, config, operands)`` compiles the phase (for sm_100a, symbolic M, N, K as
+always) for ``operands`` (``phases.operands.Operands``: dtypes and majors; None = the worklog's),
+recording what the host would put into each TMA descriptor (box, coordinate order, swizzle, element
+type: taken from the TMA atoms the phase builds, the only host-side facts the PTX does not carry), lays
+out A, B and C as the operands say (and as the compile face hands them to a swap-AB kernel: B^T, A,
+C^T), fills the kernel's parameters for the problem, runs every cluster of the launch grid on
+``ptxkit.machine`` and checks:
 
 - every element of C inside [0, M) x [0, N) is stored exactly once, and what is stored there is the
-  accumulator of that very element summed over all of K (each K range once): a wrong coordinate,
-  stage, descriptor, lane mapping or a missed k-tile shows up here;
+  accumulator of that very element summed over all of K (each K range once), rounded to C's type
+  when C is 16-bit, with any fp32 additions outside the MMAs done in K order ((p0 + p1) + p2 ...: the
+  deterministic reduce's documented order): a wrong coordinate, stage, descriptor, lane mapping, a
+  missed k-tile or a reduce in another order shows up here;
 - no store lands outside C (the predicated and clipped epilogues of partial tiles);
 - the machine's own reports: races (a missing or misplaced wait, fence, barrier), deadlocks (wrong
   arrival counts, expect_tx bytes, multicast masks), TMEM misuse, barriers left mid-phase.
@@ -27,7 +32,7 @@ from cute_gemm.runtime import registry
 from cute_gemm.runtime.compile import compile_kernel
 from ptxkit.machine import Deadlock, Global, Machine, SimError, TensorMap
 from ptxkit.parse import parse
-from ptxkit.values import Acc
+from ptxkit.values import Acc, Rounded
 
 A_BASE, B_BASE, C_BASE = 0x1000_0000_0000, 0x2000_0000_0000, 0x3000_0000_0000
 
@@ -77,6 +82,9 @@ def _recording_tma_atoms(record: list):
             setattr(owner, name, fn)
 
 
+DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
+
+
 def _tensormap(operand: str, atom_type: str, swizzle_text: str) -> TensorMap:
     m = re.search(r'tma_gbasis = <"\(([\d,]+)\):\(([^)]*)\)">', atom_type)
     if not m:
@@ -85,23 +93,28 @@ def _tensormap(operand: str, atom_type: str, swizzle_text: str) -> TensorMap:
     dims = tuple(int(b.split("@")[1]) for b in m.group(2).split(","))
     sw = re.match(r"S<(\d),(\d),(\d)>", swizzle_text)
     swizzle = {0: None, 1: 32, 2: 64, 3: 128}[int(sw.group(1))] if sw else None
-    elem = 4 if operand == "C" else 2
+    t = re.search(r"<(?:sm_\w+, )?(bf16|f16|f32)\b", atom_type)
+    if not t:
+        raise SimError(f"cannot read the element type of the TMA atom {atom_type}")
+    dtype = t.group(1)
+    elem = DTYPE_BYTES[dtype]
     if len(box) != 2:
         raise SimError(f"only 2-D TMA boxes are modelled: {atom_type}")
     if swizzle is not None and box[0] * elem != swizzle:
         raise SimError(f"{operand}: a box row of {box[0] * elem} B under a {swizzle} B swizzle is not modelled")
-    return TensorMap(operand, box, dims, swizzle, elem)
+    return TensorMap(operand, box, dims, swizzle, elem, dtype)
 
 
 _COMPILED: dict = {}
 
 
-def compile_for_sim(key: str, config=None):
-    """(kernel with attributes, parsed PTX, {operand: TensorMap}) of a phase, compiled once per config."""
-    cache_key = (key, config)
+def compile_for_sim(key: str, config=None, operands=None):
+    """(kernel with attributes, parsed PTX, {operand: TensorMap}) of a phase, compiled once per config and
+    operands."""
+    cache_key = (key, config) if operands is None else (key, config, operands)
     if cache_key not in _COMPILED:
         entry = registry.resolve(key, "sm100")
-        kernel = entry.make(config)
+        kernel = entry.make(config, operands)
         record: list = []
         with _recording_tma_atoms(record):
             comp = compile_kernel(kernel, "sm_100a", keep=True)
@@ -109,16 +122,46 @@ def compile_for_sim(key: str, config=None):
         for operand, atom_type, swizzle_text in record:
             maps[operand] = _tensormap(operand, atom_type, swizzle_text)
         _COMPILED[cache_key] = (kernel, parse(comp.ptx), maps)
+        _PTX[cache_key] = (comp.ptx, comp.ptxas)
     return _COMPILED[cache_key]
 
 
-def _params(kernel, ptx_kernel, maps: dict, m: int, n: int, k: int) -> tuple[dict, dict]:
+_PTX: dict = {}
+
+
+def compiled_ptx(key: str, config=None, operands=None) -> tuple:
+    """(kernel with attributes, PTX text, ptxas remarks) of the sm_100a compile ``compile_for_sim`` made
+    (one compile per pytest run serves the PTX rules, the signatures and the machine)."""
+    kernel = compile_for_sim(key, config, operands)[0]
+    return (kernel, *_PTX[(key, config) if operands is None else (key, config, operands)])
+
+
+_DTYPE = {"fp16": "f16", "bf16": "bf16", "fp32": "f32"}
+
+
+def kernel_views(kernel, m: int, n: int, k: int) -> list[Global]:
+    """The kernel's three tensors for an (m, n, k) problem, as ``Global``s named by the contract's views
+    (mA (M, K), mB (N, K), mC (M, N) of the kernel): element types and majors from the kernel's operands,
+    and for a swap-AB kernel (``swap_ab``) what the compile face passes it instead: B^T (n, k) as its A,
+    A (m, k) as its B and C^T (n, m), column-major, as its C (all coordinates are then the kernel's)."""
+    ops = kernel.operands
+    ab, c = _DTYPE[ops.ab], _DTYPE[ops.c]
+    a = ((m, k), (k, 1) if ops.a_major == "k" else (1, m))
+    b = ((n, k), (1, n) if ops.b_major == "n" else (k, 1))
+    cc = ((m, n), (n, 1))
+    if getattr(kernel, "swap_ab", False):
+        a, b, cc = b, a, ((n, m), (1, n))
+    return [Global("A", A_BASE, *a, 2, ab), Global("B", B_BASE, *b, 2, ab), Global("C", C_BASE, *cc, DTYPE_BYTES[c], c)]
+
+
+def _params(kernel, ptx_kernel, maps: dict, views: list) -> tuple[dict, dict]:
     """The bytes of every kernel parameter (by PTX name) and the tensor map of each TMA parameter."""
     sig = inspect.signature(type(kernel).kernel.__wrapped__)
     names = [p for p in sig.parameters if p != "self"]
-    shapes = {"A": (m, k), "B": (n, k), "C": (m, n)}
-    strides = {"A": k, "B": n, "C": n}
-    bases = {"A": A_BASE, "B": B_BASE, "C": C_BASE}
+    shapes = {g.name: g.shape for g in views}
+    # the one stride that is not 1 (the row pitch; symbolic in the compiled code)
+    strides = {g.name: g.strides[0] if g.strides[1] == 1 else g.strides[1] for g in views}
+    bases = {g.name: g.base for g in views}
     out, tmaps = {}, {}
     ptx_params = list(ptx_kernel.params)
     for name in names:
@@ -150,15 +193,15 @@ def _params(kernel, ptx_kernel, maps: dict, m: int, n: int, k: int) -> tuple[dic
     return out, tmaps
 
 
-def simulate(key: str, m: int, n: int, k: int, config=None, *, max_clusters: int | None = None) -> SimResult:
-    kernel, pk, maps = compile_for_sim(key, config)
+def simulate(key: str, m: int, n: int, k: int, config=None, operands=None, *,
+             max_clusters: int | None = None) -> SimResult:
+    kernel, pk, maps = compile_for_sim(key, config, operands)
     why = kernel.can_implement(m, n, k)
     if why:
         raise ValueError(f"{key} cannot do {m}x{n}x{k}: {why}")
     attrs = kernel.attributes()
-    params, tmaps = _params(kernel, pk, maps, m, n, k)
-    globals_ = [Global("A", A_BASE, (m, k), (k, 1), 2), Global("B", B_BASE, (n, k), (1, n), 2),
-                Global("C", C_BASE, (m, n), (n, 1), 4)]
+    globals_ = kernel_views(kernel, m, n, k)
+    params, tmaps = _params(kernel, pk, maps, globals_)
     gx, gy, gz = kernel.grid(m, n, k)
     cx = attrs["cluster"][0]
     c_out: dict = {}
@@ -185,12 +228,14 @@ def simulate(key: str, m: int, n: int, k: int, config=None, *, max_clusters: int
             if len(errors) > 40:
                 break
     if max_clusters is None:
-        errors += check_c(c_out, m, n, k)
+        c_view = globals_[2]
+        errors += check_c(c_out, *c_view.shape, k, k_step=kernel.cfg.bk, dtype=c_view.dtype)
     return SimResult(key, (m, n, k), errors, clusters, steps, mma_kinds)
 
 
-def check_c(c_out: dict, m: int, n: int, k: int, k_step: int = 32) -> list[str]:
-    """Every element of C stored once, with the accumulator of exactly that element over all of K."""
+def check_c(c_out: dict, m: int, n: int, k: int, k_step: int = 32, dtype: str = "f32") -> list[str]:
+    """Every element of C (the kernel's (m, n) view) stored once, with the accumulator of exactly that
+    element over all of K, summed in K order, and rounded to C's type ``dtype`` when C is 16-bit."""
     problems = []
     missing = 0
     for r in range(m):
@@ -204,6 +249,13 @@ def check_c(c_out: dict, m: int, n: int, k: int, k_step: int = 32) -> list[str]:
             if len(vals) > 1:
                 problems.append(f"C[{r}, {c}] is stored {len(vals)} times")
             v = vals[-1]
+            if dtype != "f32":
+                if not isinstance(v, Rounded) or v.dtype != dtype:
+                    problems.append(f"C[{r}, {c}] receives {v!r}, not an accumulator rounded to {dtype}")
+                    continue
+                v = v.acc
+            if isinstance(v, Acc) and (v.m, v.n) == (r, c) and not v.in_k_order():
+                problems.append(f"C[{r}, {c}] adds its partial sums in another order than K's: {v.terms}")
             if not isinstance(v, Acc) or (v.m, v.n) != (r, c):
                 problems.append(f"C[{r}, {c}] receives {v!r}")
             elif len(v.ks) != 1 or v.ks[0][0] != 0 or not k <= v.ks[0][1] < k + k_step:

@@ -71,6 +71,10 @@ def operand_offset(d: SmemDesc, mn: int, k: int, mn_major: bool, elem_bytes: int
     return d.start + (mn % 8) * width + (mn // 8) * d.sbo + k * elem_bytes
 
 
+# Table 42, bits 7-9 (A type) and 10-12 (B type) of a .kind::f16 instruction descriptor
+KIND_F16_TYPES = {"f16": 0, "bf16": 1}
+
+
 @dataclasses.dataclass(frozen=True)
 class InstrDesc:
     sparse: bool

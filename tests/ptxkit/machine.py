@@ -6,7 +6,8 @@ the PTX ISA gives each instruction these kernels use: integer arithmetic, predic
 (arrival counts, transaction bytes, phases, remote arrivals), named and cluster barriers, TMA loads
 and stores (boxes, swizzles, zero fill, clipping, the ``.cta_group::2`` barrier mapping), cp.async,
 ``st.async``, TMEM allocation, ``tcgen05.mma`` (instruction and shared-memory descriptors decoded
-with ``ptxkit.isa``), ``tcgen05.commit`` (multicast), ``tcgen05.ld`` and the waits.
+with ``ptxkit.isa``; it multiplies only the element type A and B hold), ``tcgen05.commit``
+(multicast), ``tcgen05.ld`` and the waits, and the roundings of the fp32 accumulator to a 16-bit C.
 
 Values are provenance (``ptxkit.values``), not numbers. Every shared-memory and TMEM access is
 checked against a happens-before order built from the synchronization the code performs: vector
@@ -29,7 +30,7 @@ import struct
 
 from ptxkit import isa
 from ptxkit.parse import Instr, Kernel
-from ptxkit.values import ZERO, Acc, Elem, SimValueError, merge_ranges
+from ptxkit.values import ZERO, Acc, Elem, Rounded, SimValueError, merge_ranges
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 RANK_SHIFT = 24  # shared::cluster addresses carry the CTA's rank in the cluster from bit 24
@@ -97,17 +98,19 @@ class TensorMap:
     dims: tuple
     swizzle: int | None
     elem_bytes: int
+    dtype: str = ""  # the element type the map encodes: 'f16', 'bf16', 'f32'
 
 
 @dataclasses.dataclass
 class Global:
-    """A global tensor: name, base address, (rows, cols), element strides, element bytes."""
+    """A global tensor: name, base address, (rows, cols), element strides, element bytes, element type."""
 
     name: str
     base: int
     shape: tuple
     strides: tuple
     elem_bytes: int
+    dtype: str = ""  # 'f16', 'bf16', 'f32'
 
     @property
     def rows(self) -> int:
@@ -187,6 +190,8 @@ class Warp:
         self.bulk_groups: dict = {}  # lane -> committed TMA-store groups (lists of Pending), last open
         self.cluster_arrivals = 0
         self.bar_wait = None  # (named barrier key, generation) while waiting at bar.sync
+        self.grid_dep_waited = False  # griddepcontrol.wait executed (programmatic dependent launch)
+        self.release_vc: dict = {}  # the clock as of the warp's last release fence
 
     def tick(self) -> int:
         self.vc[self.key] += 1
@@ -225,6 +230,7 @@ class Machine:
         self.steps = 0
         self.mma_kinds: set = set()  # (idesc, A descriptor, B descriptor) of the MMAs, start addresses aside
         self.ipdom = _post_dominators(kernel)
+        self.pdl = any(i.op.startswith("griddepcontrol") for i in kernel.instrs)  # launched as a PDL kernel
         self.handlers = [self._compile(ins) for ins in kernel.instrs]
 
     def error(self, msg: str) -> None:
@@ -471,6 +477,8 @@ class Machine:
     def _op_cvt(self, ins: Instr):
         parts = ins.op.split(".")
         dt, st = parts[-2], parts[-1]
+        if dt in _HALF and st == "f32":
+            return self._cvt_half(ins, _HALF[dt])
         g = self._getter(ins.args[1])
         dst = ins.args[0]
 
@@ -479,6 +487,47 @@ class Machine:
                 v = _norm(g(w, l), _BITS[st], st[0] == "s")
                 self._set(w, dst, l, v & ((1 << _BITS[dt]) - 1))
         return h
+
+    def _cvt_half(self, ins: Instr, dtype: str):
+        """cvt.rn.{f16,bf16}[x2].f32: fp32 accumulator values rounded to a 16-bit C element. The x2 form
+        packs two, ``d = {a -> upper half, b -> lower half}``: a tuple (lower, upper) here, which a 32-bit
+        store writes as two 16-bit elements (lower half at the lower address)."""
+        dst = ins.args[0]
+        getters = [self._getter(x) for x in ins.args[1:]]
+        regs = [x for x in ins.args[1:] if x.startswith("%")]
+        pair = ins.op.split(".")[-2].endswith("x2")
+
+        def one(w, ins, v):
+            if isinstance(v, Acc) or v is ZERO or v == 0:
+                return Rounded(v, dtype)
+            self.error(f"{w.name()}: {ins.text.strip()[:60]} rounds {v!r}, not an accumulator value")
+            return Rounded(v, dtype)
+
+        def h(w, lanes):
+            for r in regs:
+                if r in w.poisoned:
+                    self._read(w, ins, r, 0)
+            for l in lanes:
+                vals = [one(w, ins, g(w, l)) for g in getters]
+                self._set(w, dst, l, (vals[1], vals[0]) if pair else vals[0])
+        return h
+
+    def _op_griddepcontrol(self, ins: Instr):
+        """Programmatic dependent launch: ``griddepcontrol.wait`` blocks a thread until the grids it depends
+        on have completed and their memory is visible. A kernel with griddepcontrol instructions is one
+        launched that way (it may start while the previous grid still runs), so no thread of it may touch
+        global memory before it has waited (the model runs one grid: the wait itself returns at once).
+        ``launch_dependents`` only lets the next grid start early."""
+        if ins.op.startswith("griddepcontrol.wait"):
+            def h(w, lanes):
+                w.grid_dep_waited = True
+            return h
+        return lambda w, lanes: None
+
+    def _global_access(self, w: Warp, what: str) -> None:
+        """A thread of ``w`` touches global memory: in a PDL kernel only after its griddepcontrol.wait."""
+        if self.pdl and not w.grid_dep_waited:
+            self.error(f"{w.name()}: {what} before griddepcontrol.wait (the previous grid may still write it)")
 
     def _op_cvta(self, ins: Instr):
         g = self._getter(ins.args[1])
@@ -540,6 +589,20 @@ class Machine:
                         o = off + j * size
                         self._set(w, d, l, int.from_bytes(raw[o:o + size], "little"))
             return h
+        if space == "shared::cluster":
+            def h(w, lanes):
+                acc = self._generic_access(w, "ld.shared::cluster")
+                for l in lanes:
+                    addr = ga(w, l)
+                    r = addr >> RANK_SHIFT
+                    if not 0 <= r < len(self.ctas):
+                        raise SimError(f"{w.name()}: {ins.text.strip()[:70]}: address 0x{addr:x} outside the cluster")
+                    cta = self.ctas[r]
+                    self._remote(w, cta, "an ld.shared::cluster", acc.token)
+                    for j, d in enumerate(dsts):
+                        a = (addr & OFFSET_MASK) + j * size
+                        self._set(w, d, l, self._smem_read(cta, a, size, dataclasses.replace(acc, lane=l), w))
+            return h
         if space == "shared":
             def h(w, lanes):
                 acc = self._generic_access(w, "ld.shared")
@@ -572,9 +635,9 @@ class Machine:
                     addr = ga(w, l)
                     cta = self._own_cta(w, addr, ins)
                     for j, g in enumerate(getters):
-                        a = (addr & OFFSET_MASK) + j * size
                         wacc = dataclasses.replace(acc, lane=l)
-                        self._smem_write(cta, a, size, g(w, l), wacc, w)
+                        for off, part, v in _parts(g(w, l), size):
+                            self._smem_write(cta, (addr & OFFSET_MASK) + j * size + off, part, v, wacc, w)
                         w.unfenced.append((l, wacc))
             return h
         if space == "global":
@@ -582,10 +645,12 @@ class Machine:
                 for s in srcs:
                     if s in w.poisoned:
                         self._read(w, ins, s, 0)
+                self._global_access(w, "st.global")
                 for l in lanes:
                     addr = ga(w, l)
                     for j, g in enumerate(getters):
-                        self._global_store(addr + j * size, size, g(w, l), f"{w.name()} st.global")
+                        for off, part, v in _parts(g(w, l), size):
+                            self._global_store(addr + j * size + off, part, v, f"{w.name()} st.global")
             return h
         raise SimError(f"no semantics for {ins.op}")
 
@@ -811,7 +876,11 @@ class Machine:
                         keep.append((lane, acc))
                 w.unfenced = keep
             return h
-        return lambda w, lanes: None  # fence.mbarrier_init, fence.acq_rel: ordering the model keeps anyway
+        def release(w, lanes):
+            # fence.mbarrier_init.release.cluster, fence.acq_rel / fence.sc: what this thread did so far is
+            # released to whoever synchronizes with a later (even relaxed) arrival of it
+            w.release_vc = dict(w.vc)
+        return release
 
     def _op_membar(self, ins: Instr):
         return lambda w, lanes: None
@@ -834,10 +903,13 @@ class Machine:
 
     def _op_barrier(self, ins: Instr):
         if ins.op.startswith("barrier.cluster.arrive"):
+            relaxed = ".relaxed" in ins.op  # no release: the arrival orders none of the thread's earlier accesses
+
             def h(w, lanes):
                 st = self.cluster_bar
                 w.cluster_arrivals += 1
-                join(st["vc"], w.vc)
+                # a relaxed arrival releases only what a fence before it released (fence.mbarrier_init)
+                join(st["vc"], w.release_vc if relaxed else w.vc)
                 w.tick()
                 st["arrived"] += len(lanes)
                 if st["arrived"] == self.threads * len(self.ctas):
@@ -945,6 +1017,7 @@ class Machine:
             size = int(ins.args[2])
 
             def h(w, lanes):
+                self._global_access(w, "cp.async")
                 for l in lanes:
                     dst, src = gd(w, l), gs(w, l)
                     cta = self._own_cta(w, dst, ins)
@@ -972,7 +1045,12 @@ class Machine:
         idx = (addr - PARAM_BASE) >> 12
         if not 0 <= idx < len(self.param_names) or self.param_names[idx] not in self.tensormaps:
             raise SimError(f"{w.name()}: {ins.text.strip()[:70]}: 0x{addr:x} is not a tensor map")
-        return self.tensormaps[self.param_names[idx]]
+        tm = self.tensormaps[self.param_names[idx]]
+        g = next(x for x in self.globals if x.name == tm.tensor)
+        if tm.dtype and g.dtype and (tm.dtype, tm.elem_bytes) != (g.dtype, g.elem_bytes):
+            self.error(f"{w.name()}: the tensor map of {tm.tensor} encodes {tm.dtype} ({tm.elem_bytes} B) elements, "
+                       f"{tm.tensor} holds {g.dtype} ({g.elem_bytes} B)")
+        return tm
 
     def _box_elements(self, tm: TensorMap, coords: list):
         """(linear index in the box, tensor coordinate or None when outside the tensor)."""
@@ -998,6 +1076,7 @@ class Machine:
         cta_group2 = ".cta_group::2" in op
 
         def h(w, lanes):
+            self._global_access(w, "a TMA load")
             for l in lanes:
                 tm = self._tensormap(w, gtm(w, l), ins)
                 coords = [g(w, l) for g in gcoords]
@@ -1040,6 +1119,7 @@ class Machine:
         gsrc = self._addr(a[1])
 
         def h(w, lanes):
+            self._global_access(w, "a TMA store")
             for l in lanes:
                 tm = self._tensormap(w, gtm(w, l), ins)
                 coords = [g(w, l) for g in gcoords]
@@ -1172,8 +1252,13 @@ class Machine:
              two: bool) -> None:
         d = isa.decode_idesc(idesc)
         name = f"{w.name()}: tcgen05.mma"
-        if d.sparse or d.dtype != 1 or d.atype or d.btype or d.negate_a or d.negate_b or not d.reserved_ok:
-            self.error(f"{name}: instruction descriptor 0x{idesc:08x} is not the f16 x f16 -> f32 dense MMA: {d}")
+        # the operand type the MMA computes with (idesc bits 7-9 / 10-12) must be the type A and B hold
+        want = {g.name: isa.KIND_F16_TYPES.get(g.dtype) for g in self.globals if g.name in ("A", "B")}
+        if d.sparse or d.dtype != 1 or d.negate_a or d.negate_b or not d.reserved_ok:
+            self.error(f"{name}: instruction descriptor 0x{idesc:08x} is not a dense kind::f16 MMA into fp32: {d}")
+        if (d.atype, d.btype) != (want["A"], want["B"]):
+            self.error(f"{name}: instruction descriptor 0x{idesc:08x} multiplies A as type {d.atype} and B as type "
+                       f"{d.btype} (0 f16, 1 bf16), but A holds {self._dtype('A')} and B {self._dtype('B')}")
         m_total = d.m
         if (two and m_total != 256) or (not two and m_total != 128):
             self.error(f"{name}: M={m_total} with cta_group::{2 if two else 1} (the kernels use 128 / 256)")
@@ -1238,7 +1323,11 @@ class Machine:
                 del cta.tmem[other]
             cta.tmem[key] = region
 
+    def _dtype(self, tensor: str) -> str:
+        return next(g.dtype for g in self.globals if g.name == tensor)
+
     def _operand(self, cta: Cta, desc, mn: int, kk: int, mn_major: bool, acc: Access, w: Warp):
+        # kind::f16: both f16 and bf16 elements are 2 bytes
         addr = isa.swizzle(isa.operand_offset(desc, mn, kk, mn_major, 2), isa.SWIZZLE_BYTES[desc.swizzle_mode])
         return self._smem_read(cta, addr, 2, acc, w)
 
@@ -1432,6 +1521,18 @@ def _arith(op, vals, bits, signed):
     else:
         raise SimError(f"no semantics for {op}")
     return r & mask if bits > 1 else r
+
+
+_HALF = {"f16": "f16", "bf16": "bf16", "f16x2": "f16", "bf16x2": "bf16"}
+
+
+def _parts(value, size: int) -> list:
+    """(byte offset, bytes, value) of a register stored as ``size`` bytes: a packed pair of 16-bit elements
+    (a tuple (lower, upper), e.g. from cvt.rn.bf16x2.f32) is two elements, the lower half first."""
+    if isinstance(value, tuple) and len(value) == 2:
+        half = size // 2
+        return [(0, half, value[0]), (half, half, value[1])]
+    return [(0, size, value)]
 
 
 _ALU_OPS = {"add", "sub", "mul", "mad", "div", "rem", "min", "max", "neg", "abs", "and", "or", "xor", "not", "shl",

@@ -24,7 +24,7 @@ def run(args) -> int:
     if args.out:
         writable_file(args.out, "--out")
     if args.api:
-        clash = given(args, ("shapes", "sweep", *TIMING_OPTIONS))
+        clash = given(args, ("shapes", "sweep", "set", *TIMING_OPTIONS))
         if clash:
             raise UsageError(f"--api measures its own fixed shapes and protocol; drop {', '.join(clash)}")
     tgt = steps.gpu_target()
@@ -39,7 +39,9 @@ def run(args) -> int:
     writable_file(args.out or DEFAULT_OUT, "--out")
     if args.api:
         return _api(args, ents)
-    shapes = list(args.shapes or suite.HEADLINE)
+    shapes = list(args.shapes or ([] if args.set else suite.HEADLINE))
+    if args.set:
+        shapes += [p for p in suite.SETS[args.set] if p not in shapes]
     if args.sweep:
         shapes += [p for p in suite.SWEEP if p not in shapes]
     peer_names = args.peers if args.peers is not None else list(peers.DEFAULT)
@@ -96,7 +98,7 @@ def _compile_only(args, ents, fams, extra) -> int:
     they build is known without a GPU); --out writes it as JSON."""
     from cute_gemm.measure import environment
 
-    timing_only = given(args, ("sweep", "api", *(o for o in TIMING_OPTIONS if o != "config")))
+    timing_only = given(args, ("sweep", "set", "api", *(o for o in TIMING_OPTIONS if o != "config")))
     if timing_only:
         raise UsageError(f"{', '.join(timing_only)} {'applies' if len(timing_only) == 1 else 'apply'} only to timing on a GPU, "
                          f"and there is none here "
@@ -121,18 +123,22 @@ def _compile_only(args, ents, fams, extra) -> int:
 
 
 DESCRIPTION = ("On a GPU: for every phase of the GPU's arch (or --phases) and every shape, check against "
-               "cuBLASLt first (a failing phase is reported, never timed), then time all phases and peers of "
-               "the shape together: CUDA graphs of back-to-back launches (>= "
+               "cuBLASLt on the same tensors first (a failing phase is reported, never timed), then time all "
+               "phases and peers of the shape together: CUDA graphs of back-to-back launches (>= "
                f"{timing.TARGET_REPLAY_MS:g} ms per replay), replayed round robin over --rounds rounds on "
                "the same inputs, median per kernel, with the SM clock, power, TFLOP/s per kW and throttle "
-               "reasons recorded (NVML) while each was timed. Prints a table, writes JSON (--out) and PNG "
-               "plots beside it. --api instead measures the host overhead of the Python API. "
+               "reasons recorded (NVML) while each was timed, and the bandwidth each reached (A + B + C bytes "
+               "over its time, and as % of the run's device-copy bandwidth, measured first). Every kernel "
+               "computes one problem: --layout, --dtype, --out-dtype (default the worklog's: nn, fp16, fp32); "
+               "a phase or peer that cannot take them is listed with why. Prints a table, writes JSON (--out) "
+               "and PNG plots beside it (the ladder, the sweep, a roofline). --api instead measures the host "
+               "overhead of the Python API. "
                "Without a GPU: the compile-only report of the selected phases at --shapes (default 4096^3); "
                "--out writes it as JSON; timing options are refused.")
 
 
 def add_arguments(p):
-    from cute_gemm.measure.suite import SWEEP
+    from cute_gemm.measure.suite import SET_HELP, SETS, SWEEP
 
     p.add_argument("--arch", type=arch_arg, help="sm90 or sm100; must match the GPU (default: the GPU's, or "
                                                  "both ladders without a GPU)")
@@ -140,6 +146,9 @@ def add_arguments(p):
     p.add_argument("--shapes", type=shape_arg, nargs="+", metavar="M,N,K",
                    help="default: 4096,4096,4096 1024,4096,4096")
     p.add_argument("--sweep", action="store_true", help=f"add square sizes {', '.join(str(s.m) for s in SWEEP)}")
+    p.add_argument("--set", choices=list(SETS),
+                   help="a named set of shapes (instead of the default two, or added to --shapes): "
+                        + "; ".join(f"{k}: {v}" for k, v in SET_HELP.items()))
     add_timing_options(p, peers.DEFAULT)
     p.add_argument("--api", action="store_true",
                    help="measure the Python API's host overhead instead (torch.mm vs cute_gemm.gemm vs the "
@@ -147,7 +156,8 @@ def add_arguments(p):
                         "phase's first-call compile time); combine with --phases")
     p.add_argument("--best", action="store_true",
                    help='add a row "best": the phase and config cute_gemm.gemm(phase="best") picks for each shape '
-                        "(a wave-arithmetic heuristic over phase 7's tile widths and phase 8), checked and timed like a phase")
+                        "and the run's layout and dtypes (a model of each candidate's time, cute_gemm.runtime.choose), "
+                        "checked and timed like a phase")
     p.add_argument("--config", action="append", metavar="PHASE:FIELD=V[,FIELD=V]",
                    help="add a row for a phase with config overrides, checked and timed like a phase, e.g. "
                         "--config 8:bn=128 --config 7:bn=192,stages=5 (repeatable; the fields: `cute-gemm list`)")

@@ -7,10 +7,11 @@ import dataclasses
 
 from cute_gemm.cli.args import UsageError, arch_arg, shape_arg
 from cute_gemm.cli import steps
-from cute_gemm.cli.steps import add_timing_options, refuse_unimplementable, time_shapes
+from cute_gemm.cli.steps import add_timing_options, operands_from, refuse_unimplementable, time_shapes
 from cute_gemm.errors import one_line
 from cute_gemm.measure import peers
 from cute_gemm.runtime import arch as _arch
+from phases.operands import WORKLOG
 
 
 def run(args) -> int:
@@ -27,7 +28,8 @@ def run(args) -> int:
     if ea.key == eb.key:
         raise UsageError(f"{args.a} and {args.b} are both {ea.key}: name two different phases, e.g. "
                          f"`cute-gemm compare 6 7`")
-    refuse_unimplementable([ea, eb], [args.shape])
+    ops = operands_from(args)
+    refuse_unimplementable([ea, eb], [args.shape], ops)
     p = args.shape
     print(f"{ea.key}: {ea.summary}\n{eb.key}: {eb.summary}\n{eb.key} adds: {eb.adds}\n")
     ca, cb = dataclasses.asdict(ea.default_config()), dataclasses.asdict(eb.default_config())
@@ -38,7 +40,7 @@ def run(args) -> int:
     if not diff:
         print("  (same tile, stages and cluster: the difference is in the code, below)")
     inss = [inspect_phase(e, None, p) for e in (ea, eb)]
-    print(f"\ngenerated code at {p} (compile-only):")
+    print(f"\ngenerated code at {p} (compile-only{'' if ops == WORKLOG else ', the worklog operands nn fp16->fp32'}):")
     print(side_by_side(inss))
     if tgt is None:
         print(f"\n(no timing: {steps.no_gpu_reason()})")

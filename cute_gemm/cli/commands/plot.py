@@ -36,7 +36,8 @@ DESCRIPTION = ("Draw, from a bench-v2 result: the worklog's Figure 1 for our dat
                "phase at each headline shape with its gain over the phase before it and its SM clock, "
                "the peers as lines, the dense peak named in the title), each phase's % of the vendor "
                "library beside the worklog's B300 numbers (where a phase is on both sides), and, when "
-               "the result has a sweep, TFLOP/s against size.")
+               "the result has a sweep, TFLOP/s against size, and where it has the run's copy bandwidth, a "
+               "roofline: each kernel at each shape under min(peak, copy bandwidth x arithmetic intensity).")
 
 
 def add_arguments(p):

@@ -6,22 +6,23 @@ import sys
 
 from cute_gemm.cli.args import UsageError, arch_arg, phase_arg, shape_arg, writable_file
 from cute_gemm.cli import steps
-from cute_gemm.cli.steps import (add_timing_options, check_line, refuse_unimplementable,
+from cute_gemm.cli.steps import (add_timing_options, check_line, operands_from, refuse_unimplementable,
                                  time_shapes)
 from cute_gemm.measure import peers
-from cute_gemm.measure.results import CHECK
+from cute_gemm.measure.results import check_text
 from cute_gemm.runtime import arch as _arch
 
 
-def _entry(arch: str, phase: str, shapes):
-    """The entry `run` measures, after checking that it exists and can do every shape (UsageError)."""
+def _entry(arch: str, phase: str, shapes, operands):
+    """The entry `run` measures, after checking that it exists and can do every shape with the operands
+    (UsageError)."""
     from cute_gemm.runtime import registry
 
     try:
         entry = registry.get(arch, phase)
     except LookupError as exc:
         raise UsageError(str(exc)) from None
-    refuse_unimplementable([entry], shapes)
+    refuse_unimplementable([entry], shapes, operands)
     return entry
 
 
@@ -29,10 +30,11 @@ def run(args) -> int:
     from cute_gemm.measure.suite import HEADLINE
 
     shapes = args.shape or list(HEADLINE)
+    ops = operands_from(args)
     if args.json:
         writable_file(args.json, "--json")
     if args.arch:
-        _entry(args.arch, args.phase, shapes)
+        _entry(args.arch, args.phase, shapes, ops)
     tgt = steps.gpu_target()
     if tgt is None:
         raise UsageError(f"needs a Hopper (sm90) or Blackwell (sm100) GPU: {steps.no_gpu_reason()}; without a GPU, "
@@ -41,7 +43,7 @@ def run(args) -> int:
     if args.arch and args.arch != fam:
         raise UsageError(f"this GPU is {tgt}: {args.arch} kernels cannot run on it "
                          f"(`cute-gemm list --arch {fam}` shows the phases it runs)")
-    entry = _entry(fam, args.phase, shapes)
+    entry = _entry(fam, args.phase, shapes, ops)
     from cute_gemm.measure import results
     from cute_gemm.report.console import render
 
@@ -56,9 +58,9 @@ def run(args) -> int:
     return 0 if all(r["status"] == "ok" for r in doc["results"] if r["kind"] == "phase") else 1
 
 
-DESCRIPTION = ("Check one phase (fresh random inputs, NaN-poisoned C; " + CHECK + ") and, "
-               "if it passes, time it interleaved "
-               "with cuBLAS and cuBLASLt (CUDA-graph replays, median over rounds), with the "
+DESCRIPTION = ("Check one phase (fresh random inputs in the --layout and dtypes asked for, NaN-poisoned C; "
+               + check_text() + "; a 16-bit C allows one rounding more) and, if it passes, time it interleaved "
+               "with cuBLAS and cuBLASLt on the same tensors (CUDA-graph replays, median over rounds), with the "
                "SM clock and power it ran at.")
 
 

@@ -1,0 +1,77 @@
+"""Phases 9 (split-K in a cluster) and 10 (swap-AB) in the configs ``phase="best"`` picks from, on the shapes
+they are for: a few tokens (M = 1, 5, 24), starved grids, K much larger than N, K not a multiple of the
+k-tile, ragged M and N. Every check is the harness's (cuBLASLt and float64, NaN-poisoned C, a repeat that
+must be bit-identical: the split-K reduction adds partial tiles in a fixed rank order). Marker ``gpu``."""
+
+import dataclasses
+
+import pytest
+
+from conftest import gpu_family
+from cute_gemm.runtime import registry
+from cute_gemm.runtime.problem import Problem
+
+FAMILY = gpu_family()
+
+# (phase, config overrides): the families of choose.split_candidates, each split and residency
+CONFIGS = [
+    ("9", {"bm": 64, "bn": 64, "split_k": 1, "use_pdl": True}),
+    ("9", {"bm": 64, "bn": 128, "split_k": 4, "use_pdl": True}),
+    ("9", {"bm": 128, "bn": 128, "split_k": 2}),
+    ("9", {"bm": 128, "bn": 256, "stages": 4, "split_k": 8}),
+    ("10", {"bn": 8, "split_k": 1}),
+    ("10", {"bn": 48, "split_k": 4, "ctas_per_sm": 2, "stages": 3}),
+    ("10", {"bm": 128, "bn": 16, "stages": 6, "split_k": 2}),
+    ("10", {"bm": 128, "bn": 8, "stages": 3, "ctas_per_sm": 2, "split_k": 1}),
+    ("10", {"bn": 256, "bk": 64, "stages": 5, "split_k": 2}),
+]
+SHAPES = [
+    Problem(1, 4096, 4096),  # one token
+    Problem(5, 1032, 8200),  # K >> N, K not a multiple of the k-tile
+    Problem(24, 264, 72),  # fewer k-tiles than CTAs of a split: some CTAs add nothing
+    Problem(200, 3000, 520),  # ragged M and N
+    Problem(512, 512, 4096),  # more tokens than one tile
+]
+
+
+def _cases():
+    for phase, over in CONFIGS:
+        for shape in SHAPES:
+            yield pytest.param(phase, over, shape, id=f"{phase}-{'-'.join(f'{k}{v}' for k, v in over.items())}-{shape}")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(FAMILY not in (None, "sm90"), reason="phases 9 and 10 are checked on sm90 GPUs here")
+@pytest.mark.parametrize("phase,over,shape", list(_cases()))
+def test_split_and_swap_configs(phase, over, shape):
+    from cute_gemm.measure.check import check_phase
+
+    entry = registry.get("sm90", phase)
+    cfg = dataclasses.replace(entry.default_config(), **over)
+    assert entry.make(cfg).can_implement(shape.m, shape.n, shape.k) == []
+    res = check_phase(entry, shape, config=cfg)
+    assert res.error is None, res.error
+    assert res.unwritten == 0 and res.mismatches == 0, res.summary()
+    assert res.rel_fro_err <= 1e-4 and res.repeat_identical, res.summary()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(FAMILY not in (None, "sm90"), reason="phases 9 and 10 are checked on sm90 GPUs here")
+@pytest.mark.parametrize("ops", ["nt bf16 bf16", "tn fp16 fp16", "nn fp16 fp32"])
+@pytest.mark.parametrize("phase,over", [("9", {"bm": 128, "bn": 256, "stages": 4, "split_k": 1, "use_pdl": True}),
+                                        ("10", {"bn": 8, "split_k": 1}), ("10", {"bm": 128, "bn": 64, "split_k": 1,
+                                                                                "stages": 4})])
+def test_unsplit_tiles_in_every_c_type(phase, over, ops):
+    """Without a split, fp32 C goes straight from the accumulators; a 16-bit C goes through the smem tile
+    (rounded there, not in the accumulator registers)."""
+    from cute_gemm.measure.check import check_phase
+    from phases.operands import Operands
+
+    layout, ab, c = ops.split()
+    operands = Operands.of(layout, ab, c)
+    entry = registry.get("sm90", phase)
+    cfg = dataclasses.replace(entry.default_config(), **over)
+    for shape in (Problem(8, 4096, 1032), Problem(200, 3000, 520)):
+        res = check_phase(entry, shape, config=cfg, operands=operands)
+        assert res.error is None, res.error
+        assert res.passed and res.repeat_identical, res.summary()
