@@ -1,6 +1,6 @@
 """How well ``phase="best"``'s time model picks, against measured candidates (no GPU needed).
 
-    python bench/fit_best.py [bench/results/h200_2026-12-01_best_candidates.json] [--fit]
+    python bench/fit_best.py [FILE ...] [--fit]     (default: bench/results/h200_2026-12-01_best_candidates.json)
 
 The JSON holds, per shape, the measured time of every candidate config (phases 7/8 and the families of
 phases 9/10 that ``cute_gemm.runtime.choose`` enumerates) beside cuBLAS/cuBLASLt, from one H200 run.
@@ -33,10 +33,33 @@ GRID = {
 }
 
 
-def shapes_of(doc: dict) -> dict:
+def rows_of(doc: dict) -> list[dict]:
+    """Candidate rows (m, n, k, phase, config, us, vendor_us) of a candidates file, or of a bench JSON
+    (``cute-gemm bench ... --config ...``: its phase rows of phases 7-10 and its peers)."""
+    if "rows" in doc:
+        return doc["rows"]
+    vendor, rows = {}, []
+    for r in doc["results"]:
+        if r.get("status") != "ok" or not r.get("timing"):
+            continue
+        us = r["timing"]["ms_median"] * 1e3
+        if r["kind"] == "peer" and r["name"] in ("cublas", "cublaslt"):
+            vendor[r["shape"]] = min(us, vendor.get(r["shape"], us))
+        elif r["kind"] == "phase" and r.get("phase") in ("7", "8", "9", "10"):
+            rows.append({"m": r["m"], "n": r["n"], "k": r["k"], "phase": r["phase"], "config": r.get("config") or {},
+                         "us": us, "shape": r["shape"]})
+    return [dict(r, vendor_us=vendor[r.pop("shape")]) for r in rows]
+
+
+def shapes_of(*docs: dict) -> dict:
+    """Rows per shape; a shape measured in several files keeps the last file's rows (one run's timings
+    are compared with each other only)."""
     out = {}
-    for r in doc["rows"]:
-        out.setdefault((r["m"], r["n"], r["k"]), []).append(r)
+    for doc in docs:
+        mine = {}
+        for r in rows_of(doc):
+            mine.setdefault((r["m"], r["n"], r["k"]), []).append(r)
+        out.update(mine)
     return out
 
 
@@ -86,11 +109,11 @@ def fit(shapes: dict, kerns: dict, mc: choose.Machine) -> choose.Machine:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results", nargs="?", default=str(DEFAULT))
+    ap.add_argument("results", nargs="*", default=[str(DEFAULT)],
+                    help="candidates JSON or bench JSON files; a shape in several keeps the last file's rows")
     ap.add_argument("--fit", action="store_true", help="re-fit the model's constants first")
     args = ap.parse_args()
-    doc = json.loads(Path(args.results).read_text())
-    shapes = shapes_of(doc)
+    shapes = shapes_of(*(json.loads(Path(p).read_text()) for p in args.results))
     kerns = kernels(shapes)
     mc = fit(shapes, kerns, choose.MACHINE) if args.fit else choose.MACHINE
     if args.fit:

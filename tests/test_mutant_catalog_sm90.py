@@ -101,6 +101,10 @@ def test_gpu_verdicts():
     assert classify(1, "Timeout (0:00:40)!\nThread 0x1 (most recent call first):")["status"] == "hang"
     assert classify(0, "8 skipped in 1.0s")["status"] == "invalid"
     assert classify(5, "no tests ran")["status"] == "invalid"
+    # the faulthandler's dump lost to pytest's capture: no result line, rc 1, past the per-test timeout
+    assert classify(1, "", 40, 41.0)["status"] == "hang"
+    assert classify(1, "", 40, 3.0)["status"] == "invalid"
+    assert classify(5, "", 40, 41.0)["status"] == "invalid"
 
 
 def test_ladder_arguments():

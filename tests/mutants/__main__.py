@@ -153,7 +153,7 @@ def main(argv=None) -> int:
         print(f"{ladder}: {summary['killed']}/{summary['total']} killed ({100 * summary['kill_rate']:.0f}%) in "
               f"{seconds:.0f} s; report in {args.out}/{stem}.md")
         if summary["invalid"]:
-            print(f"mutants whose substitution no longer applies: {', '.join(summary['invalid'])}", file=sys.stderr)
+            print(f"invalid mutants (substitution no longer applies, or the checks cannot import): {', '.join(summary['invalid'])}", file=sys.stderr)
             status = 2
         elif (args.fast and summary["survivors"]) or summary["kill_rate"] < min_kill:
             status = status or 1

@@ -55,7 +55,7 @@ def _copy(m, root: str) -> None:
 
 
 def _env(root: str, test_timeout: int) -> dict:
-    env = dict(os.environ, PYTHONPATH=root, PYTHONDONTWRITEBYTECODE="1",
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))), PYTHONDONTWRITEBYTECODE="1",
                CUTE_GEMM_CACHE_DIR=os.path.join(root, ".cute-gemm-cache"),
                CUTE_GEMM_GPU_TEST_TIMEOUT=str(test_timeout))
     env.pop("PYTEST_ADDOPTS", None)
@@ -95,14 +95,21 @@ def gpu_verdict(m, root: str, python: str, timeout_s: int, test_timeout: int) ->
                               timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"status": "hang", "detail": f"the GPU tests ran past {timeout_s} s", "seconds": time.perf_counter() - t0}
-    r = classify(proc.returncode, proc.stdout + proc.stderr, test_timeout)
+    r = classify(proc.returncode, proc.stdout + proc.stderr, test_timeout, time.perf_counter() - t0)
     r["seconds"] = time.perf_counter() - t0
     return r
 
 
-def classify(returncode: int, out: str, test_timeout: int = 40) -> dict:
-    """The verdict of one GPU pytest run: {"status": "killed" | "hang" | "survived" | "invalid", "detail"}."""
+def classify(returncode: int, out: str, test_timeout: int = 40, seconds: float | None = None) -> dict:
+    """The verdict of one GPU pytest run: {"status": "killed" | "hang" | "survived" | "invalid", "detail"}.
+
+    A hang shows as the conftest's faulthandler dump ("Timeout (...)"), or -- when pytest's fd capture
+    swallowed that dump as the faulthandler ended the process -- as a run that printed no result, failed,
+    and lasted past the per-test timeout (``seconds``)."""
     ran = " passed" in out or " failed" in out or "FAILED " in out or "Timeout (" in out
+    if not ran and returncode not in (0, 5) and seconds is not None and seconds >= test_timeout:
+        return {"status": "hang", "detail": f"a GPU test ran past {test_timeout} s (no result printed; the "
+                                            f"per-test timeout ended the run after {seconds:.0f} s)"}
     if returncode == 5 or not ran:
         return {"status": "invalid", "detail": "no GPU test ran (no sm90 GPU, or the node ids are stale)"}
     if "Timeout (" in out:  # the conftest's faulthandler: a test ran past CUTE_GEMM_GPU_TEST_TIMEOUT

@@ -67,7 +67,7 @@ def run_mutant(m: Mutant, timeout_s: int, python: str = sys.executable, first_fa
             mutate_copy(m, root)
         except NotApplicable as e:
             return Outcome(m.id, m.kind, m.phase, "invalid", 0.0, str(e), ladder)
-        env = dict(os.environ, PYTHONPATH=root, PYTHONDONTWRITEBYTECODE="1")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))), PYTHONDONTWRITEBYTECODE="1")
         env.pop("PYTEST_ADDOPTS", None)
         checks = (getattr(m, "fast_checks", ()) if fast else ()) or m.checks
         cmd = [python, "-m", "pytest", *(["-x"] if first_failure else []), "-q", "-p", "no:cacheprovider",
@@ -83,6 +83,9 @@ def run_mutant(m: Mutant, timeout_s: int, python: str = sys.executable, first_fa
         return Outcome(m.id, m.kind, m.phase, "invalid", secs, "no test selected: " + " ".join(checks), ladder)
     if proc.returncode == 0:
         return Outcome(m.id, m.kind, m.phase, "survived", secs, _summary(out), ladder)
+    missing = next((line.strip() for line in out.splitlines() if "ModuleNotFoundError: No module named" in line), "")
+    if missing:  # the environment, not the mutant: a check that cannot import did not catch anything
+        return Outcome(m.id, m.kind, m.phase, "invalid", secs, "the checks cannot import: " + missing[:160], ladder)
     if "MLIRError" in out or "DSLRuntimeError" in out:
         # the DSL's own verification refuses to compile the mutant: caught, but not by the checks
         err = next((line.strip() for line in out.splitlines() if "error" in line and "\"" in line), "")
