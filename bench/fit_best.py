@@ -1,6 +1,6 @@
 """How well ``phase="best"``'s time model picks, against measured candidates (no GPU needed).
 
-    python bench/fit_best.py [FILE ...] [--fit]     (default: bench/results/h200_2026-12-01_best_candidates.json)
+    python bench/fit_best.py [FILE ...] [--fit]     (default: the two bench/results/h200_2026-12-01_best_candidates*.json)
 
 The JSON holds, per shape, the measured time of every candidate config (phases 7/8 and the families of
 phases 9/10 that ``cute_gemm.runtime.choose`` enumerates) beside cuBLAS/cuBLASLt, from one H200 run.
@@ -23,11 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cute_gemm.runtime import choose, registry  # noqa: E402
 
-DEFAULT = Path(__file__).resolve().parent / "results" / "h200_2026-12-01_best_candidates.json"
+RESULTS = Path(__file__).resolve().parent / "results"
+# the first candidate sweep, then the M=128 / wave-fitted / two-pick runs (later files win per shape)
+DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_2026-12-01_best_candidates_wave.json"]
 GRID = {
     "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
     "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),
-    "launch_us": (1.4, 1.8, 2.2), "wave_us": (1.0, 2.0, 3.0), "overlap": (0.2, 0.4, 0.6),
+    "launch_us": (1.4, 1.8, 2.2), "wave_us": (1.0, 2.0, 3.0), "overlap": (0.2, 0.4, 0.6), "swap_factor": (0.8, 0.85, 0.9, 0.95, 1.0),
     "split_us": (0.0, 0.3, 1.0), "dsmem_bytes_per_us": (1e4, 2e4, 4e4, 1e9), "no_pdl_us": (0.3, 0.6, 1.0),
     "persistent_launch_us": (3.0, 4.0),
 }
@@ -70,7 +72,9 @@ def kernels(shapes: dict) -> dict:
         for r in rows:
             entry = registry.get("sm90", r["phase"])
             cfg = dataclasses.replace(entry.default_config(), **r["config"])
-            out[id(r)] = (entry.make(cfg), 1.0 if r["phase"] != "8" else 0.98)
+            factor = next((f for ph, over, f in choose.PERSISTENT["sm90"] if ph == r["phase"] and over == r["config"]),
+                          0.98 if r["phase"] == "8" else 1.0)  # the persistent candidates' factors, as pick uses them
+            out[id(r)] = (entry.make(cfg), factor)
     return out
 
 
@@ -109,7 +113,7 @@ def fit(shapes: dict, kerns: dict, mc: choose.Machine) -> choose.Machine:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results", nargs="*", default=[str(DEFAULT)],
+    ap.add_argument("results", nargs="*", default=[str(p) for p in DEFAULT],
                     help="candidates JSON or bench JSON files; a shape in several keeps the last file's rows")
     ap.add_argument("--fit", action="store_true", help="re-fit the model's constants first")
     args = ap.parse_args()

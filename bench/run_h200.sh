@@ -7,6 +7,7 @@
 #                                            bash bench/run_h200.sh regime     # issue 18: decode, small
 #                                            bash bench/run_h200.sh regime2    # issue 18/20: the rest
 #                                            bash bench/run_h200.sh regime3    # after phase 9's 16-bit C fix
+#                                            bash bench/run_h200.sh regime4    # wave-fitted tiles, refitted model
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -96,5 +97,18 @@ regime3)
       --peers cublas,cublaslt --layout $layout --rounds 5 --quiet --no-plot --out "$OUT/layout_${layout}_bench.json" \
       2>&1 | grep -E "^(phase|best|cuBLAS)" | tee -a "$OUT/regime3.log"
   done
+  ;;
+regime4)
+  # 8. after the wave-fitted tiles and the refitted model (choose.py): the decode, small and unlisted sets, cold L2,
+  #    and no regression at the big shapes, all in one call
+  timeout 170 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --out "$OUT/decode_bench.json" 2>&1 | tail -3 | tee "$OUT/regime4.log"
+  timeout 60 python3 -m cute_gemm bench --set small --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 7 \
+    --quiet --out "$OUT/small_bench.json" 2>&1 | tail -3 | tee -a "$OUT/regime4.log"
+  timeout 90 python3 -m cute_gemm bench --set unlisted --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --out "$OUT/unlisted_bench.json" 2>&1 | tail -3 | tee -a "$OUT/regime4.log"
+  timeout 110 python3 -m cute_gemm bench --shapes 4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072 \
+    --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet --no-plot --out "$OUT/regress_bench.json" \
+    2>&1 | tail -3 | tee -a "$OUT/regime4.log"
   ;;
 esac

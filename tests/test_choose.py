@@ -39,6 +39,18 @@ def test_small_problems_take_small_tiles_with_pdl():
     assert phase == "9" and cfg.bm == 64 and cfg.use_pdl
 
 
+def test_wave_fitted_tiles_fill_one_wave():
+    """128x11008: 86 tiles of 128x128 leave 46 of 132 SMs idle; the fitted 128x96 tile makes 115, and best
+    takes it. Only for M <= 128 (one row of tiles), and never a width already tried (64, 128, 256)."""
+    assert choose.wave_fitted_bn(128, 11008, 128) == 96
+    assert choose.wave_fitted_bn(128, 28672, 128) == 224
+    assert choose.wave_fitted_bn(128, 14336, 128) is None  # 128 wide already fills 112 of 132: nothing to fit
+    assert choose.wave_fitted_bn(512, 1000, 128) is None  # under 64 wide
+    phase, cfg = choose.pick("sm90", 128, 11008, 4096)
+    assert phase == "9" and (cfg.bm, cfg.bn, cfg.split_k) == (128, 96, 1)
+    assert not any(p == "9" and c["bn"] not in (64, 128, 256) for p, c in choose.split_candidates(200, 5120, 5120))
+
+
 def test_the_model_ranks_waves_and_splits():
     """More CTAs than fit: a second wave costs; a 4-way split of clusters of 4 that do not all fit costs."""
     rows = {r["label"]: r["cost"] for r in choose.explain("sm90", 1, 4096, 4096)}

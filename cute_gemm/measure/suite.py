@@ -23,11 +23,19 @@ DECODE_WEIGHTS = ((4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192), (286
 SETS = {
     "decode": tuple(Problem(m, n, k) for n, k in DECODE_WEIGHTS for m in DECODE_TOKENS),
     "small": tuple(Problem(s, s, s) for s in (256, 512, 1024, 2048)),
+    # decode-like shapes outside the decode set: other models' layer widths at other token counts, to see
+    # that phase="best" is right for the regime and not only for the listed shapes
+    "unlisted": tuple(Problem(*s) for s in ((8, 11008, 4096), (32, 4096, 11008), (96, 6144, 4096), (128, 11008, 4096),
+                                            (200, 5120, 5120), (128, 13824, 5120), (48, 16384, 2048),
+                                            (256, 3072, 12288), (24, 2560, 10240), (160, 7168, 7168),
+                                            (200, 11000, 3000), (40, 3000, 5000))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
               + ", ".join(f"({n}, {k})" for n, k in DECODE_WEIGHTS),
     "small": "256^3, 512^3, 1024^3, 2048^3",
+    "unlisted": "12 decode-like shapes outside the decode set (M 8..256, other models' layer widths): does best "
+                "hold for the regime, not just the list",
 }
 
 

@@ -8,8 +8,12 @@ small or starved problems want phase 9's small tiles, split-K and programmatic d
 microseconds, with constants fitted to measurements on the H200 (``MACHINE``; the measured candidates
 are ``bench/results/h200_2026-12-01_best_candidates.json``, the fit and its report ``bench/fit_best.py``):
 
-    time = launch + (waves - 1) x wave + max(mma, memory) + overlap x min(mma, memory)
+    time = launch + (waves - 1) x wave + (max(mma, memory) + overlap x min(mma, memory)) [x swap_factor]
            + waves x split x (split_fixed + partial tile bytes / dsmem_rate)   [phases 9, 10]
+
+(``swap_factor``: phase 10 in one wave; the fit found the model ~16% slow on it.) Besides the fixed tile
+families, phase 9 gets a **wave-fitted** tile at M <= 128: 128 rows by the narrowest width that puts all
+tiles in one wave of the GPU (``wave_fitted_bn``).
 
 - ``mma``: the busiest SM's MMA work, waves x (CTAs sharing an SM) x one CTA's padded FLOPs / rate; a
   CTA whose tile is narrower than 256 columns per warpgroup issues smaller wgmma and runs slower
@@ -47,6 +51,7 @@ class Machine:
     launch_us: float = 1.4  # launch, prologue, pipeline fill, epilogue of one CTA
     wave_us: float = 2.0  # each further wave of CTAs
     overlap: float = 0.6  # the smaller of mma/memory that does not hide under the larger
+    swap_factor: float = 0.95  # phase 10's time against the model's (its deep ring overlaps more: fitted)
     split_us: float = 0.3  # cluster barriers of a split-K reduction, per wave
     dsmem_bytes_per_us: float = 2.0e4  # partial tile bytes reduced per us and CTA
     no_pdl_us: float = 0.3  # what a launch without programmatic dependent launch pays more
@@ -82,11 +87,29 @@ def _fits_registers(bm: int, bn: int, ctas: int) -> bool:
     return 64 * bn // 128 + 32 <= min(240, 65536 // (ctas * threads) // 8 * 8)
 
 
+def wave_fitted_bn(rows: int, cols: int, bm: int, sms: int = 132, step: int = 32) -> int | None:
+    """The narrowest tile width (a multiple of ``step``, 64..256) that puts all of ``rows`` x ``cols`` in one
+    wave of ``sms`` CTAs with ``bm``-row tiles, when that is not a power of two already tried; else None.
+    (128x11008x4096: 86 tiles of 128x128 leave 46 SMs idle, 115 of 128x96 leave 17: 407 TFLOP/s against
+    376 on the H200, the vendor's 430. N-major B wants the step of 32: a 112-wide tile falls to a 32-byte
+    swizzle, and measured 39.5 us against 35.7 for 128 at 128x14336x4096.)"""
+    per_row = sms // _ceil(rows, bm)
+    if per_row < 1:
+        return None
+    bn = _ceil(_ceil(cols, per_row), step) * step
+    return bn if 64 <= bn <= 256 and bn not in (64, 128, 256) else None
+
+
 def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
     """Phases 9 (small tiles, split-K) and 10 (swap-AB: M <= 256 tokens) configs worth modelling."""
     out = []
     pdl = 2.0 * m * n * k <= PDL_MAX_FLOP
-    for bm, bn, bk, stages in ((64, 64, 64, 8), (64, 128, 64, 8), (128, 128, 64, 6), (128, 256, 64, 4)):
+    tiles = [(64, 64, 64, 8), (64, 128, 64, 8), (128, 128, 64, 6), (128, 256, 64, 4)]
+    fitted = wave_fitted_bn(m, n, 128) if m <= 128 else None
+    if fitted:  # one wave of 128 x fitted tiles, the ring as deep as the smem holds (measured at M <= 128 only:
+        # 200x5120x5120 in 2 x 54 tiles of 128 x 96 ran 275 TFLOP/s, phase 7's 128 x 192 340)
+        tiles.append((128, fitted, 64, _stages(128, fitted, 64, 1)))
+    for bm, bn, bk, stages in tiles:
         for split in (1, 2, 4):
             out.append(("9", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split, "use_pdl": pdl}))
     if m <= 256:
@@ -123,7 +146,8 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         memory = memory_bytes / (mc.hbm_bytes_per_us * min(1.0, inflight / mc.inflight_for_full_bw))
         reduce = waves * (split > 1) * (mc.split_us + bm * bn * 4 / mc.dsmem_bytes_per_us)
         fixed = mc.launch_us + (waves - 1) * mc.wave_us + (not cfg.use_pdl) * mc.no_pdl_us
-        return fixed + max(mma, memory) + mc.overlap * min(mma, memory) + reduce
+        body = max(mma, memory) + mc.overlap * min(mma, memory)
+        return fixed + body * (mc.swap_factor if kernel.phase == "10" and waves == 1 else 1.0) + reduce
     # the persistent phases: tile rounds of the busiest cluster (a split last round counts half)
     sched = kernel.schedule(m, n, k)
     if len(sched) == 3:  # stream-K: data-parallel tiles, split tiles, clusters launched
