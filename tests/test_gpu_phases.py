@@ -5,6 +5,8 @@ input refused before launch, the torch custom op under torch.compile(fullgraph=T
 capture. Marker `gpu`: skipped without a GPU; each test runs under the conftest timeout (a hung
 mbarrier ends the process)."""
 
+import dataclasses
+
 import pytest
 
 from conftest import gpu_family
@@ -212,3 +214,22 @@ def test_best_candidates_are_correct(shape):
     b = torch.randn(shape.k, shape.n, device="cuda").half()
     torch.testing.assert_close(cute_gemm.gemm(a, b, phase="best"), torch.mm(a, b, out_dtype=torch.float32),
                                atol=0.01, rtol=0.001)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [Problem(100, 11000, 1000), Problem(1, 20000, 4104), Problem(128, 28000, 264)],
+                         ids=str)
+def test_wave_fitted_candidates_are_correct(shape):
+    """phase="best"'s wave-fitted phase-9 tiles (128 x 96 / 160 / 224 at M <= 128), every split, on ragged
+    shapes (M = 1, K not a multiple of the k-tile, N not a multiple of the width)."""
+    from cute_gemm.measure.check import check_phase
+    from cute_gemm.runtime import choose
+
+    fitted = choose.wave_fitted_bn(shape.m, shape.n, 128)
+    assert fitted not in (None, 64, 128, 256)
+    entry = registry.get(FAMILY, "9")
+    configs = [c for p, c in choose.split_candidates(shape.m, shape.n, shape.k) if p == "9" and c["bn"] == fitted]
+    assert len(configs) == 3
+    for over in configs:
+        res = check_phase(entry, shape, dataclasses.replace(entry.default_config(), **over))
+        assert res.passed, f"9 {over}: {res.summary()}"
