@@ -34,7 +34,7 @@ def test_signature(target):
         assert re.search(rx, ptx) and re.search(rx, ptx6), rx
     # the split: st.async into the peer pair's smem, completing on its mbarrier; remote arrivals
     assert re.search(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes\.v4\.b32", ptx)
-    assert re.search(r"mbarrier\.arrive\.shared::cluster\.b64", ptx)
+    assert re.search(r"mbarrier\.arrive\.release\.cluster\.shared::cluster\.b64", ptx)  # remote, cluster scope
     assert "st.async" not in ptx6
     assert kern.attributes()["cluster"] == (4, 1, 1)
     assert kern.attributes()["tmem_cols"] == 512

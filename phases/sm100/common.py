@@ -26,8 +26,10 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 import cutlass.utils.blackwell_helpers as sm100_utils
+from cutlass._mlir.dialects import nvvm as _nvvm
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync, tcgen05
-from cutlass.memory import TmemAllocator
+from cutlass.cutlass_dsl import dsl_user_op
+from cutlass.memory import TmemAllocator as _DslTmemAllocator
 
 MMA_K = 16  # K of one tcgen05.mma.kind::f16
 COPY_BITS = 128  # one cp.async moves 16 B
@@ -192,9 +194,139 @@ def tmem_allocate(holding_buf_ptr, num_cols: int, threads: int):
 
 
 def tmem_free(allocator, tmem_ptr, threads: int):
-    """Every warp has finished its tcgen05.ld (wait::ld) before warp 0 deallocates."""
-    pipeline.NamedBarrier(barrier_id=TMEM_ALLOC_BARRIER_ID, num_threads=threads).arrive_and_wait()
-    allocator.free(tmem_ptr)
+    """Every warp has finished its tcgen05.ld (wait::ld) before warp 0 deallocates (``free_tmem``)."""
+    free_tmem(allocator, tmem_ptr, pipeline.NamedBarrier(barrier_id=TMEM_ALLOC_BARRIER_ID, num_threads=threads))
+
+
+# ------------------------------------------------------------------------------------------------
+# The PTX memory model at the hand-offs: tcgen05 thread-sync fences, cluster-scope signals
+#
+# tcgen05.ld and tcgen05.mma are asynchronous: a thread synchronization (an mbarrier arrive/wait, a
+# barrier) orders them across threads only with a tcgen05.fence on both sides (PTX ISA, "Memory
+# consistency model for 5th generation TensorCore operations"): the thread whose TMEM accesses come
+# first runs ``tcgen05.fence::before_thread_sync`` after them (a tcgen05.ld: after its tcgen05.wait::ld)
+# and before the arrive; the thread whose accesses come second runs ``tcgen05.fence::after_thread_sync``
+# after the wait and before them. tcgen05.commit's mbarrier arrive has the first fence built in; the
+# waiter of a commit still needs the second. So: the MMA -> epilogue hand-off (accumulator full), the
+# epilogue -> MMA hand-off (accumulator empty: the next tile's MMAs overwrite what was read) and the
+# dealloc after every warp's reads.
+#
+# A signal from another CTA (a remote mbarrier arrive, a multicast tcgen05.commit, a peer's TMA or
+# st.async completing on this CTA's barrier) synchronizes with the waiting thread only when both sides
+# act at cluster scope: remote arrives are ``.release.cluster`` and the waits on barriers another CTA
+# signals are ``mbarrier.try_wait.parity.acquire.cluster`` (the default is ``.acquire.cta``).
+# ------------------------------------------------------------------------------------------------
+@dsl_user_op
+def tmem_reads_done(*, loc=None, ip=None) -> None:
+    """``tcgen05.fence::before_thread_sync``: this thread's TMEM accesses so far (tcgen05.ld's already
+    waited with tcgen05.wait::ld) are ordered before its next thread synchronization (the release of an
+    accumulator stage, the barrier before the dealloc)."""
+    _nvvm.tcgen05_fence(_nvvm.Tcgen05FenceKind.BEFORE_THREAD_SYNC, loc=loc, ip=ip)
+
+
+@dsl_user_op
+def tmem_acquired(*, loc=None, ip=None) -> None:
+    """``tcgen05.fence::after_thread_sync``: this thread's next TMEM accesses (tcgen05.ld, tcgen05.mma,
+    tcgen05.dealloc) are ordered after the thread synchronization it just waited on (an accumulator
+    stage full or empty, the barrier before the dealloc)."""
+    _nvvm.tcgen05_fence(_nvvm.Tcgen05FenceKind.AFTER_THREAD_SYNC, loc=loc, ip=ip)
+
+
+@dsl_user_op
+def mbarrier_try_wait_cluster(mbar_ptr, phase, *, loc=None, ip=None) -> cutlass.Boolean:
+    """``mbarrier.try_wait.parity.acquire.cluster``: True once ``phase`` of the mbarrier completed, and
+    then what every CTA of the cluster released into that phase is visible to this thread."""
+    return cutlass.Boolean(
+        _nvvm.mbarrier_wait_parity(
+            mbar_ptr.to_llvm_ptr(loc=loc, ip=ip),
+            cutlass.Int32(phase).ir_value(loc=loc, ip=ip),
+            _nvvm.MBarrierWaitKind.TRY,
+            scope=_nvvm.MemScopeKind.CLUSTER,
+            order=_nvvm.MemOrderKind.ACQUIRE,
+            loc=loc,
+            ip=ip,
+        )
+    )
+
+
+@cute.jit
+def mbarrier_wait_cluster(mbar_ptr, phase):
+    """Wait (a try_wait loop) for ``phase`` of an mbarrier that another CTA of the cluster signals, with
+    cluster-scope acquire semantics."""
+    done = cutlass.Boolean(False)
+    while not done:
+        done = mbarrier_try_wait_cluster(mbar_ptr, phase)
+
+
+def mbarrier_arrive_cluster(mbar_ptr, cta_rank=None):
+    """An arrive (``.release.cluster``) on this CTA's mbarrier or, with ``cta_rank``, on the same mbarrier
+    of that CTA of the cluster."""
+    cute.arch.mbarrier_arrive(mbar_ptr, cta_rank, scope=_nvvm.MemScopeKind.CLUSTER)
+
+
+class ClusterMbarrierArray(pipeline.MbarrierArray):
+    """A pipeline's mbarrier array whose waits acquire, and whose remote arrives release, at cluster
+    scope (``cluster_scoped``). Everything else is the DSL's ``MbarrierArray``."""
+
+    @dsl_user_op
+    def try_wait(self, index, phase, *, loc=None, ip=None):
+        return mbarrier_try_wait_cluster(self.get_barrier(index, loc=loc, ip=ip), phase, loc=loc, ip=ip)
+
+    def wait(self, index, phase, *, loc=None, ip=None):
+        mbarrier_wait_cluster(self.get_barrier(index), phase)
+
+    def arrive_mbarrier(self, index, dst_rank=None, *, loc=None, ip=None):
+        mbarrier_arrive_cluster(self.get_barrier(index), dst_rank)
+
+    def recast_to_new_op_type(self, new_op_type):
+        out = super().recast_to_new_op_type(new_op_type)
+        out.__class__ = ClusterMbarrierArray
+        return out
+
+    def __new_from_mlir_values__(self, values):
+        out = super().__new_from_mlir_values__(values)
+        out.__class__ = ClusterMbarrierArray
+        return out
+
+
+def cluster_scoped(pipe):
+    """``pipe`` (a DSL pipeline of a cluster kernel: another CTA signals its barriers) with its mbarrier
+    arrays made ``ClusterMbarrierArray``: its waits acquire at cluster scope, its remote arrives release
+    at cluster scope. Returns ``pipe``."""
+    for name in ("sync_object_full", "sync_object_empty"):
+        obj = getattr(pipe, name, None)
+        if type(obj) is pipeline.MbarrierArray:
+            obj.__class__ = ClusterMbarrierArray
+    return pipe
+
+
+class TmemAllocator(_DslTmemAllocator):
+    """The DSL's TMEM allocator, whose ``free`` follows the PTX memory model: the allocator warp runs
+    ``tcgen05.fence::after_thread_sync`` right before ``tcgen05.dealloc`` (after the barrier every warp
+    reached with its reads fenced, ``free_tmem``), and a cta_group::2 pair's dealloc handshake arrives
+    and waits at cluster scope."""
+
+    @cute.jit
+    def free(self, tmem_ptr, num_columns: int = 0):
+        warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        cols = self._num_allocated_columns if num_columns == 0 else num_columns
+        if warp_idx == self._allocator_warp_id:
+            if cutlass.const_expr(self._is_two_cta):
+                # both CTAs of the pair dealloc together: each tells the peer it is done, waits for the peer
+                peer = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster()) ^ 1
+                mbarrier_arrive_cluster(self._two_cta_tmem_dealloc_mbar_ptr, peer)
+                mbarrier_wait_cluster(self._two_cta_tmem_dealloc_mbar_ptr, 0)
+            tmem_acquired()
+            cute.arch.dealloc_tmem(tmem_ptr, cols, is_two_cta=self._is_two_cta, arch=self._arch)
+
+
+def free_tmem(tmem, tmem_ptr, barrier) -> None:
+    """The end of a kernel's TMEM: every thread that read TMEM fences its reads (before_thread_sync) and
+    meets the others at ``barrier``; the allocator warp then frees the columns (``TmemAllocator.free``:
+    after_thread_sync, then tcgen05.dealloc)."""
+    tmem_reads_done()
+    barrier.arrive_and_wait()
+    tmem.free(tmem_ptr)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -263,6 +395,7 @@ def epilogue_tmem_to_global(
     tmem_copy = make_epilogue_tmem_copy(tAcc, num_warps, cols_per_load)
     tDtC, tDgC = partition_epilogue(tmem_copy, tAcc, gC, tidx, num_warps, cols_per_load)
     tDrC = cute.make_rmem_tensor(tDgC[None, None, 0].shape, cutlass.Float32)
+    tmem_acquired()  # the tcgen05.ld's below come after the wait that saw the last MMA's commit
     if cutlass.const_expr(cC is None):
         for i in cutlass.range_constexpr(cute.size(tDtC, mode=[2])):
             cute.copy(tmem_copy, tDtC[None, None, i], tDrC)

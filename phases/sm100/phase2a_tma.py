@@ -45,7 +45,7 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, tcgen05
-from cutlass.memory import SmemAllocator, TmemAllocator
+from cutlass.memory import SmemAllocator
 
 from phases import operands
 from phases.base import GemmPhase, TileConfig
@@ -131,7 +131,7 @@ class Sm100Phase2a(GemmPhase):
         )
 
         # --- TMEM: warp 0 allocates the accumulator's columns; everyone reads the address after the barrier ---
-        tmem = TmemAllocator(
+        tmem = common.TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=self.threads),
         )
@@ -218,7 +218,8 @@ class Sm100Phase2a(GemmPhase):
             tCtAcc[(None, None), 0, 0], tCgC[(None, None), 0, 0], tCcC[(None, None), 0, 0], mC.shape, tidx,
             self.cfg.epi_warps,
         )
+        common.tmem_reads_done()  # this thread's tcgen05.ld's, before the release
         acc_full.release()
 
-        pipeline.sync(barrier_id=1)  # every warp's tcgen05.ld is done before the columns are freed
-        tmem.free(tmem_ptr)
+        # every warp's tcgen05.ld is done before the columns are freed
+        common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=1, num_threads=self.threads))

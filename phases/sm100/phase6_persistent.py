@@ -80,7 +80,7 @@ import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 import cutlass.utils.blackwell_helpers as sm100_utils
 from cutlass.cute.nvgpu import cpasync, tcgen05
-from cutlass.memory import SmemAllocator, TmemAllocator
+from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases import operands
@@ -225,7 +225,7 @@ class Sm100Phase6(GemmPhase):
         # --- TMEM: epilogue warp 0 allocates both accumulator stages; the MMA and epilogue warps read the address ---
         # (constructed here so that its 2-CTA dealloc mbarrier is initialised before the pipelines' cluster
         # sync below publishes it to the peer; the columns are allocated after that sync)
-        tmem = TmemAllocator(
+        tmem = common.TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (c.epi_warps + 1)),
             allocator_warp_id=EPI_WARP0,
@@ -241,18 +241,18 @@ class Sm100Phase6(GemmPhase):
         # full[s]: armed with expect_tx(tx_bytes) by the leader's producer, completed by both CTAs' TMA bytes.
         # empty[s]: arrived in both CTAs by one tcgen05.commit.multicast::cluster (mask 0b11) once the
         # pair's MMAs that read slot s have finished, so each CTA's producer may refill its half.
-        ab_producer, ab_consumer = pipeline.PipelineTmaUmma.create(
+        ab_producer, ab_consumer = common.cluster_scoped(pipeline.PipelineTmaUmma.create(
             num_stages=NSTAGES,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             tx_count=self.tx_bytes,
             barrier_storage=storage.ab_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
-        ).make_participants()
+        )).make_participants()
         # accumulator stage s full: the tile's last commit multicasts to both CTAs' acc full[s]; every
         # epilogue thread of the pair waits on its own CTA's barrier and releases stage s to the leader's
         # acc empty[s] (hence 2 x the epilogue threads), which the MMA warp acquires two tiles later
-        acc_producer, acc_consumer = pipeline.PipelineUmmaAsync.create(
+        acc_producer, acc_consumer = common.cluster_scoped(pipeline.PipelineUmmaAsync.create(
             num_stages=c.acc_stages,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             consumer_group=pipeline.CooperativeGroup(
@@ -260,7 +260,7 @@ class Sm100Phase6(GemmPhase):
             ),
             barrier_storage=storage.acc_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
-        ).make_participants()
+        )).make_participants()
         # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is
         # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to
         # know that the peer CTA has launched and is still running
@@ -311,6 +311,7 @@ class Sm100Phase6(GemmPhase):
                     for tile in cutlass.range(slot, pair_tiles, clusters, unroll=1):
                         # stage tile % 2 is free once both CTAs' epilogues of the tile two back released it
                         acc_empty = acc_producer.acquire_and_advance()
+                        common.tmem_acquired()  # the MMAs below overwrite what both epilogues read
                         ab_consumer, tiled_mma = ct.mma_k_tiles(
                             ab_consumer, tiled_mma, tCtAcc_base[(None, None, None, acc_empty.index)], tCrA, tCrB,
                             k_tiles,
@@ -323,6 +324,7 @@ class Sm100Phase6(GemmPhase):
                 for tile in cutlass.range(slot, pair_tiles, clusters, unroll=1):
                     m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)
                     acc_full = acc_consumer.wait_and_advance()
+                    common.tmem_acquired()  # the tcgen05.ld's below read what the MMAs wrote
                     tiled_t2r, tTR_tAcc, tTR_sC, tCsC, tCgC_box = ct.epi_views(
                         tCtAcc_base[(None, None, None, acc_full.index)], tCgC[(None, None, None, m_pair, n_tile)],
                         sC, tma_atom_c, warp_idx, tidx, c.bm, c.bn, c.epi_warps,
@@ -332,10 +334,10 @@ class Sm100Phase6(GemmPhase):
                         ct.load_chunk(tiled_t2r, tTR_tAcc, tTR_rAcc, j)
                         ct.store_chunk(tTR_rAcc, tTR_sC, tCsC, tCgC_box, tma_atom_c, warp_idx, j, c.epi_warps, c.bn,
                                        c.epi_stages)
-                    acc_full.release()  # this thread's tcgen05.ld's of the stage are done: the MMA may refill it
+                    common.tmem_reads_done()  # this thread's tcgen05.ld's of the stage, before the release
+                    acc_full.release()  # the MMA may refill the stage
                 # the staging smem must outlive the TMA's reads of the CTA's last stores
                 cute.arch.cp_async_bulk_wait_group(0, read=True)
 
                 # every epilogue warp's tcgen05.ld is done before the columns are freed
-                pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps).arrive_and_wait()
-                tmem.free(tmem_ptr)
+                common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps))
