@@ -41,6 +41,85 @@ SMEM_RESERVED_PER_CTA = 1024  # ... of which the system reserves 1 KiB per resid
 
 
 # ------------------------------------------------------------------------------------------------
+# Config guards: what a phase's config must be for the kernel to be built right
+# ------------------------------------------------------------------------------------------------
+class Guarded:
+    """Config guards of an sm100 phase (listed before ``GemmPhase`` in its bases).
+
+    ``config_problems()`` names every reason the phase's config cannot be built, or would build a kernel
+    that computes wrong C; ``_setup_attributes`` calls ``refuse_bad_config()`` first, so such a config
+    fails its compile while tracing (an AssertionError carrying every reason, as the sm90 phases' asserts
+    do: ``compile_only`` and the runtime show it in one line), and ``can_implement`` names them too, so a
+    GPU call is refused before anything compiles. ``tests/test_sm100_guards.py`` has one test per guard.
+    """
+
+    def config_problems(self) -> list[str]:
+        return []
+
+    def can_implement(self, m, n, k):
+        return super().can_implement(m, n, k) + self.config_problems()
+
+    def refuse_bad_config(self) -> None:
+        why = self.config_problems()
+        assert not why, f"{self.arch}:{self.phase}: " + "; ".join(why)
+
+
+def tile_problems(c, cluster_m: int) -> list[str]:
+    """The guards every tcgen05 phase of this ladder shares: a 128-row tile per CTA (TMEM lane = row), an
+    MMA N that tcgen05.mma has, k-tiles of whole MMAs, and the phase's own cluster along M."""
+    why = []
+    if c.bm != TMEM_LANES:
+        why.append(f"bm={c.bm}: bm is {TMEM_LANES} (each CTA's accumulator rows are the 128 TMEM lanes, one row per "
+                   f"lane: what the 32x32b tcgen05.ld drain reads; an M=64 MMA lays its accumulator out otherwise)")
+    if c.bn % 16 or not 16 <= c.bn <= 256:
+        why.append(f"bn={c.bn}: bn is a multiple of 16 in 16..256 (the N of an M={TMEM_LANES * cluster_m} tcgen05.mma)")
+    if c.bk % MMA_K or c.bk < MMA_K:
+        why.append(f"bk={c.bk}: bk is a multiple of {MMA_K} (a k-tile is whole tcgen05.mma's of K={MMA_K})")
+    if c.stages < 1:
+        why.append(f"stages={c.stages}: the ring needs at least one stage")
+    if c.cluster_m != cluster_m:
+        what = "a CTA pair (cta_group::2 MMAs)" if cluster_m == 2 else "one CTA (cta_group::1 MMAs, no cluster)"
+        why.append(f"cluster_m={c.cluster_m}: this phase's tile is computed by {what}, cluster_m={cluster_m}")
+    return why
+
+
+def cpasync_problems(c) -> list[str]:
+    """Phases 0-1: 4 warps (one per TMEM lane quarter, all of them copying), and B in whole 64-column SW128
+    atoms (the cp.async packing of ``make_smem_layout_b_cpasync``)."""
+    why = []
+    if c.warps != 4:
+        why.append(f"warps={c.warps}: phases 0-1 run 4 warps, one per TMEM lane quarter")
+    if c.bn % 64:
+        why.append(f"bn={c.bn}: bn is a multiple of 64 (B is copied into 64-column SW128 atoms)")
+    return why
+
+
+def epilogue_warp_problems(epi_warps: int) -> list[str]:
+    """Epilogue warps come in whole warpgroups, one warp per TMEM lane quarter: 4 (one column part) or 8
+    (two column parts, warp w draining part w // 4)."""
+    if epi_warps in (4, 8):
+        return []
+    return [f"epi_warps={epi_warps}: the epilogue drains with 4 or 8 warps (one or two warps per TMEM lane quarter)"]
+
+
+def persistent_problems(c, cluster_ctas: int, multiple: int) -> list[str]:
+    """The persistent phases' schedule fields: ``sm_count`` a positive multiple of ``multiple`` SMs (at least
+    one cluster of ``cluster_ctas``), raster bands of whole pair rows, at least one accumulator stage and
+    one staging buffer."""
+    why = []
+    if c.sm_count < cluster_ctas or c.sm_count % multiple:
+        why.append(f"sm_count={c.sm_count}: sm_count is a positive multiple of {multiple} SMs, at least one "
+                   f"cluster of {cluster_ctas} CTAs (one CTA per SM)")
+    if c.group_m < 1:
+        why.append(f"group_m={c.group_m}: a raster band is at least one pair row")
+    if c.acc_stages < 1:
+        why.append(f"acc_stages={c.acc_stages}: at least one accumulator stage in TMEM")
+    if c.epi_stages < 1:
+        why.append(f"epi_stages={c.epi_stages}: at least one C staging buffer per column part")
+    return why
+
+
+# ------------------------------------------------------------------------------------------------
 # MMA and the smem layouts it reads
 # ------------------------------------------------------------------------------------------------
 def make_tiled_mma(bm: int, bn: int, ab_dtype=cutlass.Float16, acc_dtype=cutlass.Float32):

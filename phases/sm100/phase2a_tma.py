@@ -62,7 +62,7 @@ class Sm100Phase2aConfig(TileConfig):
     epi_warps: int = 4  # all 4 warps drain the accumulator; warp 0 also issues TMA and MMA
 
 
-class Sm100Phase2a(GemmPhase):
+class Sm100Phase2a(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "2a"
     Config = Sm100Phase2aConfig
@@ -70,7 +70,11 @@ class Sm100Phase2a(GemmPhase):
     adds = "TMA 2-D loads (A box + BN/64 B slabs) completing on expect_tx mbarriers instead of cp.async"
     worklog = "959 TFLOP/s at 4096^3 (B300, NS=3)"
 
+    def config_problems(self) -> list[str]:
+        return common.tile_problems(self.cfg, 1) + common.epilogue_warp_problems(self.cfg.epi_warps)
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm, c.bn, c.bk)
         self.threads = 32 * c.epi_warps

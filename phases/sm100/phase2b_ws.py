@@ -56,7 +56,7 @@ class Sm100Phase2bConfig(TileConfig):
     epi_warps: int = 4  # warps 0-3 drain the accumulator; warp 4 issues MMAs, warp 5 issues TMA
 
 
-class Sm100Phase2b(GemmPhase):
+class Sm100Phase2b(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "2b"
     Config = Sm100Phase2bConfig
@@ -64,7 +64,11 @@ class Sm100Phase2b(GemmPhase):
     adds = "warp specialization: producer (TMA) warp, MMA warp and epilogue warps joined by mbarrier pipelines"
     worklog = "978 TFLOP/s at 4096^3 (B300); about +30% over 2a at M=1024"
 
+    def config_problems(self) -> list[str]:
+        return common.tile_problems(self.cfg, 1) + common.epilogue_warp_problems(self.cfg.epi_warps)
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm, c.bn, c.bk)
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp

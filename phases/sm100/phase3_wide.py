@@ -55,7 +55,7 @@ class Sm100Phase3Config(TileConfig):
     epi_warps: int = 8  # warps 0-7 drain the accumulator (lanes (w%4)*32, column half w//4); warp 8 MMA, warp 9 TMA
 
 
-class Sm100Phase3(GemmPhase):
+class Sm100Phase3(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "3"
     Config = Sm100Phase3Config
@@ -63,7 +63,11 @@ class Sm100Phase3(GemmPhase):
     adds = "BN=256: twice the MMA work per k-block handshake, 8 warps drain the 256 accumulator columns"
     worklog = "1153 TFLOP/s at 4096^3 (B300)"
 
+    def config_problems(self) -> list[str]:
+        return common.tile_problems(self.cfg, 1) + common.epilogue_warp_problems(self.cfg.epi_warps)
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm, c.bn, c.bk)
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp

@@ -60,7 +60,7 @@ class Sm100Phase4Config(TileConfig):
     epi_warps: int = 8  # warps 0-7 drain the accumulator (lanes (w%4)*32, column half w//4); warp 8 MMA, warp 9 TMA
 
 
-class Sm100Phase4(GemmPhase):
+class Sm100Phase4(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "4"
     Config = Sm100Phase4Config
@@ -68,7 +68,11 @@ class Sm100Phase4(GemmPhase):
     adds = "cta_group::2 MMA across a CTA pair: B shared by the pair, commits multicast to both CTAs"
     worklog = "1285 TFLOP/s at 4096^3 (B300)"
 
+    def config_problems(self) -> list[str]:
+        return common.tile_problems(self.cfg, 2) + common.epilogue_warp_problems(self.cfg.epi_warps)
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp

@@ -64,7 +64,7 @@ class Sm100Phase5Config(TileConfig):
     epi_stages: int = 2  # staging buffers per warp: the st.shared of chunk j+1 overlaps the TMA store of chunk j
 
 
-class Sm100Phase5(GemmPhase):
+class Sm100Phase5(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "5"
     Config = Sm100Phase5Config
@@ -72,7 +72,11 @@ class Sm100Phase5(GemmPhase):
     adds = "TMA-store epilogue: TMEM -> SW128 staging smem -> cp.async.bulk.tensor stores, per warp"
     worklog = "1451 TFLOP/s at 4096^3 (B300)"
 
+    def config_problems(self) -> list[str]:
+        return common.tile_problems(self.cfg, 2) + common.epilogue_warp_problems(self.cfg.epi_warps)
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp

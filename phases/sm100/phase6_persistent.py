@@ -108,7 +108,7 @@ class Sm100Phase6Config(TileConfig):
     sm_count: int = 148  # SMs the persistent grid fills (B200; B300: 160); not queried, see the module docstring
 
 
-class Sm100Phase6(GemmPhase):
+class Sm100Phase6(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "6"
     Config = Sm100Phase6Config
@@ -116,13 +116,22 @@ class Sm100Phase6(GemmPhase):
     adds = "persistent grouped-raster tile loop; 2 TMEM accumulators: tile i's epilogue overlaps tile i+1's MMAs"
     worklog = ""
 
+    def config_problems(self) -> list[str]:
+        c = self.cfg
+        return (common.tile_problems(c, 2) + common.epilogue_warp_problems(c.epi_warps)
+                + common.persistent_problems(c, c.cluster_m, c.cluster_m))
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         # per CTA: its 128 rows of the pair's accumulator, once per stage (2 x 256 = all 512 columns)
         self.tmem_cols = common.tmem_cols_for(c.bn * c.acc_stages)
-        assert self.tmem_cols <= common.TMEM_COLUMNS, f"{c.acc_stages} accumulators: {self.tmem_cols} TMEM columns"
+        assert self.tmem_cols <= common.TMEM_COLUMNS, (
+            f"acc_stages={c.acc_stages} accumulators of bn={c.bn} columns take {self.tmem_cols} TMEM columns, more "
+            f"than the {common.TMEM_COLUMNS} an SM has"
+        )
         self.cluster = (c.cluster_m, 1, 1)
         self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO, self.types)
         # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA, no further multicast along M or N

@@ -98,7 +98,7 @@ class Sm100Phase7Config(TileConfig):
     pairs: int = 2  # pairs per cluster: a split tile's two halves, one per pair
 
 
-class Sm100Phase7(GemmPhase):
+class Sm100Phase7(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "7"
     Config = Sm100Phase7Config
@@ -106,21 +106,27 @@ class Sm100Phase7(GemmPhase):
     adds = "stream-K: the partial last round split along K across a cluster's two pairs, halves summed via DSMEM"
     worklog = ""
 
-    def can_implement(self, m, n, k):
-        why = super().can_implement(m, n, k)
+    def config_problems(self) -> list[str]:
         c = self.cfg
-        if c.sm_count % (c.cluster_m * c.pairs):
-            why.append(f"sm_count={c.sm_count} is not a multiple of {c.cluster_m * c.pairs} (one CTA per SM, "
-                       f"clusters of {c.cluster_m * c.pairs})")
-        return why
+        why = common.tile_problems(c, 2) + common.epilogue_warp_problems(c.epi_warps)
+        if c.pairs != 2:
+            why.append(f"pairs={c.pairs}: a split tile's two K halves meet in a cluster of two pairs (the exchange "
+                       f"pairs CTA r with CTA r ^ 2)")
+        # clusters of 4, and a multiple of 4 SMs: sm_count / 2 pair slots must be even, or the last cluster's
+        # second pair would take the round robin's slot sm_count / 2 and compute slot 0's tiles again
+        return why + common.persistent_problems(c, c.cluster_m * c.pairs, c.cluster_m * c.pairs)
 
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         # per CTA: its 128 rows of the pair's accumulator, once per stage (2 x 256 = all 512 columns)
         self.tmem_cols = common.tmem_cols_for(c.bn * c.acc_stages)
-        assert self.tmem_cols <= common.TMEM_COLUMNS, f"{c.acc_stages} accumulators: {self.tmem_cols} TMEM columns"
+        assert self.tmem_cols <= common.TMEM_COLUMNS, (
+            f"acc_stages={c.acc_stages} accumulators of bn={c.bn} columns take {self.tmem_cols} TMEM columns, more "
+            f"than the {common.TMEM_COLUMNS} an SM has"
+        )
         self.cluster = (c.cluster_m * c.pairs, 1, 1)
         self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO, self.types)
         # (V, M, N, K) layouts: the TMA atoms see one pair (V = the 2 CTAs of one MMA, nothing multicast
