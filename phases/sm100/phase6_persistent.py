@@ -53,12 +53,13 @@ Raster: with group_m = 8 pair rows, the 74 clusters of one round cover 8 pair ro
 N-first order (16 + 5 tiles). At 4096^3 all of A and B (64 MiB) stays in L2 under the seed's
 L2-resident protocol anyway; the raster matters for larger problems and costs a div/mod per tile.
 
-``sm_count`` is a config field (default 148, a B200; the worklog's B300 has 160) rather than a
-device query because the kernel compiles on machines without a GPU and the config is the compile-cache
-key. It must not exceed what the GPU can hold at once: if fewer than sm_count / 2 clusters of 2 fit
-(e.g. a GPC with an odd number of usable SMs), the extra clusters start only when others exit, after
-those have done all their tiles: still correct, but up to twice the time. On the device,
-2 x ``cutlass.utils.HardwareInfo().get_max_active_clusters(2)`` is the exact value to configure.
+``sm_count`` is a config field because the kernel compiles on machines without a GPU and the config is
+the compile-cache key. Its default, what a compile without a GPU assumes, is 148 (a B200's SMs: 74
+pairs; the worklog's B300 has 160). At plan time on a GPU, a default ``sm_count`` becomes 2 x the clusters
+of 2 the device holds at once (``cute_gemm.runtime.plan.fitted_config``: cudaOccupancyMaxActiveClusters
+through ``cutlass.utils.HardwareInfo``), so the grid never exceeds what fits: clusters beyond it would
+start only when others exit, after those have done all their tiles (still correct, up to twice the
+time). The compile key changes only when that value differs from the default.
 
 Constraints:
 - Operands (``phases.operands``, read from the tensors): fp16 or bf16 A and B, A K-major (the worklog's) or
@@ -105,7 +106,7 @@ class Sm100Phase6Config(TileConfig):
     epi_stages: int = 2  # staging buffers per warp: the st.shared of chunk j+1 overlaps the TMA store of chunk j
     acc_stages: int = 2  # TMEM accumulators: the MMA fills one while the epilogue drains the other (2 x 256 columns)
     group_m: int = 8  # raster band height in pair tiles (8 x 256 = 2048 rows of C)
-    sm_count: int = 148  # SMs the persistent grid fills (B200; B300: 160); not queried, see the module docstring
+    sm_count: int = 148  # SMs the persistent grid fills without a GPU (a B200); on a GPU: what fits (module docstring)
 
 
 class Sm100Phase6(common.Guarded, GemmPhase):

@@ -42,10 +42,15 @@ The design, and why:
   fit on 74 pairs: nothing is split, as at 3072^3 (70 leftover tiles); a split needs 2R <= slots.
 - The schedule is runtime arithmetic on the tile counts (one compile serves every shape): the split
   happens or not per call, and without it the kernel runs phase 6's loop.
-- Cost: a cluster of 4 must find 4 free SMs in one GPC: ``sm_count`` must be a multiple of 4 and at
-  most 4 x ``HardwareInfo().get_max_active_clusters(4)`` of the device, or the last clusters start only
-  when others exit (still correct: no cluster waits on another). Smem is phase 6's (the exchange
-  reuses the A/B ring; its two mbarriers fit in the barrier block).
+- Cost: a cluster of 4 must find 4 free SMs in one GPC (a cluster does not straddle GPCs), and a B200
+  may hold fewer than 148 / 4 = 37 of them at once (an H200 holds 30 clusters of 4 on its 132 SMs, not
+  33). ``sm_count`` is a multiple of 4; compiled without a GPU it is the documented default 148 (37
+  clusters: an upper bound, a B200's SM count); at plan time on a GPU a default ``sm_count`` becomes 4 x
+  the clusters of 4 the device holds at once (``cute_gemm.runtime.plan.fitted_config``:
+  cudaOccupancyMaxActiveClusters through ``cutlass.utils.HardwareInfo``), so every launched cluster is
+  resident at once. A grid larger than that would still be correct (no cluster waits on another): its
+  last clusters would run after others exit. Smem is phase 6's (the exchange reuses the A/B ring; its
+  two mbarriers fit in the barrier block).
 Nothing here is measured: no Blackwell GPU in this workplace (compile-verified; the CPU simulator in
 tests/ptxkit runs it on small problems, stream-K units included).
 
@@ -94,7 +99,7 @@ class Sm100Phase7Config(TileConfig):
     epi_stages: int = 2  # staging buffers per warp: the st.shared of chunk j+1 overlaps the TMA store of chunk j
     acc_stages: int = 2  # TMEM accumulators: the MMA fills one while the epilogue drains the other (2 x 256 columns)
     group_m: int = 8  # raster band height in pair tiles (8 x 256 = 2048 rows of C)
-    sm_count: int = 148  # SMs the persistent grid fills (B200; B300: 160); not queried, see the module docstring
+    sm_count: int = 148  # SMs the persistent grid fills without a GPU (a B200); on a GPU: 4 x the clusters that fit
     pairs: int = 2  # pairs per cluster: a split tile's two halves, one per pair
 
 
