@@ -1,4 +1,8 @@
-"""Mutation testing of the sm100 ladder: do the CPU tests catch bugs planted in the kernels?
+"""Mutation testing of both ladders: do the checks catch bugs planted in the kernels?
+
+sm90 (``catalog_sm90.py``): the CPU checks (PTX protocol rules, the PTX machine) and, on an H200, the GPU
+tests (``--gpu``, ``gpu90.py``); the report names each kind of check that kills a mutant
+(``report90.py``). sm100, below:
 
 No Blackwell GPU exists here, so the CPU checks (PTX control-flow rules, the PTX machine's runs, the
 layout and epilogue algebra) are all the sm100 ladder has. ``catalog.MUTANTS`` plants plausible bugs,

@@ -1,0 +1,221 @@
+"""The sm90 kernels' PTX against the protocol rules of ``tests/sm90_rules.py`` (CPU only, no run).
+
+Every sm90 phase, compiled for sm_90a with the worklog's operands and with ``nt bf16 -> bf16`` (a
+``torch.nn.Linear`` weight, bf16 C) where the phase takes it:
+
+- (a) generic-proxy smem writes (the C staging's st.shared, cp.async's landing) reach a TMA store or
+  a wgmma only through ``fence.proxy.async`` and then a barrier;
+- (b) a consumer arrives on a stage's empty barrier only after a ``wgmma.wait_group`` retired the
+  group that reads the stage (the depth derived from the groups committed since, on every path);
+- (g) no wgmma accumulator is read or written by another instruction before its group is retired;
+- (h) ``wgmma.fence`` before the first wgmma and after another instruction writes an accumulator;
+- (e) the split-K reduce's ``ld.shared::cluster`` lie between releasing cluster arrive/wait pairs and
+  read every rank;
+- (f) with programmatic dependent launch, ``griddepcontrol.wait`` before every global access;
+- (i) the warpgroups' ``setmaxnreg`` counts fit the registers the CTA started with.
+
+Arrival counts, expect_tx bytes and multicast masks are checked on the PTX machine
+(``tests/test_sm90_sim.py``): they depend on which warps read which stage and on the CTA's rank.
+Each rule also runs on small hand-written PTX that breaks it (a check that cannot fail fails here).
+``-k phaseN`` selects one phase (``-k "phase1 and not phase10"`` phase 1 alone).
+"""
+
+from functools import lru_cache
+
+import pytest
+
+import sm90_rules as rules
+from cute_gemm.runtime import registry
+from phases.operands import Operands
+from ptxkit.parse import parse
+from sm90_compiled import compiled
+
+KEYS = [e.key for e in registry.all_entries("sm90")]
+OPERANDS = {"nn_fp16_fp32": None, "nt_bf16_bf16": Operands.of("nt", "bf16", "bf16")}
+
+
+def _cases():
+    for key in KEYS:
+        for label, ops in OPERANDS.items():
+            kernel = registry.resolve(key, "sm90").make()
+            if ops is not None and (not kernel.ragged or kernel.operand_problems(ops)):
+                continue  # the cp.async phases (0-1) take the worklog's operands only
+            yield pytest.param(key, ops, id=f"{key.replace('sm90:', 'phase')}-{label}")
+
+
+CASES = list(_cases())
+
+
+@lru_cache(maxsize=None)
+def _kernel(key, ops):
+    kernel, ptx, res = compiled(key, ops)
+    return kernel, parse(ptx), res
+
+
+@lru_cache(maxsize=None)
+def _wgmma(key, ops):
+    kernel, k, _ = _kernel(key, ops)
+    return rules.wgmma_problems(k, kernel.attributes()["threads"])
+
+
+@pytest.mark.parametrize("key,ops", CASES)
+def test_proxy_fence_then_barrier_before_async_reads(key, ops):
+    k = _kernel(key, ops)[1]
+    assert [i for i in k.instrs if rules.is_wgmma(i)], f"{key}: no wgmma"
+    problems = rules.unfenced_async_reads(k)
+    assert problems == [], "\n".join(problems[:5])
+
+
+@pytest.mark.parametrize("key,ops", CASES)
+def test_wgmma_retired_before_its_stage_is_released(key, ops):
+    problems = _wgmma(key, ops)["b"]
+    assert problems == [], "\n".join(problems[:5])
+
+
+@pytest.mark.parametrize("key,ops", CASES)
+def test_wgmma_accumulators_untouched_while_in_flight(key, ops):
+    problems = _wgmma(key, ops)["g"]
+    assert problems == [], "\n".join(problems[:5])
+
+
+@pytest.mark.parametrize("key,ops", CASES)
+def test_wgmma_fence_before_accumulating(key, ops):
+    problems = _wgmma(key, ops)["h"]
+    assert problems == [], "\n".join(problems[:5])
+
+
+@pytest.mark.parametrize("key,ops", CASES)
+def test_dsmem_reduce_between_cluster_barriers(key, ops):
+    kernel, k, _ = _kernel(key, ops)
+    split = getattr(kernel.cfg, "split_k", 1)
+    problems = rules.dsmem_outside_cluster_barriers(k, split)
+    assert problems == [], "\n".join(problems[:5])
+    if split > 1:
+        assert k.find("ld.shared::cluster"), f"{key}: split_k={split} without a DSMEM reduce"
+
+
+@pytest.mark.parametrize("key,ops", CASES)
+def test_griddepcontrol_wait_before_global_accesses(key, ops):
+    kernel, k, _ = _kernel(key, ops)
+    pdl = bool(getattr(kernel.cfg, "use_pdl", False))
+    problems = rules.global_access_before_griddepcontrol_wait(k, pdl)
+    assert problems == [], "\n".join(problems[:5])
+    assert bool(k.find("griddepcontrol.wait")) == pdl
+
+
+@pytest.mark.parametrize("key,ops", CASES)
+def test_setmaxnreg_fits_the_registers_of_the_cta(key, ops):
+    kernel, k, res = _kernel(key, ops)
+    problems = rules.setmaxnreg_over_budget(k, res["registers"], kernel.attributes()["threads"])
+    assert problems == [], "\n".join(problems)
+
+
+def test_phase9_with_four_way_split():
+    """split_k=4: the reduce reads ranks 0..3 between the cluster barriers; the ranks are constants."""
+    import dataclasses
+
+    e = registry.get("sm90", "9")
+    kernel, ptx, _ = compiled("sm90:9", None, dataclasses.replace(e.default_config(), split_k=4))
+    assert rules.dsmem_outside_cluster_barriers(parse(ptx), 4) == []
+    assert rules.dsmem_outside_cluster_barriers(parse(ptx), 2), "the rank check must see all four ranks"
+
+
+# --- the checks on PTX that breaks each rule ---------------------------------------------------------
+_HEAD = (".visible .entry k(.param .u32 p)\n.reqntid 128, 1, 1\n{\n.reg .pred %p<9>;\n.reg .b32 %r<99>;\n"
+         ".reg .b64 %rd<9>;\n")
+
+
+def _kernel_of(body: str):
+    return parse(_HEAD + body + "\nret;\n}\n")
+
+
+_STORE = "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd1, {%r1, %r2}], [%r3];\n"
+_WRITE = "st.shared.v2.f32 [%r4], {%r5, %r6};\n"
+_FENCE = "fence.proxy.async.shared::cta;\n"
+_BAR = "bar.sync 1, 256;\n"
+
+
+def test_rule_a_catches_a_fence_after_the_barrier():
+    assert not rules.unfenced_async_reads(_kernel_of(_WRITE + _FENCE + _BAR + _STORE))
+    assert rules.unfenced_async_reads(_kernel_of(_WRITE + _BAR + _FENCE + _STORE)), "fence after the barrier"
+    assert rules.unfenced_async_reads(_kernel_of(_WRITE + _BAR + _STORE)), "no fence"
+    assert rules.unfenced_async_reads(_kernel_of(_WRITE + _FENCE + _STORE)), "no barrier"
+    # a path around the fence
+    skip = _WRITE + "@%p1 bra L1;\n" + _FENCE + "L1:\n" + _BAR + _STORE
+    assert rules.unfenced_async_reads(_kernel_of(skip))
+    # cp.async landing, read by a wgmma
+    wg = ("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r10, %r11, %r12, %r13}, %rd2, %rd3, 1, 1, 1, 0, 1;\n")
+    assert rules.unfenced_async_reads(_kernel_of("cp.async.wait_group 0;\n" + _BAR + wg))
+    assert not rules.unfenced_async_reads(_kernel_of("cp.async.wait_group 0;\n" + _FENCE + _BAR + wg))
+
+
+# a consumer loop over stages: wait full, wgmma, commit, wait_group N, release the previous stage (not in
+# the first iteration), then after the loop wait_group 0 and release the last stage
+_WG = "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r10, %r11, %r12, %r13}, %rd2, %rd3, 1, 1, 1, 0, 1;\n"
+
+
+def _consumer(depth: int, final_wait: bool = True, fence: bool = True, release_first: bool = False) -> str:
+    release = "mbarrier.arrive.shared.b64 %rd5, [%r21], %r22;\n"
+    body = ("mov.b32 %r10, 0;\nmov.b32 %r11, 0;\nmov.b32 %r12, 0;\nmov.b32 %r13, 0;\nmov.b32 %r30, 0;\n"
+            "LOOP:\nmbarrier.try_wait.parity.shared.b64 %p2, [%r20], %r23;\n"
+            + ("wgmma.fence.sync.aligned;\n" if fence else "") + _WG + "wgmma.commit_group.sync.aligned;\n")
+    wait = f"wgmma.wait_group.sync.aligned {depth};\n"
+    guard = "setp.eq.s32 %p3, %r30, 0;\n@%p3 bra SKIP;\n"
+    if release_first:
+        body += guard + release + "SKIP:\n" + wait
+    else:
+        body += wait + guard + release + "SKIP:\n"
+    body += ("add.s32 %r30, %r30, 1;\nsetp.lt.s32 %p4, %r30, %r31;\n@%p4 bra LOOP;\n"
+             + ("wgmma.wait_group.sync.aligned 0;\n" if final_wait else "") + release
+             + "st.global.f32 [%rd4], %r10;\n")
+    return body
+
+
+def test_rule_b_catches_a_release_before_its_wgmma_retired():
+    ok = rules.wgmma_problems(_kernel_of(_consumer(1)), threads=32, lanes=[0])
+    assert ok == {"b": [], "g": [], "h": []}, ok
+    assert rules.wgmma_problems(_kernel_of(_consumer(2)), threads=32, lanes=[0])["b"], "wait_group 2"
+    assert rules.wgmma_problems(_kernel_of(_consumer(1, release_first=True)), threads=32, lanes=[0])["b"]
+    no_final = rules.wgmma_problems(_kernel_of(_consumer(1, final_wait=False)), threads=32, lanes=[0])
+    assert no_final["b"] and no_final["g"], no_final
+
+
+def test_rule_h_catches_a_missing_wgmma_fence():
+    assert rules.wgmma_problems(_kernel_of(_consumer(1, fence=False)), threads=32, lanes=[0])["h"]
+
+
+_CLUSTER = "barrier.cluster.arrive;\nbarrier.cluster.wait;\n"
+_REDUCE = ("mapa.shared::cluster.u32 %r40, %r41, 0;\nmapa.shared::cluster.u32 %r42, %r41, 1;\n"
+           "ld.shared::cluster.v4.f32 {%r43, %r44, %r45, %r46}, [%r40];\n"
+           "ld.shared::cluster.v4.f32 {%r47, %r48, %r49, %r50}, [%r42];\n")
+
+
+def test_rule_e_catches_a_dsmem_read_outside_the_cluster_barriers():
+    assert not rules.dsmem_outside_cluster_barriers(_kernel_of(_WRITE + _CLUSTER + _REDUCE + _CLUSTER), 2)
+    assert rules.dsmem_outside_cluster_barriers(_kernel_of(_WRITE + _REDUCE + _CLUSTER), 2), "no first barrier"
+    assert rules.dsmem_outside_cluster_barriers(_kernel_of(_WRITE + _CLUSTER + _REDUCE), 2), "no second barrier"
+    relaxed = "barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait;\n"
+    assert rules.dsmem_outside_cluster_barriers(_kernel_of(_WRITE + relaxed + _REDUCE + _CLUSTER), 2)
+    one_rank = _REDUCE.replace("%r41, 1;", "%r41, 0;")
+    assert rules.dsmem_outside_cluster_barriers(_kernel_of(_WRITE + _CLUSTER + one_rank + _CLUSTER), 2)
+    assert rules.dsmem_outside_cluster_barriers(_kernel_of(_WRITE), 2), "a split without a reduce"
+
+
+def test_rule_f_catches_a_load_before_griddepcontrol_wait():
+    load = "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];\n"
+    wait = "griddepcontrol.wait;\n"
+    assert not rules.global_access_before_griddepcontrol_wait(_kernel_of(wait + load), pdl=True)
+    assert rules.global_access_before_griddepcontrol_wait(_kernel_of(load + wait), pdl=True)
+    assert rules.global_access_before_griddepcontrol_wait(_kernel_of(load + "griddepcontrol.launch_dependents;\n"),
+                                                          pdl=False), "PDL without a wait"
+    skip = "@%p1 bra L1;\n" + wait + "L1:\n" + load
+    assert rules.global_access_before_griddepcontrol_wait(_kernel_of(skip), pdl=True)
+    assert not rules.global_access_before_griddepcontrol_wait(_kernel_of(load), pdl=False)
+
+
+def test_rule_i_catches_registers_the_pool_does_not_hold():
+    body = ("mov.u32 %r1, %tid.x;\nshr.u32 %r2, %r1, 7;\nsetp.ne.s32 %p1, %r2, 0;\n@%p1 bra CONS;\n"
+            "setmaxnreg.dec.sync.aligned.u32 40;\nbra END;\nCONS:\nsetmaxnreg.inc.sync.aligned.u32 {inc};\nEND:\n")
+    k = _kernel_of(body.format(inc=232))
+    assert not rules.setmaxnreg_over_budget(k, 168, 384)
+    assert rules.setmaxnreg_over_budget(_kernel_of(body.format(inc=240)), 168, 384)
