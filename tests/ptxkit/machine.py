@@ -226,6 +226,10 @@ def _mask_lanes(mask: int) -> list:
 class Machine:
     """One cluster of a launch. ``run()`` executes it; problems land in ``errors``; stores in ``c_out``."""
 
+    # report a CTA-scope wait that observes another CTA's signal, and a CTA-scope remote arrive (the
+    # sm100 kernels' rule since issue 19; ``sm90kit.machine90.Sm90Machine`` does not apply it)
+    CLUSTER_SCOPE_RULE = True
+
     def __init__(self, kernel: Kernel, *, params: dict, tensormaps: dict, globals_: list, threads: int,
                  cluster: int, first_ctaid: tuple, c_out: dict, errors: list, smem_bytes: int,
                  max_steps: int = 4_000_000):
@@ -859,7 +863,7 @@ class Machine:
                         p = b.phase - 1 if (b.phase - 1) % 2 == parity else b.phase - 2
                         if p >= 0:
                             join(w.vc, b.phase_vcs[p])
-                            if b.phase_remote[p] and not cluster_scope:
+                            if b.phase_remote[p] and not cluster_scope and self.CLUSTER_SCOPE_RULE:
                                 self.error(f"{w.name()}: {ins.text.strip()[:70]} acquires at CTA scope a phase of "
                                            f"mbarrier 0x{b.key[2]:x} that CTA {min(b.phase_remote[p])} signalled "
                                            f"(the wait must be .acquire.cluster)")
@@ -883,7 +887,7 @@ class Machine:
                     cta, b = self._barrier(ga(w, l), w, ins, remote_ok=remote)
                     c = w.tick()
                     self._remote(w, cta, "a remote mbarrier arrive", (w.key, c))
-                    if cta is not w.cta and arrive and not cluster_release:
+                    if cta is not w.cta and arrive and not cluster_release and self.CLUSTER_SCOPE_RULE:
                         self.error(f"{w.name()}: {ins.text.strip()[:70]} arrives on CTA {cta.rank}'s mbarrier with "
                                    f"a CTA-scope release (a remote arrive must be .release.cluster)")
                     if expect:
