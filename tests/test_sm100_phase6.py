@@ -176,3 +176,24 @@ def test_can_implement():
     assert k.can_implement(256, 256, 12), "K must be a multiple of 8 (16-B TMA rows)"
     assert k.schedule(4096, 4096, 4096) == (256, 74)
     assert Sm100Phase6(dataclasses.replace(CFG, sm_count=160)).schedule(4096, 4096, 4096) == (256, 80)  # B300
+
+
+@pytest.mark.parametrize("sm_count", range(2, 201, 2), ids=lambda s: f"sm{s}")
+def test_every_tile_once_over_sm_counts(sm_count):
+    """Phase 6's persistent loop for every SM count a GPU may give (2 x the pairs that fit: odd numbers of
+    clusters included), group_m 1, 3 and 8, as the launched grid runs it: every pair tile exactly once, by a
+    cluster of the grid, and the grid is whole pairs on at most sm_count SMs."""
+    for group_m in (1, 3, 8):
+        kern = Sm100Phase6(dataclasses.replace(CFG, sm_count=sm_count, group_m=group_m))
+        assert kern.config_problems() == []
+        for m, n in [(256, 256), (1000, 264), (2048, 1280), (3000, 3000), (4096, 4096), (8192, 1024), (1, 8)]:
+            pair_tiles_m, tiles_n = ceil_div(m, 256), ceil_div(n, 256)
+            pair_tiles, clusters = kern.schedule(m, n, 64)
+            assert kern.grid(m, n, 64) == (2 * clusters, 1, 1) and 0 < 2 * clusters <= sm_count
+            seen = {}
+            for cluster in range(clusters):
+                for tile in range(cluster, pair_tiles, clusters):
+                    coord = grouped_pair_tile(tile, pair_tiles_m, tiles_n, group_m)
+                    seen[coord] = seen.get(coord, 0) + 1
+            assert set(seen) == {(mp, nt) for mp in range(pair_tiles_m) for nt in range(tiles_n)}
+            assert set(seen.values()) == {1}

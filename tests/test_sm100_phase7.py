@@ -15,6 +15,7 @@ import pytest
 
 from cute_gemm.runtime.problem import Problem
 from phases.raster import ceil_div
+from phases.raster import grouped_tile_coord as grouped_pair_tile
 from phases.sm100.phase6_persistent import Sm100Phase6
 from phases.sm100.phase7_stream_k import Sm100Phase7
 from sm100_compiled import compiled
@@ -34,7 +35,7 @@ def test_signature(target):
         assert re.search(rx, ptx) and re.search(rx, ptx6), rx
     # the split: st.async into the peer pair's smem, completing on its mbarrier; remote arrivals
     assert re.search(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes\.v4\.b32", ptx)
-    assert re.search(r"mbarrier\.arrive\.shared::cluster\.b64", ptx)
+    assert re.search(r"mbarrier\.arrive\.release\.cluster\.shared::cluster\.b64", ptx)  # remote, cluster scope
     assert "st.async" not in ptx6
     assert kern.attributes()["cluster"] == (4, 1, 1)
     assert kern.attributes()["tmem_cols"] == 512
@@ -103,3 +104,40 @@ def test_mailbox_and_config():
     assert kern.can_implement(4096, 4096, 4096) == [] and kern.can_implement(1, 8, 8) == []
     odd = Sm100Phase7(dataclasses.replace(CFG, sm_count=150))
     assert any("multiple of 4" in w for w in odd.can_implement(4096, 4096, 4096))
+
+
+SHAPES = [(256, 256), (1000, 264), (2048, 1280), (3000, 3000), (4096, 4096), (8192, 1024), (1, 8)]
+
+
+@pytest.mark.parametrize("sm_count", range(4, 201, 4), ids=lambda s: f"sm{s}")
+def test_every_tile_and_k_tile_once_over_sm_counts(sm_count):
+    """The schedule as the launched grid runs it, for every SM count a GPU may give (4 x the clusters of 4
+    that fit: an odd number of clusters too, and a B200's 148, a B300's 160), group_m 1, 3 and 8: every
+    cluster of the grid, both pairs, the idle second pair of the last cluster when an odd number of pair
+    slots is used. Every pair tile's every k-tile is computed exactly once, by a pair of a launched
+    cluster, never by a pair beyond the slots, and the grid is whole clusters on at most sm_count SMs."""
+    for group_m in (1, 3, 8):
+        kern = Sm100Phase7(dataclasses.replace(CFG, sm_count=sm_count, group_m=group_m))
+        assert kern.config_problems() == []
+        for m, n in SHAPES:
+            for k in (64, 96):  # 2 k-tiles (the partial round may split) and 3 (it may not)
+                tiles_m, tiles_n = ceil_div(m, 256), ceil_div(n, 256)
+                k_tiles = ceil_div(k, CFG.bk)
+                dp, sk, slots = kern.schedule(m, n, k)
+                grid = kern.grid(m, n, k)[0]
+                assert grid % 4 == 0 and 0 < grid <= sm_count, (m, n, k, grid)
+                done = {}
+                for cluster in range(grid // 4):
+                    for q in range(2):
+                        slot = 2 * cluster + q
+                        for t in range(slot, dp, slots):  # the kernel's data-parallel loop
+                            assert slot < slots, f"pair slot {slot} of {slots} takes tile {t}"
+                            for kt in range(k_tiles):
+                                done.setdefault((grouped_pair_tile(t, tiles_m, tiles_n, group_m), kt), []).append(slot)
+                        if cluster < sk:  # split tile dp + cluster: pair q its K half q
+                            tile = grouped_pair_tile(dp + cluster, tiles_m, tiles_n, group_m)
+                            for kt in range(q * (k_tiles // 2), (q + 1) * (k_tiles // 2)):
+                                done.setdefault((tile, kt), []).append(slot)
+                want = {((mp, nt), kt) for mp in range(tiles_m) for nt in range(tiles_n) for kt in range(k_tiles)}
+                assert set(done) == want, (m, n, k)
+                assert all(len(v) == 1 for v in done.values()), (m, n, k)

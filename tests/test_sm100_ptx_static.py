@@ -9,6 +9,18 @@
   asynchronous).
 - Shared memory admits no more CTAs per SM than TMEM can hold: an extra CTA would start only to block
   inside ``tcgen05.alloc`` (228 KiB per SM, 1 KiB reserved per CTA; 512 TMEM columns).
+- The tcgen05 thread-sync fences (PTX ISA, tcgen05 memory consistency model): no thread synchronization
+  (an mbarrier arrive, a CTA or cluster barrier) follows a tcgen05.ld without ``tcgen05.wait::ld`` and
+  then ``tcgen05.fence::before_thread_sync`` between them; no tcgen05.ld or tcgen05.dealloc follows a
+  thread synchronization it waited on (an mbarrier wait, a barrier) without
+  ``tcgen05.fence::after_thread_sync`` between them. (Conservative: a fence after every such wait, not
+  only after the one that hands the TMEM over; the PTX machine checks the exact hand-offs, the MMA side
+  of the accumulator's included.)
+- Cluster scope: in a kernel whose CTAs signal each other's mbarriers (remote arrives, multicast commits,
+  ``.cta_group::2`` TMA loads, ``st.async``), every mbarrier wait acquires at cluster scope
+  (``.acquire.cluster``) and every remote arrive releases at cluster scope (``.release.cluster``); with
+  the default CTA scope they do not synchronize with the other CTA (the machine checks each wait
+  against the CTAs that actually signalled the phase it observes).
 
 Each check is also run on small hand-written PTX that breaks the rule, so a check that cannot fail
 fails here.
@@ -86,6 +98,34 @@ def test_smem_admits_no_more_ctas_than_tmem(key):
     assert 1 <= by_smem <= by_tmem, f"{key}: {by_smem} CTAs per SM by smem, {by_tmem} by TMEM"
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("key", KEYS, ids=phase_id)
+def test_tcgen05_ld_fenced_before_the_next_thread_sync(key, target):
+    k = parse(compiled(key, target)[1])
+    assert k.find("tcgen05.fence::before_thread_sync"), f"{key}: no tcgen05.fence::before_thread_sync"
+    problems = cfg.tcgen05_unfenced_releases(k)
+    assert problems == [], "\n".join(problems[:5])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("key", KEYS, ids=phase_id)
+def test_tmem_access_fenced_after_the_thread_sync(key, target):
+    k = parse(compiled(key, target)[1])
+    assert k.find("tcgen05.fence::after_thread_sync"), f"{key}: no tcgen05.fence::after_thread_sync"
+    problems = cfg.tcgen05_unfenced_acquires(k)
+    assert problems == [], "\n".join(problems[:5])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("key", KEYS, ids=phase_id)
+def test_signals_between_ctas_at_cluster_scope(key, target):
+    k = parse(compiled(key, target)[1])
+    pair = registry.resolve(key, "sm100").default_config().cluster_m == 2
+    assert bool(cfg.remote_signals(k)) == pair, f"{key}: the pair phases (and only they) signal another CTA"
+    problems = cfg.cta_scope_signals(k)
+    assert problems == [], "\n".join(problems[:5])
+
+
 def test_smem_request_is_the_least_that_caps_residency():
     for used, cols in ((32 * 1024, 128), (50176, 128), (73 * 1024, 256), (49 * 1024, 256), (160 * 1024, 512)):
         req = common.smem_request(used, cols)
@@ -137,3 +177,49 @@ def test_checks_catch_an_unwaited_tcgen05_ld():
     assert cfg.unwaited_tcgen05_ld_uses(_kernel(ld + packed + "st.shared.b64 [%r4], %rd1;\n" + wait))
     # a path that skips the wait
     assert cfg.unwaited_tcgen05_ld_uses(_kernel(ld + "@%p1 bra L1;\n" + wait + "L1:\n" + store))
+
+
+def test_checks_catch_a_tcgen05_ld_released_unfenced():
+    ld = "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r3];\n"
+    wait = "tcgen05.wait::ld.sync.aligned;\n"
+    before = "tcgen05.fence::before_thread_sync;\n"
+    arrive = "mbarrier.arrive.shared::cta.b64 _, [%r4];\n"
+    bar = "bar.sync 2, 256;\n"
+    for release in (arrive, bar, "barrier.cluster.arrive;\n"):
+        assert cfg.tcgen05_unfenced_releases(_kernel(ld + wait + release))  # no fence
+        assert cfg.tcgen05_unfenced_releases(_kernel(ld + before + wait + release))  # fence before the wait
+        assert not cfg.tcgen05_unfenced_releases(_kernel(ld + wait + before + release))
+    # a path around the fence; a warp barrier is no release
+    assert cfg.tcgen05_unfenced_releases(_kernel(ld + wait + "@%p1 bra L1;\n" + before + "L1:\n" + arrive))
+    assert not cfg.tcgen05_unfenced_releases(_kernel(ld + wait + "bar.warp.sync -1;\n"))
+
+
+def test_checks_catch_a_tmem_access_acquired_unfenced():
+    wait = "mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r4], %r5;\n"
+    after = "tcgen05.fence::after_thread_sync;\n"
+    ld = "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r3];\n"
+    dealloc = "tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r3, 128;\n"
+    for access in (ld, dealloc):
+        for acquire in (wait, "bar.sync 2, 256;\n", "barrier.cluster.wait;\n"):
+            assert cfg.tcgen05_unfenced_acquires(_kernel(acquire + access))
+            assert cfg.tcgen05_unfenced_acquires(_kernel(after + acquire + access))  # fence before the wait
+            assert not cfg.tcgen05_unfenced_acquires(_kernel(acquire + after + access))
+        # the fence on one path only
+        assert cfg.tcgen05_unfenced_acquires(_kernel(wait + "@%p1 bra L1;\n" + after + "L1:\n" + access))
+
+
+def test_checks_catch_a_cta_scope_signal_between_ctas():
+    remote = "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r6];\n"
+    cta_wait = "mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r4], %r5;\n"
+    cluster_wait = "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p2, [%r4], %r5;\n"
+    assert cfg.cta_scope_signals(_kernel(remote + cta_wait))
+    assert not cfg.cta_scope_signals(_kernel(remote + cluster_wait))
+    assert not cfg.cta_scope_signals(_kernel(cta_wait)), "no CTA signals another: CTA scope is enough"
+    assert cfg.cta_scope_signals(_kernel("mbarrier.arrive.shared::cluster.b64 _, [%r6];\n" + cluster_wait))
+    for signal in ("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 "
+                   "[%r6], %rs1;\n",
+                   "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes "
+                   "[%r1], [%rd1, {%r2, %r3}], [%r6];\n",
+                   "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%r1], {%r2, %r3, %r4, %r5}, "
+                   "[%r6];\n"):
+        assert cfg.remote_signals(_kernel(signal)) and cfg.cta_scope_signals(_kernel(signal + cta_wait))

@@ -7,7 +7,8 @@ missed k-tile names itself), that nothing is stored outside C (partial tiles), a
 to shared memory and TMEM is ordered by the kernel's own synchronization (a missing or misplaced
 wait, fence, arrival or barrier is a race or a deadlock). The shapes are ragged (M, N, K not tile
 multiples) for the TMA phases; the persistent phases run with a small ``sm_count`` so that a cluster
-walks several tiles (phase 6) and a stream-K split happens (phase 7). Every TMA phase runs again with
+walks several tiles (phase 6) and a stream-K split happens (phase 7), and again over several clusters (an
+odd number), several raster bands and BN=128 pair tiles. Every TMA phase runs again with
 other operands (a K-major bf16 B into a bf16 C; 2a and 5 an M-major A into an fp16 C): the machine lays
 the tensors out as the operands say, checks that the MMAs multiply the type A and B hold, and that each
 element of a 16-bit C is its accumulator rounded to C's type.
@@ -39,6 +40,21 @@ CASES = [
     ("6", 300, 520, 72, {"sm_count": 2}),  # one cluster walks all 6 pair tiles: stages and buffers reused
     ("7", 200, 520, 64, {"sm_count": 4}),  # 2 pair slots, 3 tiles: one round + a tile split over the pairs
     ("7", 300, 520, 72, {"sm_count": 4}),  # 6 tiles, 3 rounds, nothing split (odd k-tiles)
+]
+
+# The persistent phases as a GPU runs them, small: several clusters (an odd number of them), several raster
+# bands (group_m smaller than the pair rows, the last band short), and non-default configs (BN=128 pair
+# tiles). What only shows there: anything that depends on how many tiles a cluster has done (cluster 1 of 3
+# walks tiles 1 and 4: its accumulator stages are 0, 1 where the tiles' parities are 1, 0), on the band
+# arithmetic, or on which clusters split and which pairs idle.
+CASES += [
+    # 3 clusters x 2 pair tiles; 3 pair rows in bands of 2 and 1; 2 N tiles (the second partial)
+    ("6", 600, 200, 40, {"sm_count": 6, "group_m": 2, "bn": 128}),
+    # 3 clusters of 4 (6 pair slots): 8 pair tiles = one data-parallel round + tiles 6 and 7 split over
+    # clusters 0 and 1 (cluster 2 only runs its round); 4 pair rows x 2 N tiles in bands of 3 and 1
+    ("7", 1000, 240, 64, {"sm_count": 12, "group_m": 3, "bn": 128}),
+    # 3 tiles on 3 pair slots (odd k-tiles: nothing split): 2 clusters, the second one's second pair idles
+    ("7", 200, 264, 72, {"sm_count": 12, "bn": 128}),
 ]
 
 # Other operands (phases.operands) on every TMA phase, on one partial tile (or pair tile) each, K past the
@@ -91,8 +107,10 @@ def _k_major(bk):
     return min(128, 2 * bk), 16, 8 * min(128, 2 * bk)
 
 
-def _mn_major(bk):
-    return 128, 128 * bk, 1024
+def _mn_major(bk, mn=128):
+    """``mn``: the operand's extent in this CTA's smem; one 64-element slab (a pair's half of a BN=128 B)
+    has no next slab: LBO 0."""
+    return 128, 128 * bk if mn > 64 else 0, 1024
 
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
@@ -107,7 +125,8 @@ def test_simulation(case):
     ops = ops or Operands()
     kops = ops.swapped() if getattr(entry.kernel_cls, "swap_ab", False) else ops
     a_fields = _k_major(cfg.bk) if kops.a_major == "k" else _mn_major(cfg.bk)
-    b_fields = _k_major(cfg.bk) if kops.b_major == "k" else B_CPASYNC if phase in ("0", "1") else _mn_major(cfg.bk)
+    b_fields = (_k_major(cfg.bk) if kops.b_major == "k" else B_CPASYNC if phase in ("0", "1")
+                else _mn_major(cfg.bk, cfg.bn // cfg.cluster_m))
     mma_m, mma_n = cfg.bm * cfg.cluster_m, cfg.bn
     for idesc, adesc, bdesc, two in result.mma_kinds:
         assert (idesc.m, idesc.n, two) == (mma_m, mma_n, mma_m == 256), (phase, idesc)

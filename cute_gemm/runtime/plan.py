@@ -20,8 +20,10 @@ Empty problems launch nothing: M == 0 or N == 0 gives an empty C, K == 0 a C of 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
+import warnings
 
 from cute_gemm.errors import InputError, UnsupportedError
 from cute_gemm.runtime import arch as _arch
@@ -97,11 +99,50 @@ def entry_for(phase, target: str, arch: str | None) -> registry.PhaseEntry:
         raise InputError(str(exc)) from None
 
 
+@functools.lru_cache(maxsize=None)
+def max_active_clusters(cluster_ctas: int, device: int) -> int | None:
+    """Clusters of ``cluster_ctas`` CTAs that GPU ``device`` holds at once, one CTA per SM with all of its
+    shared memory (``cudaOccupancyMaxActiveClusters`` through the DSL's ``HardwareInfo``, as NVIDIA's
+    persistent kernels size their grids); None when the query fails (a warning says why)."""
+    try:
+        import torch
+        from cutlass.utils import HardwareInfo
+
+        with torch.cuda.device(device):
+            return int(HardwareInfo(device).get_max_active_clusters(cluster_ctas))
+    except Exception as exc:  # noqa: BLE001 -- any failure keeps the compiled-in default
+        warnings.warn(f"max-active-clusters query for clusters of {cluster_ctas} on device {device} failed "
+                      f"({exc}); the persistent grid keeps its default sm_count", RuntimeWarning, stacklevel=2)
+        return None
+
+
+def fitted_config(entry: registry.PhaseEntry, config, device: int):
+    """The config to compile for ``device``: a persistent sm100 phase (a config with ``sm_count``) whose
+    ``sm_count`` is left at the phase's default gets ``sm_count`` = its cluster's CTAs x the clusters of that
+    size the GPU holds at once (``max_active_clusters``): a B200 may hold fewer than 148 / 4 clusters of 4
+    (clusters do not straddle GPCs), and a persistent grid larger than what fits runs its last clusters
+    after others exit. Anything else -- no GPU (``device`` < 0), another phase or ladder, an ``sm_count``
+    the caller chose, a failed query -- keeps ``config`` (None: the default), so the compile key (the
+    config) changes only when the field does."""
+    cfg = entry.configured(config)
+    if device < 0 or entry.arch != "sm100" or not hasattr(cfg, "sm_count"):
+        return config
+    if cfg.sm_count != entry.default_config().sm_count:
+        return config
+    ctas = entry.cluster_ctas(cfg)
+    fits = max_active_clusters(ctas, device)
+    if not fits:
+        return config
+    return dataclasses.replace(cfg, sm_count=ctas * fits)
+
+
 def compile_plan(entry: registry.PhaseEntry, target: str, device: int, config=None, operands=None) -> Plan:
     """Compile (or load from the disk cache) the phase's kernel for ``target`` (``device`` -1: none) and
-    ``operands`` (None: the worklog's)."""
+    ``operands`` (None: the worklog's). On a GPU a persistent sm100 phase's grid is what fits
+    (``fitted_config``)."""
     from cute_gemm.runtime.compile import compile_kernel
 
+    config = fitted_config(entry, config, device)
     kernel = entry.make(config, operands)
     ops = kernel.operands
     name = cache.entry_name(entry.key, target, kernel.cfg, ops)
@@ -268,4 +309,4 @@ def launcher(entry: registry.PhaseEntry, a, b, c, config=None):
 
 
 __all__ = ["Plan", "run", "launcher", "plan_for", "compile_plan", "device_target", "entry_for", "checked", "refusals",
-           "operand_refusals"]
+           "operand_refusals", "max_active_clusters", "fitted_config"]

@@ -26,8 +26,10 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 import cutlass.utils.blackwell_helpers as sm100_utils
+from cutlass._mlir.dialects import nvvm as _nvvm
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync, tcgen05
-from cutlass.memory import TmemAllocator
+from cutlass.cutlass_dsl import dsl_user_op
+from cutlass.memory import TmemAllocator as _DslTmemAllocator
 
 MMA_K = 16  # K of one tcgen05.mma.kind::f16
 COPY_BITS = 128  # one cp.async moves 16 B
@@ -36,6 +38,85 @@ TMEM_ALLOC_BARRIER_ID = 1  # named barrier for "TMEM address is in smem" (0 is _
 TMEM_COLUMNS = 512  # all of an SM's tensor memory: 128 lanes x 512 columns of 32 bit
 SMEM_PER_SM = 228 * 1024  # sm100: 228 KiB of shared memory per SM ...
 SMEM_RESERVED_PER_CTA = 1024  # ... of which the system reserves 1 KiB per resident CTA
+
+
+# ------------------------------------------------------------------------------------------------
+# Config guards: what a phase's config must be for the kernel to be built right
+# ------------------------------------------------------------------------------------------------
+class Guarded:
+    """Config guards of an sm100 phase (listed before ``GemmPhase`` in its bases).
+
+    ``config_problems()`` names every reason the phase's config cannot be built, or would build a kernel
+    that computes wrong C; ``_setup_attributes`` calls ``refuse_bad_config()`` first, so such a config
+    fails its compile while tracing (an AssertionError carrying every reason, as the sm90 phases' asserts
+    do: ``compile_only`` and the runtime show it in one line), and ``can_implement`` names them too, so a
+    GPU call is refused before anything compiles. ``tests/test_sm100_guards.py`` has one test per guard.
+    """
+
+    def config_problems(self) -> list[str]:
+        return []
+
+    def can_implement(self, m, n, k):
+        return super().can_implement(m, n, k) + self.config_problems()
+
+    def refuse_bad_config(self) -> None:
+        why = self.config_problems()
+        assert not why, f"{self.arch}:{self.phase}: " + "; ".join(why)
+
+
+def tile_problems(c, cluster_m: int) -> list[str]:
+    """The guards every tcgen05 phase of this ladder shares: a 128-row tile per CTA (TMEM lane = row), an
+    MMA N that tcgen05.mma has, k-tiles of whole MMAs, and the phase's own cluster along M."""
+    why = []
+    if c.bm != TMEM_LANES:
+        why.append(f"bm={c.bm}: bm is {TMEM_LANES} (each CTA's accumulator rows are the 128 TMEM lanes, one row per "
+                   f"lane: what the 32x32b tcgen05.ld drain reads; an M=64 MMA lays its accumulator out otherwise)")
+    if c.bn % 16 or not 16 <= c.bn <= 256:
+        why.append(f"bn={c.bn}: bn is a multiple of 16 in 16..256 (the N of an M={TMEM_LANES * cluster_m} tcgen05.mma)")
+    if c.bk % MMA_K or c.bk < MMA_K:
+        why.append(f"bk={c.bk}: bk is a multiple of {MMA_K} (a k-tile is whole tcgen05.mma's of K={MMA_K})")
+    if c.stages < 1:
+        why.append(f"stages={c.stages}: the ring needs at least one stage")
+    if c.cluster_m != cluster_m:
+        what = "a CTA pair (cta_group::2 MMAs)" if cluster_m == 2 else "one CTA (cta_group::1 MMAs, no cluster)"
+        why.append(f"cluster_m={c.cluster_m}: this phase's tile is computed by {what}, cluster_m={cluster_m}")
+    return why
+
+
+def cpasync_problems(c) -> list[str]:
+    """Phases 0-1: 4 warps (one per TMEM lane quarter, all of them copying), and B in whole 64-column SW128
+    atoms (the cp.async packing of ``make_smem_layout_b_cpasync``)."""
+    why = []
+    if c.warps != 4:
+        why.append(f"warps={c.warps}: phases 0-1 run 4 warps, one per TMEM lane quarter")
+    if c.bn % 64:
+        why.append(f"bn={c.bn}: bn is a multiple of 64 (B is copied into 64-column SW128 atoms)")
+    return why
+
+
+def epilogue_warp_problems(epi_warps: int) -> list[str]:
+    """Epilogue warps come in whole warpgroups, one warp per TMEM lane quarter: 4 (one column part) or 8
+    (two column parts, warp w draining part w // 4)."""
+    if epi_warps in (4, 8):
+        return []
+    return [f"epi_warps={epi_warps}: the epilogue drains with 4 or 8 warps (one or two warps per TMEM lane quarter)"]
+
+
+def persistent_problems(c, cluster_ctas: int, multiple: int) -> list[str]:
+    """The persistent phases' schedule fields: ``sm_count`` a positive multiple of ``multiple`` SMs (at least
+    one cluster of ``cluster_ctas``), raster bands of whole pair rows, at least one accumulator stage and
+    one staging buffer."""
+    why = []
+    if c.sm_count < cluster_ctas or c.sm_count % multiple:
+        why.append(f"sm_count={c.sm_count}: sm_count is a positive multiple of {multiple} SMs, at least one "
+                   f"cluster of {cluster_ctas} CTAs (one CTA per SM)")
+    if c.group_m < 1:
+        why.append(f"group_m={c.group_m}: a raster band is at least one pair row")
+    if c.acc_stages < 1:
+        why.append(f"acc_stages={c.acc_stages}: at least one accumulator stage in TMEM")
+    if c.epi_stages < 1:
+        why.append(f"epi_stages={c.epi_stages}: at least one C staging buffer per column part")
+    return why
 
 
 # ------------------------------------------------------------------------------------------------
@@ -192,9 +273,139 @@ def tmem_allocate(holding_buf_ptr, num_cols: int, threads: int):
 
 
 def tmem_free(allocator, tmem_ptr, threads: int):
-    """Every warp has finished its tcgen05.ld (wait::ld) before warp 0 deallocates."""
-    pipeline.NamedBarrier(barrier_id=TMEM_ALLOC_BARRIER_ID, num_threads=threads).arrive_and_wait()
-    allocator.free(tmem_ptr)
+    """Every warp has finished its tcgen05.ld (wait::ld) before warp 0 deallocates (``free_tmem``)."""
+    free_tmem(allocator, tmem_ptr, pipeline.NamedBarrier(barrier_id=TMEM_ALLOC_BARRIER_ID, num_threads=threads))
+
+
+# ------------------------------------------------------------------------------------------------
+# The PTX memory model at the hand-offs: tcgen05 thread-sync fences, cluster-scope signals
+#
+# tcgen05.ld and tcgen05.mma are asynchronous: a thread synchronization (an mbarrier arrive/wait, a
+# barrier) orders them across threads only with a tcgen05.fence on both sides (PTX ISA, "Memory
+# consistency model for 5th generation TensorCore operations"): the thread whose TMEM accesses come
+# first runs ``tcgen05.fence::before_thread_sync`` after them (a tcgen05.ld: after its tcgen05.wait::ld)
+# and before the arrive; the thread whose accesses come second runs ``tcgen05.fence::after_thread_sync``
+# after the wait and before them. tcgen05.commit's mbarrier arrive has the first fence built in; the
+# waiter of a commit still needs the second. So: the MMA -> epilogue hand-off (accumulator full), the
+# epilogue -> MMA hand-off (accumulator empty: the next tile's MMAs overwrite what was read) and the
+# dealloc after every warp's reads.
+#
+# A signal from another CTA (a remote mbarrier arrive, a multicast tcgen05.commit, a peer's TMA or
+# st.async completing on this CTA's barrier) synchronizes with the waiting thread only when both sides
+# act at cluster scope: remote arrives are ``.release.cluster`` and the waits on barriers another CTA
+# signals are ``mbarrier.try_wait.parity.acquire.cluster`` (the default is ``.acquire.cta``).
+# ------------------------------------------------------------------------------------------------
+@dsl_user_op
+def tmem_reads_done(*, loc=None, ip=None) -> None:
+    """``tcgen05.fence::before_thread_sync``: this thread's TMEM accesses so far (tcgen05.ld's already
+    waited with tcgen05.wait::ld) are ordered before its next thread synchronization (the release of an
+    accumulator stage, the barrier before the dealloc)."""
+    _nvvm.tcgen05_fence(_nvvm.Tcgen05FenceKind.BEFORE_THREAD_SYNC, loc=loc, ip=ip)
+
+
+@dsl_user_op
+def tmem_acquired(*, loc=None, ip=None) -> None:
+    """``tcgen05.fence::after_thread_sync``: this thread's next TMEM accesses (tcgen05.ld, tcgen05.mma,
+    tcgen05.dealloc) are ordered after the thread synchronization it just waited on (an accumulator
+    stage full or empty, the barrier before the dealloc)."""
+    _nvvm.tcgen05_fence(_nvvm.Tcgen05FenceKind.AFTER_THREAD_SYNC, loc=loc, ip=ip)
+
+
+@dsl_user_op
+def mbarrier_try_wait_cluster(mbar_ptr, phase, *, loc=None, ip=None) -> cutlass.Boolean:
+    """``mbarrier.try_wait.parity.acquire.cluster``: True once ``phase`` of the mbarrier completed, and
+    then what every CTA of the cluster released into that phase is visible to this thread."""
+    return cutlass.Boolean(
+        _nvvm.mbarrier_wait_parity(
+            mbar_ptr.to_llvm_ptr(loc=loc, ip=ip),
+            cutlass.Int32(phase).ir_value(loc=loc, ip=ip),
+            _nvvm.MBarrierWaitKind.TRY,
+            scope=_nvvm.MemScopeKind.CLUSTER,
+            order=_nvvm.MemOrderKind.ACQUIRE,
+            loc=loc,
+            ip=ip,
+        )
+    )
+
+
+@cute.jit
+def mbarrier_wait_cluster(mbar_ptr, phase):
+    """Wait (a try_wait loop) for ``phase`` of an mbarrier that another CTA of the cluster signals, with
+    cluster-scope acquire semantics."""
+    done = cutlass.Boolean(False)
+    while not done:
+        done = mbarrier_try_wait_cluster(mbar_ptr, phase)
+
+
+def mbarrier_arrive_cluster(mbar_ptr, cta_rank=None):
+    """An arrive (``.release.cluster``) on this CTA's mbarrier or, with ``cta_rank``, on the same mbarrier
+    of that CTA of the cluster."""
+    cute.arch.mbarrier_arrive(mbar_ptr, cta_rank, scope=_nvvm.MemScopeKind.CLUSTER)
+
+
+class ClusterMbarrierArray(pipeline.MbarrierArray):
+    """A pipeline's mbarrier array whose waits acquire, and whose remote arrives release, at cluster
+    scope (``cluster_scoped``). Everything else is the DSL's ``MbarrierArray``."""
+
+    @dsl_user_op
+    def try_wait(self, index, phase, *, loc=None, ip=None):
+        return mbarrier_try_wait_cluster(self.get_barrier(index, loc=loc, ip=ip), phase, loc=loc, ip=ip)
+
+    def wait(self, index, phase, *, loc=None, ip=None):
+        mbarrier_wait_cluster(self.get_barrier(index), phase)
+
+    def arrive_mbarrier(self, index, dst_rank=None, *, loc=None, ip=None):
+        mbarrier_arrive_cluster(self.get_barrier(index), dst_rank)
+
+    def recast_to_new_op_type(self, new_op_type):
+        out = super().recast_to_new_op_type(new_op_type)
+        out.__class__ = ClusterMbarrierArray
+        return out
+
+    def __new_from_mlir_values__(self, values):
+        out = super().__new_from_mlir_values__(values)
+        out.__class__ = ClusterMbarrierArray
+        return out
+
+
+def cluster_scoped(pipe):
+    """``pipe`` (a DSL pipeline of a cluster kernel: another CTA signals its barriers) with its mbarrier
+    arrays made ``ClusterMbarrierArray``: its waits acquire at cluster scope, its remote arrives release
+    at cluster scope. Returns ``pipe``."""
+    for name in ("sync_object_full", "sync_object_empty"):
+        obj = getattr(pipe, name, None)
+        if type(obj) is pipeline.MbarrierArray:
+            obj.__class__ = ClusterMbarrierArray
+    return pipe
+
+
+class TmemAllocator(_DslTmemAllocator):
+    """The DSL's TMEM allocator, whose ``free`` follows the PTX memory model: the allocator warp runs
+    ``tcgen05.fence::after_thread_sync`` right before ``tcgen05.dealloc`` (after the barrier every warp
+    reached with its reads fenced, ``free_tmem``), and a cta_group::2 pair's dealloc handshake arrives
+    and waits at cluster scope."""
+
+    @cute.jit
+    def free(self, tmem_ptr, num_columns: int = 0):
+        warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        cols = self._num_allocated_columns if num_columns == 0 else num_columns
+        if warp_idx == self._allocator_warp_id:
+            if cutlass.const_expr(self._is_two_cta):
+                # both CTAs of the pair dealloc together: each tells the peer it is done, waits for the peer
+                peer = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster()) ^ 1
+                mbarrier_arrive_cluster(self._two_cta_tmem_dealloc_mbar_ptr, peer)
+                mbarrier_wait_cluster(self._two_cta_tmem_dealloc_mbar_ptr, 0)
+            tmem_acquired()
+            cute.arch.dealloc_tmem(tmem_ptr, cols, is_two_cta=self._is_two_cta, arch=self._arch)
+
+
+def free_tmem(tmem, tmem_ptr, barrier) -> None:
+    """The end of a kernel's TMEM: every thread that read TMEM fences its reads (before_thread_sync) and
+    meets the others at ``barrier``; the allocator warp then frees the columns (``TmemAllocator.free``:
+    after_thread_sync, then tcgen05.dealloc)."""
+    tmem_reads_done()
+    barrier.arrive_and_wait()
+    tmem.free(tmem_ptr)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -263,6 +474,7 @@ def epilogue_tmem_to_global(
     tmem_copy = make_epilogue_tmem_copy(tAcc, num_warps, cols_per_load)
     tDtC, tDgC = partition_epilogue(tmem_copy, tAcc, gC, tidx, num_warps, cols_per_load)
     tDrC = cute.make_rmem_tensor(tDgC[None, None, 0].shape, cutlass.Float32)
+    tmem_acquired()  # the tcgen05.ld's below come after the wait that saw the last MMA's commit
     if cutlass.const_expr(cC is None):
         for i in cutlass.range_constexpr(cute.size(tDtC, mode=[2])):
             cute.copy(tmem_copy, tDtC[None, None, i], tDrC)

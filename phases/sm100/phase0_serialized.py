@@ -55,7 +55,7 @@ class SharedStorage:
     tmem_holding_buf: cutlass.Int32  # tcgen05.alloc writes the TMEM base address here
 
 
-class Sm100Phase0(GemmPhase):
+class Sm100Phase0(common.Guarded, GemmPhase):
     """cp.async double buffer, wait for every MMA (see the module docstring)."""
 
     arch = "sm100"
@@ -67,16 +67,15 @@ class Sm100Phase0(GemmPhase):
     ragged = False  # whole 16-B cp.async vectors and whole-tile stores: tile multiples only
     general_operands = False  # its copies and MMA are written for the worklog's fp16 A, B and fp32 C
 
-    def can_implement(self, m: int, n: int, k: int) -> list[str]:
-        why = super().can_implement(m, n, k)
+    def config_problems(self) -> list[str]:
         c = self.cfg
+        why = common.tile_problems(c, 1) + common.cpasync_problems(c)
         if c.stages != 2:
-            why.append(f"phase 0 has exactly 2 static stages, got {c.stages} (phase 1 makes NSTAGES configurable)")
-        if (c.bm, c.warps) != (128, 4):
-            why.append(f"phase 0 needs BM=128 and 4 warps (a TMEM lane quarter each), got BM={c.bm}, warps={c.warps}")
+            why.append(f"stages={c.stages}: phase 0 has exactly 2 static stages (phase 1 makes NSTAGES configurable)")
         return why
 
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.threads = 32 * c.warps
         self.tiled_mma, self.a_smem_layout, self.b_smem_layout = common.make_mma_and_smem_layouts(

@@ -80,7 +80,7 @@ def _carve(stages: int, a_stage_bytes: int, b_stage_bytes: int) -> tuple[int, in
     return b_offset, ring_bytes
 
 
-class Sm100Phase1(GemmPhase):
+class Sm100Phase1(common.Guarded, GemmPhase):
     """NSTAGES cp.async ring, MMA waited just before its slot is refilled (see the module docstring)."""
 
     arch = "sm100"
@@ -92,18 +92,22 @@ class Sm100Phase1(GemmPhase):
     ragged = False  # whole 16-B cp.async vectors and whole-tile stores: tile multiples only
     general_operands = False  # its copies and MMA are written for the worklog's fp16 A, B and fp32 C
 
+    def config_problems(self) -> list[str]:
+        c = self.cfg
+        why = common.tile_problems(c, 1) + common.cpasync_problems(c)
+        if c.stages not in (2, 3, 4):
+            why.append(f"stages={c.stages}: NSTAGES is 2, 3 or 4 (the worklog's sweep)")
+        return why
+
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         why = super().can_implement(m, n, k)
         c = self.cfg
-        if c.stages not in (2, 3, 4):
-            why.append(f"NSTAGES must be 2, 3 or 4 (the worklog's sweep), got {c.stages}")
-        if (c.bm, c.warps) != (128, 4):
-            why.append(f"phase 1 needs BM=128 and 4 warps (a TMEM lane quarter each), got BM={c.bm}, warps={c.warps}")
         if k < c.bk * (c.stages - 1):
             why.append(f"K={k} is shorter than the prologue's NSTAGES-1 = {c.stages - 1} tiles of BK={c.bk}")
         return why
 
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.threads = 32 * c.warps
         self.tiled_mma, self.a_smem_layout, self.b_smem_layout = common.make_mma_and_smem_layouts(

@@ -45,7 +45,7 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, tcgen05
-from cutlass.memory import SmemAllocator, TmemAllocator
+from cutlass.memory import SmemAllocator
 
 from phases import operands
 from phases.base import GemmPhase, TileConfig
@@ -62,7 +62,7 @@ class Sm100Phase2aConfig(TileConfig):
     epi_warps: int = 4  # all 4 warps drain the accumulator; warp 0 also issues TMA and MMA
 
 
-class Sm100Phase2a(GemmPhase):
+class Sm100Phase2a(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "2a"
     Config = Sm100Phase2aConfig
@@ -70,7 +70,11 @@ class Sm100Phase2a(GemmPhase):
     adds = "TMA 2-D loads (A box + BN/64 B slabs) completing on expect_tx mbarriers instead of cp.async"
     worklog = "959 TFLOP/s at 4096^3 (B300, NS=3)"
 
+    def config_problems(self) -> list[str]:
+        return common.tile_problems(self.cfg, 1) + common.epilogue_warp_problems(self.cfg.epi_warps)
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm, c.bn, c.bk)
         self.threads = 32 * c.epi_warps
@@ -131,7 +135,7 @@ class Sm100Phase2a(GemmPhase):
         )
 
         # --- TMEM: warp 0 allocates the accumulator's columns; everyone reads the address after the barrier ---
-        tmem = TmemAllocator(
+        tmem = common.TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=self.threads),
         )
@@ -218,7 +222,8 @@ class Sm100Phase2a(GemmPhase):
             tCtAcc[(None, None), 0, 0], tCgC[(None, None), 0, 0], tCcC[(None, None), 0, 0], mC.shape, tidx,
             self.cfg.epi_warps,
         )
+        common.tmem_reads_done()  # this thread's tcgen05.ld's, before the release
         acc_full.release()
 
-        pipeline.sync(barrier_id=1)  # every warp's tcgen05.ld is done before the columns are freed
-        tmem.free(tmem_ptr)
+        # every warp's tcgen05.ld is done before the columns are freed
+        common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=1, num_threads=self.threads))

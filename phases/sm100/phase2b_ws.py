@@ -39,7 +39,7 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, tcgen05
-from cutlass.memory import SmemAllocator, TmemAllocator
+from cutlass.memory import SmemAllocator
 
 from phases import operands
 from phases.base import GemmPhase, TileConfig
@@ -56,7 +56,7 @@ class Sm100Phase2bConfig(TileConfig):
     epi_warps: int = 4  # warps 0-3 drain the accumulator; warp 4 issues MMAs, warp 5 issues TMA
 
 
-class Sm100Phase2b(GemmPhase):
+class Sm100Phase2b(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "2b"
     Config = Sm100Phase2bConfig
@@ -64,7 +64,11 @@ class Sm100Phase2b(GemmPhase):
     adds = "warp specialization: producer (TMA) warp, MMA warp and epilogue warps joined by mbarrier pipelines"
     worklog = "978 TFLOP/s at 4096^3 (B300); about +30% over 2a at M=1024"
 
+    def config_problems(self) -> list[str]:
+        return common.tile_problems(self.cfg, 1) + common.epilogue_warp_problems(self.cfg.epi_warps)
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm, c.bn, c.bk)
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
@@ -126,7 +130,7 @@ class Sm100Phase2b(GemmPhase):
         )
 
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---
-        tmem = TmemAllocator(
+        tmem = common.TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (self.cfg.epi_warps + 1)),
             allocator_warp_id=EPI_WARP0,
@@ -210,8 +214,8 @@ class Sm100Phase2b(GemmPhase):
                     tCtAcc[(None, None), 0, 0], tCgC[(None, None), 0, 0], tCcC[(None, None), 0, 0], mC.shape,
                     tidx, self.cfg.epi_warps,
                 )
+                common.tmem_reads_done()  # this thread's tcgen05.ld's, before the release
                 acc_full.release()
 
                 # every epilogue warp's tcgen05.ld is done before the columns are freed
-                pipeline.NamedBarrier(barrier_id=2, num_threads=32 * self.cfg.epi_warps).arrive_and_wait()
-                tmem.free(tmem_ptr)
+                common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=2, num_threads=32 * self.cfg.epi_warps))

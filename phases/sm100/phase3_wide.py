@@ -37,7 +37,7 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, tcgen05
-from cutlass.memory import SmemAllocator, TmemAllocator
+from cutlass.memory import SmemAllocator
 
 from phases import operands
 from phases.base import GemmPhase, TileConfig
@@ -55,7 +55,7 @@ class Sm100Phase3Config(TileConfig):
     epi_warps: int = 8  # warps 0-7 drain the accumulator (lanes (w%4)*32, column half w//4); warp 8 MMA, warp 9 TMA
 
 
-class Sm100Phase3(GemmPhase):
+class Sm100Phase3(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "3"
     Config = Sm100Phase3Config
@@ -63,7 +63,11 @@ class Sm100Phase3(GemmPhase):
     adds = "BN=256: twice the MMA work per k-block handshake, 8 warps drain the 256 accumulator columns"
     worklog = "1153 TFLOP/s at 4096^3 (B300)"
 
+    def config_problems(self) -> list[str]:
+        return common.tile_problems(self.cfg, 1) + common.epilogue_warp_problems(self.cfg.epi_warps)
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm, c.bn, c.bk)
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
@@ -125,7 +129,7 @@ class Sm100Phase3(GemmPhase):
         )
 
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---
-        tmem = TmemAllocator(
+        tmem = common.TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (self.cfg.epi_warps + 1)),
             allocator_warp_id=EPI_WARP0,
@@ -209,8 +213,8 @@ class Sm100Phase3(GemmPhase):
                     tCtAcc[(None, None), 0, 0], tCgC[(None, None), 0, 0], tCcC[(None, None), 0, 0], mC.shape,
                     tidx, self.cfg.epi_warps,
                 )
+                common.tmem_reads_done()  # this thread's tcgen05.ld's, before the release
                 acc_full.release()
 
                 # every epilogue warp's tcgen05.ld is done before the columns are freed
-                pipeline.NamedBarrier(barrier_id=2, num_threads=32 * self.cfg.epi_warps).arrive_and_wait()
-                tmem.free(tmem_ptr)
+                common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=2, num_threads=32 * self.cfg.epi_warps))

@@ -40,7 +40,7 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, tcgen05
-from cutlass.memory import SmemAllocator, TmemAllocator
+from cutlass.memory import SmemAllocator
 
 from phases import operands
 from phases.base import GemmPhase, TileConfig
@@ -60,7 +60,7 @@ class Sm100Phase4Config(TileConfig):
     epi_warps: int = 8  # warps 0-7 drain the accumulator (lanes (w%4)*32, column half w//4); warp 8 MMA, warp 9 TMA
 
 
-class Sm100Phase4(GemmPhase):
+class Sm100Phase4(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "4"
     Config = Sm100Phase4Config
@@ -68,7 +68,11 @@ class Sm100Phase4(GemmPhase):
     adds = "cta_group::2 MMA across a CTA pair: B shared by the pair, commits multicast to both CTAs"
     worklog = "1285 TFLOP/s at 4096^3 (B300)"
 
+    def config_problems(self) -> list[str]:
+        return common.tile_problems(self.cfg, 2) + common.epilogue_warp_problems(self.cfg.epi_warps)
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
@@ -144,7 +148,7 @@ class Sm100Phase4(GemmPhase):
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---
         # (constructed here so that its 2-CTA dealloc mbarrier is initialised before the pipelines' cluster
         # sync below publishes it to the peer; the columns are allocated after that sync)
-        tmem = TmemAllocator(
+        tmem = common.TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (self.cfg.epi_warps + 1)),
             allocator_warp_id=EPI_WARP0,
@@ -159,17 +163,17 @@ class Sm100Phase4(GemmPhase):
         # full[s]: armed with expect_tx(tx_bytes) by the leader's producer, completed by both CTAs' TMA bytes.
         # empty[s]: arrived in both CTAs by one tcgen05.commit.multicast::cluster (mask 0b11) once the
         # pair's MMAs that read slot s have finished, so each CTA's producer may refill its half.
-        ab_producer, ab_consumer = pipeline.PipelineTmaUmma.create(
+        ab_producer, ab_consumer = common.cluster_scoped(pipeline.PipelineTmaUmma.create(
             num_stages=NSTAGES,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             tx_count=self.tx_bytes,
             barrier_storage=storage.ab_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
-        ).make_participants()
+        )).make_participants()
         # accumulator ready: the last commit multicasts to both CTAs; every epilogue thread of the pair
         # waits on its own CTA's barrier and releases to the leader's (hence 2 x the epilogue threads)
-        acc_producer, acc_consumer = pipeline.PipelineUmmaAsync.create(
+        acc_producer, acc_consumer = common.cluster_scoped(pipeline.PipelineUmmaAsync.create(
             num_stages=1,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             consumer_group=pipeline.CooperativeGroup(
@@ -177,7 +181,7 @@ class Sm100Phase4(GemmPhase):
             ),
             barrier_storage=storage.acc_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
-        ).make_participants()
+        )).make_participants()
         # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is
         # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to
         # know that the peer CTA has launched and is still running
@@ -243,8 +247,8 @@ class Sm100Phase4(GemmPhase):
                     tCtAcc[(None, None), 0, 0], tCgC[(None, None), 0, 0], tCcC[(None, None), 0, 0], mC.shape,
                     tidx, self.cfg.epi_warps,
                 )
+                common.tmem_reads_done()  # this thread's tcgen05.ld's, before the release
                 acc_full.release()
 
                 # every epilogue warp's tcgen05.ld is done before the columns are freed
-                pipeline.NamedBarrier(barrier_id=2, num_threads=32 * self.cfg.epi_warps).arrive_and_wait()
-                tmem.free(tmem_ptr)
+                common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=2, num_threads=32 * self.cfg.epi_warps))

@@ -53,12 +53,13 @@ Raster: with group_m = 8 pair rows, the 74 clusters of one round cover 8 pair ro
 N-first order (16 + 5 tiles). At 4096^3 all of A and B (64 MiB) stays in L2 under the seed's
 L2-resident protocol anyway; the raster matters for larger problems and costs a div/mod per tile.
 
-``sm_count`` is a config field (default 148, a B200; the worklog's B300 has 160) rather than a
-device query because the kernel compiles on machines without a GPU and the config is the compile-cache
-key. It must not exceed what the GPU can hold at once: if fewer than sm_count / 2 clusters of 2 fit
-(e.g. a GPC with an odd number of usable SMs), the extra clusters start only when others exit, after
-those have done all their tiles: still correct, but up to twice the time. On the device,
-2 x ``cutlass.utils.HardwareInfo().get_max_active_clusters(2)`` is the exact value to configure.
+``sm_count`` is a config field because the kernel compiles on machines without a GPU and the config is
+the compile-cache key. Its default, what a compile without a GPU assumes, is 148 (a B200's SMs: 74
+pairs; the worklog's B300 has 160). At plan time on a GPU, a default ``sm_count`` becomes 2 x the clusters
+of 2 the device holds at once (``cute_gemm.runtime.plan.fitted_config``: cudaOccupancyMaxActiveClusters
+through ``cutlass.utils.HardwareInfo``), so the grid never exceeds what fits: clusters beyond it would
+start only when others exit, after those have done all their tiles (still correct, up to twice the
+time). The compile key changes only when that value differs from the default.
 
 Constraints:
 - Operands (``phases.operands``, read from the tensors): fp16 or bf16 A and B, A K-major (the worklog's) or
@@ -80,7 +81,7 @@ import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 import cutlass.utils.blackwell_helpers as sm100_utils
 from cutlass.cute.nvgpu import cpasync, tcgen05
-from cutlass.memory import SmemAllocator, TmemAllocator
+from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases import operands
@@ -105,10 +106,10 @@ class Sm100Phase6Config(TileConfig):
     epi_stages: int = 2  # staging buffers per warp: the st.shared of chunk j+1 overlaps the TMA store of chunk j
     acc_stages: int = 2  # TMEM accumulators: the MMA fills one while the epilogue drains the other (2 x 256 columns)
     group_m: int = 8  # raster band height in pair tiles (8 x 256 = 2048 rows of C)
-    sm_count: int = 148  # SMs the persistent grid fills (B200; B300: 160); not queried, see the module docstring
+    sm_count: int = 148  # SMs the persistent grid fills without a GPU (a B200); on a GPU: what fits (module docstring)
 
 
-class Sm100Phase6(GemmPhase):
+class Sm100Phase6(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "6"
     Config = Sm100Phase6Config
@@ -116,13 +117,22 @@ class Sm100Phase6(GemmPhase):
     adds = "persistent grouped-raster tile loop; 2 TMEM accumulators: tile i's epilogue overlaps tile i+1's MMAs"
     worklog = ""
 
+    def config_problems(self) -> list[str]:
+        c = self.cfg
+        return (common.tile_problems(c, 2) + common.epilogue_warp_problems(c.epi_warps)
+                + common.persistent_problems(c, c.cluster_m, c.cluster_m))
+
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         # per CTA: its 128 rows of the pair's accumulator, once per stage (2 x 256 = all 512 columns)
         self.tmem_cols = common.tmem_cols_for(c.bn * c.acc_stages)
-        assert self.tmem_cols <= common.TMEM_COLUMNS, f"{c.acc_stages} accumulators: {self.tmem_cols} TMEM columns"
+        assert self.tmem_cols <= common.TMEM_COLUMNS, (
+            f"acc_stages={c.acc_stages} accumulators of bn={c.bn} columns take {self.tmem_cols} TMEM columns, more "
+            f"than the {common.TMEM_COLUMNS} an SM has"
+        )
         self.cluster = (c.cluster_m, 1, 1)
         self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO, self.types)
         # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA, no further multicast along M or N
@@ -225,7 +235,7 @@ class Sm100Phase6(GemmPhase):
         # --- TMEM: epilogue warp 0 allocates both accumulator stages; the MMA and epilogue warps read the address ---
         # (constructed here so that its 2-CTA dealloc mbarrier is initialised before the pipelines' cluster
         # sync below publishes it to the peer; the columns are allocated after that sync)
-        tmem = TmemAllocator(
+        tmem = common.TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (c.epi_warps + 1)),
             allocator_warp_id=EPI_WARP0,
@@ -241,18 +251,18 @@ class Sm100Phase6(GemmPhase):
         # full[s]: armed with expect_tx(tx_bytes) by the leader's producer, completed by both CTAs' TMA bytes.
         # empty[s]: arrived in both CTAs by one tcgen05.commit.multicast::cluster (mask 0b11) once the
         # pair's MMAs that read slot s have finished, so each CTA's producer may refill its half.
-        ab_producer, ab_consumer = pipeline.PipelineTmaUmma.create(
+        ab_producer, ab_consumer = common.cluster_scoped(pipeline.PipelineTmaUmma.create(
             num_stages=NSTAGES,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             tx_count=self.tx_bytes,
             barrier_storage=storage.ab_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
-        ).make_participants()
+        )).make_participants()
         # accumulator stage s full: the tile's last commit multicasts to both CTAs' acc full[s]; every
         # epilogue thread of the pair waits on its own CTA's barrier and releases stage s to the leader's
         # acc empty[s] (hence 2 x the epilogue threads), which the MMA warp acquires two tiles later
-        acc_producer, acc_consumer = pipeline.PipelineUmmaAsync.create(
+        acc_producer, acc_consumer = common.cluster_scoped(pipeline.PipelineUmmaAsync.create(
             num_stages=c.acc_stages,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             consumer_group=pipeline.CooperativeGroup(
@@ -260,7 +270,7 @@ class Sm100Phase6(GemmPhase):
             ),
             barrier_storage=storage.acc_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
-        ).make_participants()
+        )).make_participants()
         # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is
         # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to
         # know that the peer CTA has launched and is still running
@@ -311,6 +321,7 @@ class Sm100Phase6(GemmPhase):
                     for tile in cutlass.range(slot, pair_tiles, clusters, unroll=1):
                         # stage tile % 2 is free once both CTAs' epilogues of the tile two back released it
                         acc_empty = acc_producer.acquire_and_advance()
+                        common.tmem_acquired()  # the MMAs below overwrite what both epilogues read
                         ab_consumer, tiled_mma = ct.mma_k_tiles(
                             ab_consumer, tiled_mma, tCtAcc_base[(None, None, None, acc_empty.index)], tCrA, tCrB,
                             k_tiles,
@@ -323,6 +334,7 @@ class Sm100Phase6(GemmPhase):
                 for tile in cutlass.range(slot, pair_tiles, clusters, unroll=1):
                     m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)
                     acc_full = acc_consumer.wait_and_advance()
+                    common.tmem_acquired()  # the tcgen05.ld's below read what the MMAs wrote
                     tiled_t2r, tTR_tAcc, tTR_sC, tCsC, tCgC_box = ct.epi_views(
                         tCtAcc_base[(None, None, None, acc_full.index)], tCgC[(None, None, None, m_pair, n_tile)],
                         sC, tma_atom_c, warp_idx, tidx, c.bm, c.bn, c.epi_warps,
@@ -332,10 +344,10 @@ class Sm100Phase6(GemmPhase):
                         ct.load_chunk(tiled_t2r, tTR_tAcc, tTR_rAcc, j)
                         ct.store_chunk(tTR_rAcc, tTR_sC, tCsC, tCgC_box, tma_atom_c, warp_idx, j, c.epi_warps, c.bn,
                                        c.epi_stages)
-                    acc_full.release()  # this thread's tcgen05.ld's of the stage are done: the MMA may refill it
+                    common.tmem_reads_done()  # this thread's tcgen05.ld's of the stage, before the release
+                    acc_full.release()  # the MMA may refill the stage
                 # the staging smem must outlive the TMA's reads of the CTA's last stores
                 cute.arch.cp_async_bulk_wait_group(0, read=True)
 
                 # every epilogue warp's tcgen05.ld is done before the columns are freed
-                pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps).arrive_and_wait()
-                tmem.free(tmem_ptr)
+                common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps))

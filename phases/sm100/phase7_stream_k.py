@@ -42,10 +42,15 @@ The design, and why:
   fit on 74 pairs: nothing is split, as at 3072^3 (70 leftover tiles); a split needs 2R <= slots.
 - The schedule is runtime arithmetic on the tile counts (one compile serves every shape): the split
   happens or not per call, and without it the kernel runs phase 6's loop.
-- Cost: a cluster of 4 must find 4 free SMs in one GPC: ``sm_count`` must be a multiple of 4 and at
-  most 4 x ``HardwareInfo().get_max_active_clusters(4)`` of the device, or the last clusters start only
-  when others exit (still correct: no cluster waits on another). Smem is phase 6's (the exchange
-  reuses the A/B ring; its two mbarriers fit in the barrier block).
+- Cost: a cluster of 4 must find 4 free SMs in one GPC (a cluster does not straddle GPCs), and a B200
+  may hold fewer than 148 / 4 = 37 of them at once (an H200 holds 30 clusters of 4 on its 132 SMs, not
+  33). ``sm_count`` is a multiple of 4; compiled without a GPU it is the documented default 148 (37
+  clusters: an upper bound, a B200's SM count); at plan time on a GPU a default ``sm_count`` becomes 4 x
+  the clusters of 4 the device holds at once (``cute_gemm.runtime.plan.fitted_config``:
+  cudaOccupancyMaxActiveClusters through ``cutlass.utils.HardwareInfo``), so every launched cluster is
+  resident at once. A grid larger than that would still be correct (no cluster waits on another): its
+  last clusters would run after others exit. Smem is phase 6's (the exchange reuses the A/B ring; its
+  two mbarriers fit in the barrier block).
 Nothing here is measured: no Blackwell GPU in this workplace (compile-verified; the CPU simulator in
 tests/ptxkit runs it on small problems, stream-K units included).
 
@@ -69,7 +74,7 @@ import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 import cutlass.utils.blackwell_helpers as sm100_utils
 from cutlass.cute.nvgpu import cpasync, tcgen05
-from cutlass.memory import SmemAllocator, TmemAllocator
+from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases import operands
@@ -94,11 +99,11 @@ class Sm100Phase7Config(TileConfig):
     epi_stages: int = 2  # staging buffers per warp: the st.shared of chunk j+1 overlaps the TMA store of chunk j
     acc_stages: int = 2  # TMEM accumulators: the MMA fills one while the epilogue drains the other (2 x 256 columns)
     group_m: int = 8  # raster band height in pair tiles (8 x 256 = 2048 rows of C)
-    sm_count: int = 148  # SMs the persistent grid fills (B200; B300: 160); not queried, see the module docstring
+    sm_count: int = 148  # SMs the persistent grid fills without a GPU (a B200); on a GPU: 4 x the clusters that fit
     pairs: int = 2  # pairs per cluster: a split tile's two halves, one per pair
 
 
-class Sm100Phase7(GemmPhase):
+class Sm100Phase7(common.Guarded, GemmPhase):
     arch = "sm100"
     phase = "7"
     Config = Sm100Phase7Config
@@ -106,21 +111,27 @@ class Sm100Phase7(GemmPhase):
     adds = "stream-K: the partial last round split along K across a cluster's two pairs, halves summed via DSMEM"
     worklog = ""
 
-    def can_implement(self, m, n, k):
-        why = super().can_implement(m, n, k)
+    def config_problems(self) -> list[str]:
         c = self.cfg
-        if c.sm_count % (c.cluster_m * c.pairs):
-            why.append(f"sm_count={c.sm_count} is not a multiple of {c.cluster_m * c.pairs} (one CTA per SM, "
-                       f"clusters of {c.cluster_m * c.pairs})")
-        return why
+        why = common.tile_problems(c, 2) + common.epilogue_warp_problems(c.epi_warps)
+        if c.pairs != 2:
+            why.append(f"pairs={c.pairs}: a split tile's two K halves meet in a cluster of two pairs (the exchange "
+                       f"pairs CTA r with CTA r ^ 2)")
+        # clusters of 4, and a multiple of 4 SMs: sm_count / 2 pair slots must be even, or the last cluster's
+        # second pair would take the round robin's slot sm_count / 2 and compute slot 0's tiles again
+        return why + common.persistent_problems(c, c.cluster_m * c.pairs, c.cluster_m * c.pairs)
 
     def _setup_attributes(self):
+        self.refuse_bad_config()
         c = self.cfg
         self.mma_tiler = (c.bm * c.cluster_m, c.bn, c.bk)  # the pair's 256x256 tile, one m256n256k16 per 16 of K
         self.threads = 32 * (c.epi_warps + 2)  # + the MMA warp and the TMA producer warp
         # per CTA: its 128 rows of the pair's accumulator, once per stage (2 x 256 = all 512 columns)
         self.tmem_cols = common.tmem_cols_for(c.bn * c.acc_stages)
-        assert self.tmem_cols <= common.TMEM_COLUMNS, f"{c.acc_stages} accumulators: {self.tmem_cols} TMEM columns"
+        assert self.tmem_cols <= common.TMEM_COLUMNS, (
+            f"acc_stages={c.acc_stages} accumulators of bn={c.bn} columns take {self.tmem_cols} TMEM columns, more "
+            f"than the {common.TMEM_COLUMNS} an SM has"
+        )
         self.cluster = (c.cluster_m * c.pairs, 1, 1)
         self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO, self.types)
         # (V, M, N, K) layouts: the TMA atoms see one pair (V = the 2 CTAs of one MMA, nothing multicast
@@ -236,7 +247,7 @@ class Sm100Phase7(GemmPhase):
         # --- TMEM: epilogue warp 0 allocates both accumulator stages; the MMA and epilogue warps read the address ---
         # (constructed here so that its 2-CTA dealloc mbarrier is initialised before the pipelines' cluster
         # sync below publishes it to the peer; the columns are allocated after that sync)
-        tmem = TmemAllocator(
+        tmem = common.TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (c.epi_warps + 1)),
             allocator_warp_id=EPI_WARP0,
@@ -264,7 +275,7 @@ class Sm100Phase7(GemmPhase):
         # full[s]: armed with expect_tx(tx_bytes) by the leader's producer, completed by both CTAs' TMA bytes.
         # empty[s]: arrived in both CTAs by one tcgen05.commit.multicast::cluster (mask 0b11) once the
         # pair's MMAs that read slot s have finished, so each CTA's producer may refill its half.
-        ab_producer, ab_consumer = pipeline.PipelineTmaUmma.create(
+        ab_producer, ab_consumer = common.cluster_scoped(pipeline.PipelineTmaUmma.create(
             num_stages=NSTAGES,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
@@ -272,11 +283,11 @@ class Sm100Phase7(GemmPhase):
             barrier_storage=storage.ab_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
             mcast_mode_mn=(1, 0),  # commits to the pair only (mode N has one CTA): masks 0b0011 / 0b1100
-        ).make_participants()
+        )).make_participants()
         # accumulator stage s full: the tile's last commit multicasts to both CTAs' acc full[s]; every
         # epilogue thread of the pair waits on its own CTA's barrier and releases stage s to the leader's
         # acc empty[s] (hence 2 x the epilogue threads), which the MMA warp acquires two tiles later
-        acc_producer, acc_consumer = pipeline.PipelineUmmaAsync.create(
+        acc_producer, acc_consumer = common.cluster_scoped(pipeline.PipelineUmmaAsync.create(
             num_stages=c.acc_stages,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             consumer_group=pipeline.CooperativeGroup(
@@ -284,7 +295,7 @@ class Sm100Phase7(GemmPhase):
             ),
             barrier_storage=storage.acc_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
-        ).make_participants()
+        )).make_participants()
         # TMEM columns, allocated only after the pipelines' cluster-wide arrive/wait: a cta_group::2 alloc is
         # performed by a warp of each CTA of the pair together, and the PTX ISA requires the issuing warp to
         # know that the peer CTA has launched and is still running
@@ -343,6 +354,7 @@ class Sm100Phase7(GemmPhase):
                     for tile in cutlass.range(slot, dp_tiles, slots, unroll=1):
                         # stage tile % 2 is free once both CTAs' epilogues of the tile two back released it
                         acc_empty = acc_producer.acquire_and_advance()
+                        common.tmem_acquired()  # the MMAs below overwrite what both epilogues read
                         ab_consumer, tiled_mma = ct.mma_k_tiles(
                             ab_consumer, tiled_mma, tCtAcc_base[(None, None, None, acc_empty.index)], tCrA, tCrB,
                             k_tiles,
@@ -350,6 +362,7 @@ class Sm100Phase7(GemmPhase):
                         acc_empty.commit()  # commit multicast -> acc full[stage] in both CTAs; next tile starts at once
                     if cluster_id < sk_tiles:
                         acc_empty = acc_producer.acquire_and_advance()
+                        common.tmem_acquired()  # the MMAs below overwrite what both epilogues read
                         ab_consumer, tiled_mma = ct.mma_k_tiles(
                             ab_consumer, tiled_mma, tCtAcc_base[(None, None, None, acc_empty.index)], tCrA, tCrB,
                             k_half,
@@ -362,6 +375,7 @@ class Sm100Phase7(GemmPhase):
                 for tile in cutlass.range(slot, dp_tiles, slots, unroll=1):
                     m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)
                     acc_full = acc_consumer.wait_and_advance()
+                    common.tmem_acquired()  # the tcgen05.ld's below read what the MMAs wrote
                     tiled_t2r, tTR_tAcc, tTR_sC, tCsC, tCgC_box = ct.epi_views(
                         tCtAcc_base[(None, None, None, acc_full.index)], tCgC[(None, None, None, m_pair, n_tile)],
                         sC, tma_atom_c, warp_idx, tidx, c.bm, c.bn, c.epi_warps,
@@ -371,12 +385,14 @@ class Sm100Phase7(GemmPhase):
                         ct.load_chunk(tiled_t2r, tTR_tAcc, tTR_rAcc, j)
                         ct.store_chunk(tTR_rAcc, tTR_sC, tCsC, tCgC_box, tma_atom_c, warp_idx, j, c.epi_warps, c.bn,
                                        c.epi_stages)
-                    acc_full.release()  # this thread's tcgen05.ld's of the stage are done: the MMA may refill it
+                    common.tmem_reads_done()  # this thread's tcgen05.ld's of the stage, before the release
+                    acc_full.release()  # the MMA may refill the stage
 
                 if cluster_id < sk_tiles:
                     # ---- split tile: my pair's half of K is in TMEM; pair q finalizes column part q ----
                     m_pair, n_tile = grouped_pair_tile(dp_tiles + cluster_id, pair_tiles_m, tiles_n, c.group_m)
                     acc_full = acc_consumer.wait_and_advance()  # no MMA reads this CTA's ring any more
+                    common.tmem_acquired()
                     tiled_t2r, tTR_tAcc, tTR_sC, tCsC, tCgC_box = ct.epi_views(
                         tCtAcc_base[(None, None, None, acc_full.index)], tCgC[(None, None, None, m_pair, n_tile)],
                         sC, tma_atom_c, warp_idx, tidx, c.bm, c.bn, c.epi_warps,
@@ -394,10 +410,12 @@ class Sm100Phase7(GemmPhase):
                         designated = warp_idx == 4 * pair_q and cute.arch.lane_idx() == 0
                         if designated:
                             cute.arch.mbarrier_arrive_and_expect_tx(xchg_full, self.mailbox_bytes)
-                            cute.arch.mbarrier_arrive(xchg_free, peer)
-                        cute.arch.mbarrier_wait(xchg_full, 0)  # the peer's partial sums of my part have landed
+                            common.mbarrier_arrive_cluster(xchg_free, peer)
+                        # the peer's partial sums of my part have landed (its st.async complete on my barrier)
+                        common.mbarrier_wait_cluster(xchg_full, 0)
+                        common.tmem_acquired()
                         if designated:
-                            cute.arch.mbarrier_arrive(xchg_free, peer)  # phase 1: received, the peer may exit
+                            common.mbarrier_arrive_cluster(xchg_free, peer)  # phase 1: received, the peer may exit
                         recv = cute.make_rmem_tensor(((4, QUADS),), ct.ACC_DTYPE)
                         for j in cutlass.range_constexpr(ct.epi_chunks(c.epi_warps, c.bn)):
                             ct.load_chunk(tiled_t2r, tTR_tAcc, tTR_rAcc, j)
@@ -412,7 +430,8 @@ class Sm100Phase7(GemmPhase):
                                            c.bn, c.epi_stages)
                     else:
                         # the warps of the other part: send my partial sums of it into the peer's ring
-                        cute.arch.mbarrier_wait(xchg_free, 0)  # the peer's ring is free for them
+                        common.mbarrier_wait_cluster(xchg_free, 0)  # the peer's ring is free for them
+                        common.tmem_acquired()
                         for j in cutlass.range_constexpr(ct.epi_chunks(c.epi_warps, c.bn)):
                             ct.load_chunk(tiled_t2r, tTR_tAcc, tTR_rAcc, j)
                             for i in cutlass.range_constexpr(QUADS):
@@ -429,11 +448,11 @@ class Sm100Phase7(GemmPhase):
                                 )
                         # phase 1 of my free barrier: the peer has received them, so none of my stores into
                         # its smem is still in flight when this CTA exits
-                        cute.arch.mbarrier_wait(xchg_free, 1)
+                        common.mbarrier_wait_cluster(xchg_free, 1)
+                    common.tmem_reads_done()
                     acc_full.release()
                 # the staging smem must outlive the TMA's reads of the CTA's last stores
                 cute.arch.cp_async_bulk_wait_group(0, read=True)
 
                 # every epilogue warp's tcgen05.ld is done before the columns are freed
-                pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps).arrive_and_wait()
-                tmem.free(tmem_ptr)
+                common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps))

@@ -42,7 +42,7 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, tcgen05
-from cutlass.memory import SmemAllocator, TmemAllocator
+from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 from phases import operands
@@ -175,7 +175,7 @@ class Sm100Phase9(GemmPhase):
         ring, sA, sB = ct.allocate_ab_ring(smem, a_smem_layout, b_smem_layout, self.types.ab)
 
         # --- TMEM: epilogue warp 0 allocates the accumulator's columns; the MMA and epilogue warps read the address ---
-        tmem = TmemAllocator(
+        tmem = common.TmemAllocator(
             storage.tmem_holding_buf.ptr,
             barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=32 * (c.epi_warps + 1)),
             allocator_warp_id=0,
@@ -252,11 +252,12 @@ class Sm100Phase9(GemmPhase):
             else:
                 # --- epilogue warps 0..3: the accumulator (warp w: TMEM lanes 32w..) -> the partial tile ---
                 acc_full = acc_consumer.wait_and_advance()  # the last MMA is done: no TMA or MMA uses the ring
+                common.tmem_acquired()  # the tcgen05.ld's below read what the MMAs wrote
                 sP = cute.make_tensor(cute.recast_ptr(ring, dtype=cutlass.Float32), self.partial_layout())
                 write_partial(tCtAcc[(None, None), 0, 0], sP, tidx, k_count > 0, c.epi_warps)
+                common.tmem_reads_done()  # this thread's tcgen05.ld's, before the release
                 acc_full.release()
-                pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps).arrive_and_wait()
-                tmem.free(tmem_ptr)
+                common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps))
 
         if cutlass.const_expr(c.use_pdl):
             cute.arch.griddepcontrol_launch_dependents()  # this CTA's mainloop is done: the next kernel may start

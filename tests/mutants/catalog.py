@@ -69,7 +69,7 @@ MUTANTS = [
     _m("epi-no-acc-wait", "dropped wait (mbarrier)", "6", P + "phase6_persistent.py",
        "acc_full = acc_consumer.wait_and_advance()", "acc_full = acc_consumer.wait_and_advance(cutlass.Boolean(True))"),
     _m("xchg-no-free-wait", "dropped wait (mbarrier)", "7", P + "phase7_stream_k.py",
-       "                        cute.arch.mbarrier_wait(xchg_free, 0)  # the peer's ring is free for them\n", "",
+       "                        common.mbarrier_wait_cluster(xchg_free, 0)  # the peer's ring is free for them\n", "",
        note="stream-K partial sums sent before the peer's ring is free"),
     _m("store-wait-conditional", "moved wait (cp.async.bulk wait_group)", "6", CT,
        "    cute.arch.cp_async_bulk_wait_group(epi_store_wait_depth(epi_stages), read=True)\n",
@@ -130,14 +130,14 @@ MUTANTS = [
        note="a pair's empty-slot commits reach the other pair's barriers too"),
     # --- proxy fences -------------------------------------------------------------------------------
     _m("no-fence-tma-store", "missing fence.proxy.async", "6", CT,
-       '    cute.arch.fence_proxy("async.shared", space="cta")  # generic-proxy writes -> visible to the TMA\n', "", fast=True),
+       '    cute.arch.fence_proxy("async.shared", space="cta")  # generic-proxy writes -> visible to the TMA\n', ""),
 
     _m("no-fence-cpasync", "missing fence.proxy.async", "0", P + "phase0_serialized.py",
        "            common.fence_cpasync_to_umma()  # ...makes them visible to the next MMA...\n", ""),
     # --- the epilogue's row / column mapping --------------------------------------------------------
     _m("epi-box-rows-swapped", "epilogue mapping (rows)", "6", CT,
        "tCgC_box[None, box, box_col]", "tCgC_box[None, box ^ 1, box_col]",
-       fast=True, note="a warp's two 16-row staging boxes stored to each other's rows of C"),
+       note="a warp's two 16-row staging boxes stored to each other's rows of C"),
     _m("epi-box-row-shift", "epilogue mapping (rows)", "5", CT,
        "    return BOXES_PER_WARP * (warp % 4) + half\n", "    return BOXES_PER_WARP * (warp % 4 + 1) % 8 + half\n",
        extra=("tests/test_sm100_epilogue_coverage.py",), select="stored",
@@ -152,7 +152,8 @@ MUTANTS = [
     Mutant("tmem-alloc-before-sync", "TMEM alloc/dealloc order", "5", P + "phase5_tma_store.py",
            "", "", checks("5"), fast=True, note="tcgen05.alloc.cta_group::2 back before the pipelines' cluster sync"),
     _m("tmem-dealloc-early", "TMEM alloc/dealloc order", "2a", P + "phase2a_tma.py",
-       "        pipeline.sync(barrier_id=1)  # every warp's tcgen05.ld is done before the columns are freed\n", "",
+       "common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=1, num_threads=self.threads))",
+       "tmem.free(tmem_ptr)",
        note="warp 0 frees the columns while other warps may still read them"),
     _m("init-not-published", "mbarrier initialisation", "4", P + "phase4_pair.py",
        "            barrier_storage=storage.acc_mbar.data_ptr(),\n            cta_layout_vmnk=cluster_vmnk,\n",
@@ -253,6 +254,102 @@ MUTANTS = [
        "return mC.shape[1], mC.shape[0], mA.shape[1]", "return mC.shape[0], mC.shape[1], mA.shape[1]",
        extra=("tests/test_sm100_phase9.py",),
        note="the launch reads the problem's M and N from C^T unswapped (the grid of the wrong problem)"),
+]
+
+MUTANTS += [
+    # --- issue 19: the classes an independent mutation run found surviving -----------------------------
+    # bugs that only show with two or more clusters in the persistent loop
+    _m("p6-slot-cluster-of-4", "persistent: two or more clusters", "6", P + "phase6_persistent.py",
+       "        slot = bidx // c.cluster_m\n", "        slot = bidx // 4\n", fast=True,
+       note="the cluster slot from the CTA index divided by phase 7's cluster size: with one cluster every "
+            "slot is 0, with three the second cluster recomputes the first one's tiles"),
+    _m("p6-acc-stage-by-tile", "persistent: two or more clusters", "6", P + "phase6_persistent.py",
+       "tCtAcc_base[(None, None, None, acc_full.index)], tCgC[(None, None, None, m_pair, n_tile)]",
+       "tCtAcc_base[(None, None, None, tile % c.acc_stages)], tCgC[(None, None, None, m_pair, n_tile)]",
+       note="the epilogue drains the accumulator stage of the tile's parity, not the pipeline's: the same on "
+            "one cluster (tiles 0, 1, 2, ...), not on cluster 1 of 3 (tiles 1, 4)"),
+    _m("p7-split-tile-of-cluster-0", "persistent: two or more clusters", "7", P + "phase7_stream_k.py",
+       "                    m_pair, n_tile = grouped_pair_tile(dp_tiles + cluster_id, pair_tiles_m, tiles_n, c.group_m)\n"
+       "                    acc_full = acc_consumer.wait_and_advance()  # no MMA reads",
+       "                    m_pair, n_tile = grouped_pair_tile(dp_tiles, pair_tiles_m, tiles_n, c.group_m)\n"
+       "                    acc_full = acc_consumer.wait_and_advance()  # no MMA reads",
+       note="every cluster's split tile is stored as the first split tile: right while only one tile is split"),
+    # bugs that only show with more than one raster band
+    _m("p6-epilogue-band-default", "persistent: several raster bands", "6", P + "phase6_persistent.py",
+       "                    m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)\n"
+       "                    acc_full = acc_consumer.wait_and_advance()",
+       "                    m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, 8)\n"
+       "                    acc_full = acc_consumer.wait_and_advance()",
+       note="the epilogue rasters in the default bands of 8 pair rows while the loads use group_m"),
+    _m("p7-dp-band-default", "persistent: several raster bands", "7", P + "phase7_stream_k.py",
+       "            for tile in cutlass.range(slot, dp_tiles, slots, unroll=1):\n"
+       "                m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)\n"
+       "                ab_producer",
+       "            for tile in cutlass.range(slot, dp_tiles, slots, unroll=1):\n"
+       "                m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, 8)\n"
+       "                ab_producer",
+       note="the producer loads the data-parallel tiles in the default bands of 8 pair rows, not group_m's"),
+    # an odd number of (pair) slots in the stream-K schedule
+    _m("p7-grid-floor", "persistent: odd cluster count", "7", P + "phase7_stream_k.py",
+       "return (ceil_div(self.schedule(m, n, k)[2], c.pairs) * c.cluster_m * c.pairs, 1, 1)",
+       "return (self.schedule(m, n, k)[2] // c.pairs * c.cluster_m * c.pairs, 1, 1)", extra=("tests/test_sm100_phase7.py",),
+       note="clusters launched = pair slots // 2: with an odd number of slots in use the last slot's tiles are never computed"),
+    _m("p7-idle-pair-works", "persistent: odd cluster count", "7", P + "phase7_stream_k.py",
+       "        dp_tiles, sk_tiles, slots = self.schedule(mC_tma.shape[0], mC_tma.shape[1], mA_tma.shape[1])\n",
+       "        dp_tiles, sk_tiles, slots = self.schedule(mC_tma.shape[0], mC_tma.shape[1], mA_tma.shape[1])\n"
+       "        slot = slot % slots\n",
+       note="a pair beyond the used slots (the last cluster's second pair, odd slot count) wraps to slot 0 and "
+            "computes its tiles again"),
+    # configs that should be refused: a guard lost
+    _m("lost-guard-epi-stages", "lost guard", "6", P + "phase6_persistent.py",
+       "        assert ct.epi_chunks(c.epi_warps, c.bn) % c.epi_stages == 0, \"chunks per warp must be a multiple of epi_stages\"\n",
+       "", extra=("tests/test_sm100_guards.py",),
+       note="phase 6 no longer refuses epi_stages that do not divide the chunks: the static buffer-reuse wait breaks"),
+    _m("lost-guard-sm-count", "lost guard", "7", P + "phase7_stream_k.py",
+       "return why + common.persistent_problems(c, c.cluster_m * c.pairs, c.cluster_m * c.pairs)",
+       "return why + common.persistent_problems(c, c.cluster_m * c.pairs, c.cluster_m)",
+       extra=("tests/test_sm100_guards.py",),
+       note="phase 7 takes an sm_count of 2 mod 4: an odd number of pair slots, the extra pair recomputes slot 0's tiles"),
+    _m("lost-guard-two-ctas", "lost guard", "5", P + "phase5_tma_store.py",
+       "        assert 2 * (self.smem_bytes + common.SMEM_RESERVED_PER_CTA) <= common.SMEM_PER_SM, (",
+       "        assert True or 2 * (self.smem_bytes + common.SMEM_RESERVED_PER_CTA) <= common.SMEM_PER_SM, (",
+       extra=("tests/test_sm100_guards.py",),
+       note="phase 5 no longer refuses a ring that leaves one CTA per SM"),
+    _m("lost-guard-bm", "lost guard", "6", P + "common.py",
+       "    if c.bm != TMEM_LANES:\n", "    if c.bm > TMEM_LANES:\n", extra=("tests/test_sm100_guards.py",),
+       note="bm=64 is accepted: an M=64 MMA's accumulator is not one row per TMEM lane"),
+    # --- the audit's memory-model points ----------------------------------------------------------------
+    _m("no-fence-before-release", "tcgen05 thread-sync fence", "6", P + "phase6_persistent.py",
+       "                    common.tmem_reads_done()  # this thread's tcgen05.ld's of the stage, before the release\n",
+       "", fast=True,
+       note="the epilogue releases an accumulator stage without tcgen05.fence::before_thread_sync"),
+    _m("no-fence-after-acc-full", "tcgen05 thread-sync fence", "6", P + "phase6_persistent.py",
+       "                    common.tmem_acquired()  # the tcgen05.ld's below read what the MMAs wrote\n", "",
+       note="the epilogue reads TMEM after the accumulator-full wait without tcgen05.fence::after_thread_sync"),
+    _m("no-fence-mma-after-empty", "tcgen05 thread-sync fence", "6", P + "phase6_persistent.py",
+       "                        common.tmem_acquired()  # the MMAs below overwrite what both epilogues read\n", "",
+       note="the next tile's MMAs overwrite a stage the epilogues read, without tcgen05.fence::after_thread_sync "
+            "after the accumulator-empty wait (only the PTX machine sees the MMA side)"),
+    _m("no-fence-before-dealloc", "tcgen05 thread-sync fence", "0", P + "common.py",
+       "    tmem_reads_done()\n    barrier.arrive_and_wait()\n    tmem.free(tmem_ptr)\n",
+       "    barrier.arrive_and_wait()\n    tmem.free(tmem_ptr)\n",
+       note="the warps meet before the dealloc without fencing their tcgen05.ld's (phases 0-1 release nothing before)"),
+    _m("no-fence-after-dealloc-barrier", "tcgen05 thread-sync fence", "2a", P + "common.py",
+       "            tmem_acquired()\n            cute.arch.dealloc_tmem(", "            cute.arch.dealloc_tmem(",
+       note="the allocator warp deallocates after the barrier without tcgen05.fence::after_thread_sync"),
+    _m("acc-wait-cta-scope", "cluster-scope signal", "6", P + "phase6_persistent.py",
+       "        acc_producer, acc_consumer = common.cluster_scoped(pipeline.PipelineUmmaAsync.create(",
+       "        acc_producer, acc_consumer = (pipeline.PipelineUmmaAsync.create(",
+       note="the accumulator pipeline's waits acquire at CTA scope (the peer CTA's releases and the leader's "
+            "multicast commits are not acquired), its remote arrives release at CTA scope"),
+    _m("xchg-arrive-cta-scope", "cluster-scope signal", "7", P + "phase7_stream_k.py",
+       "common.mbarrier_arrive_cluster(xchg_free, peer)  # phase 1: received",
+       "cute.arch.mbarrier_arrive(xchg_free, peer)  # phase 1: received",
+       note="the stream-K receiver tells the peer pair 'received' with a CTA-scope release"),
+    _m("dealloc-wait-cta-scope", "cluster-scope signal", "4", P + "common.py",
+       "                mbarrier_wait_cluster(self._two_cta_tmem_dealloc_mbar_ptr, 0)",
+       "                cute.arch.mbarrier_wait(self._two_cta_tmem_dealloc_mbar_ptr, 0)",
+       note="a pair's dealloc handshake waits for the peer's arrive at CTA scope"),
 ]
 
 # the two-part substitution of tmem-alloc-before-sync: the allocation moves back before the pipelines

@@ -142,3 +142,113 @@ def unwaited_tcgen05_ld_uses(k: Kernel) -> list[str]:
                 pending_in[j] = state | (pending_in[j] or set())
                 work.append(j)
     return [problems[i] for i in sorted(problems)]
+
+
+# --- the PTX memory model at the hand-offs (tcgen05 thread-sync fences, cluster-scope signals) --------
+def _release(ins: Instr) -> bool:
+    """A thread synchronization that hands what the thread did to others: an mbarrier arrive, a CTA or
+    cluster barrier (arrive or sync). ``bar.warp.sync`` only reconverges a warp (TMEM accesses are
+    warp-collective)."""
+    op = ins.op
+    return (op.startswith("mbarrier.arrive") or op.startswith(("bar.sync", "bar.arrive", "barrier.sync",
+            "barrier.arrive", "barrier.cta.", "barrier.cluster.arrive")) or op == "barrier") and \
+        not op.startswith("bar.warp")
+
+
+def _acquire(ins: Instr) -> bool:
+    """A thread synchronization after which the thread may see what others did: an mbarrier wait, a CTA
+    barrier it waits at, a cluster barrier wait."""
+    op = ins.op
+    return op.startswith(("mbarrier.try_wait", "mbarrier.test_wait", "bar.sync", "barrier.sync",
+                          "barrier.cluster.wait", "barrier.cta.sync")) or op == "barrier"
+
+
+def _forward(k: Kernel, init, step) -> None:
+    """A forward may-analysis over the control flow: ``step(i, state) -> state`` (states are frozensets,
+    joined by union) until nothing changes."""
+    n = len(k.instrs)
+    state_in: list = [None] * n
+    state_in[0] = init
+    work = [0]
+    while work:
+        i = work.pop()
+        out = step(i, state_in[i])
+        for j in successors(k, i):
+            if state_in[j] is None or not out <= state_in[j]:
+                state_in[j] = out | (state_in[j] or frozenset())
+                work.append(j)
+
+
+def tcgen05_unfenced_releases(k: Kernel) -> list[str]:
+    """Thread synchronizations that a tcgen05.ld may precede without ``tcgen05.wait::ld`` and then
+    ``tcgen05.fence::before_thread_sync`` between them: the TMEM read is then not ordered before what
+    another thread does after synchronizing with this one (the next tile's MMA, the dealloc)."""
+    problems = {}
+
+    def step(i, state):
+        ins = k.instrs[i]
+        if ins.op.startswith("tcgen05.ld"):
+            return frozenset({"unwaited"}) | (state - {"unwaited"})
+        if ins.op.startswith("tcgen05.wait::ld"):
+            return frozenset({"unfenced"}) if "unwaited" in state or "unfenced" in state else state
+        if ins.op.startswith("tcgen05.fence::before_thread_sync"):
+            return state - {"unfenced"}
+        if _release(ins) and state:
+            why = "before tcgen05.wait::ld" if "unwaited" in state else "without tcgen05.fence::before_thread_sync"
+            problems[i] = f"{ins.text.strip()[:80]} may follow a tcgen05.ld {why}"
+        return state
+
+    _forward(k, frozenset(), step)
+    return [problems[i] for i in sorted(problems)]
+
+
+def tcgen05_unfenced_acquires(k: Kernel) -> list[str]:
+    """tcgen05.ld's and tcgen05.dealloc's that a thread synchronization may precede without
+    ``tcgen05.fence::after_thread_sync`` between them: the TMEM access is then not ordered after what the
+    thread synchronized with (the MMAs' commit, the other warps' reads)."""
+    problems = {}
+
+    def step(i, state):
+        ins = k.instrs[i]
+        if _acquire(ins):
+            return frozenset({"acquired"})
+        if ins.op.startswith("tcgen05.fence::after_thread_sync"):
+            return frozenset()
+        if ins.op.startswith(("tcgen05.ld", "tcgen05.dealloc")) and state:
+            problems[i] = f"{ins.text.strip()[:80]} may follow a thread synchronization without " \
+                          f"tcgen05.fence::after_thread_sync"
+        return state
+
+    _forward(k, frozenset(), step)
+    return [problems[i] for i in sorted(problems)]
+
+
+def remote_signals(k: Kernel) -> list[str]:
+    """The instructions by which a CTA signals an mbarrier of another CTA of its cluster: a remote arrive
+    (``mbarrier.arrive...shared::cluster``), a multicast ``tcgen05.commit``, a ``.cta_group::2`` TMA load
+    (the peer's bytes complete on the leader's barrier), an ``st.async`` completing on the peer's barrier."""
+    out = []
+    for ins in k.instrs:
+        op = ins.op
+        if (op.startswith("mbarrier.arrive") and "shared::cluster" in op) or \
+                (op.startswith("tcgen05.commit") and "multicast" in op) or \
+                (op.startswith("cp.async.bulk.tensor") and ".cta_group::2" in op) or \
+                (op.startswith("st.async") and "mbarrier" in op):
+            out.append(ins.text.strip())
+    return out
+
+
+def cta_scope_signals(k: Kernel) -> list[str]:
+    """In a kernel whose CTAs signal each other's mbarriers (``remote_signals``): the mbarrier waits that
+    acquire at CTA scope (the default ``.acquire.cta``: they do not synchronize with a release of another
+    CTA) and the remote arrives that release at CTA scope. Each must be ``.cluster``."""
+    if not remote_signals(k):
+        return []
+    out = []
+    for ins in k.instrs:
+        op = ins.op
+        if op.startswith(("mbarrier.try_wait", "mbarrier.test_wait")) and ".acquire.cluster" not in op:
+            out.append(f"{ins.text.strip()[:80]}: a CTA-scope acquire")
+        if op.startswith("mbarrier.arrive") and "shared::cluster" in op and ".release.cluster" not in op:
+            out.append(f"{ins.text.strip()[:80]}: a remote arrive with a CTA-scope release")
+    return out

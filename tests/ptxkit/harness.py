@@ -204,6 +204,9 @@ def simulate(key: str, m: int, n: int, k: int, config=None, operands=None, *,
     params, tmaps = _params(kernel, pk, maps, globals_)
     gx, gy, gz = kernel.grid(m, n, k)
     cx = attrs["cluster"][0]
+    if gx % cx or min(gx, gy, gz) < 1:
+        raise SimError(f"{key} at {m}x{n}x{k}: a grid of {gx} x {gy} x {gz} CTAs is not whole clusters of {cx} "
+                       f"(the launch fails)")
     c_out: dict = {}
     errors: list = []
     steps = clusters = 0

@@ -17,6 +17,15 @@ thread's ``wait_group.read``, a ``tcgen05.ld`` at ``tcgen05.wait::ld``). A wait 
 or on the wrong barrier is reported as a race even when this schedule ran the operations in a safe
 order. A state in which no warp can proceed is a deadlock.
 
+TMEM hand-offs follow the PTX ISA's tcgen05 memory consistency model: a TMEM access of one thread is
+ordered before a TMEM access of another only through a thread synchronization with
+``tcgen05.fence::before_thread_sync`` after the first (after its ``tcgen05.wait::ld`` for a tcgen05.ld;
+``tcgen05.commit`` has it built in) and ``tcgen05.fence::after_thread_sync`` after the wait, before the
+second (also when the second is the same thread's tcgen05.ld after an MMA it committed). Signals that
+cross CTAs synchronize only at cluster scope: a wait that observes a phase another CTA arrived on (a
+remote arrive, a multicast commit, a peer's TMA or st.async completing on the barrier) must be
+``.acquire.cluster``, and a remote ``mbarrier.arrive`` must be ``.release.cluster``.
+
 The lanes of a warp run together and share one clock. Ordering between lanes of one warp comes from
 ``bar.warp.sync`` (an epoch per warp); each lane's generic writes must be followed by its own
 ``fence.proxy.async`` before an async-proxy reader (TMA, MMA) may read them.
@@ -83,6 +92,9 @@ class Access:
     epoch: int = 0
     fence: object = None  # generic writes: [token, epoch] of the writing lane's fence.proxy.async
     what: str = ""
+    # a tcgen05.ld: what another thread's TMEM access must have observed (after_thread_sync) -- the
+    # reading warp's first tcgen05.fence::before_thread_sync after the tcgen05.wait::ld
+    xtoken: object = None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -140,7 +152,7 @@ class Global:
 
 
 class Barrier:
-    __slots__ = ("count", "pending", "tx", "phase", "vc", "phase_vcs", "key", "inited_by")
+    __slots__ = ("count", "pending", "tx", "phase", "vc", "phase_vcs", "key", "inited_by", "remote", "phase_remote")
 
     def __init__(self, key, count, inited_by=None):
         self.key = key
@@ -151,6 +163,8 @@ class Barrier:
         self.vc: dict = {}
         self.phase_vcs: list = []
         self.inited_by = inited_by  # (warp key, clock) of the mbarrier.init
+        self.remote: set = set()  # ranks of other CTAs that signalled the phase in progress
+        self.phase_remote: list = []  # per completed phase: the other CTAs that signalled it
 
 
 class Cta:
@@ -185,6 +199,7 @@ class Warp:
         self.pending_mma: list = []  # Pending tokens of MMA accesses since the last commit
         self.commits = 0
         self.ld_pending: list = []  # Pending tokens of tcgen05.ld not yet waited
+        self.ld_issued: list = []  # tcgen05.ld accesses not yet waited (their xtoken waits for a fence)
         self.poisoned: set = set()  # registers a tcgen05.ld writes, until tcgen05.wait::ld
         self.cp_groups: dict = {}  # lane -> committed cp.async groups (lists of Accesses), last open
         self.bulk_groups: dict = {}  # lane -> committed TMA-store groups (lists of Pending), last open
@@ -192,6 +207,9 @@ class Warp:
         self.bar_wait = None  # (named barrier key, generation) while waiting at bar.sync
         self.grid_dep_waited = False  # griddepcontrol.wait executed (programmatic dependent launch)
         self.release_vc: dict = {}  # the clock as of the warp's last release fence
+        self.tc_vc: dict = {}  # the clock as of the last tcgen05.fence::after_thread_sync: what TMEM accesses follow
+        self.tc_before = 0  # tcgen05.fence::before_thread_sync executed so far
+        self.ld_waited: list = []  # tcgen05.ld accesses waited (wait::ld) but not yet fenced before a sync
 
     def tick(self) -> int:
         self.vc[self.key] += 1
@@ -207,6 +225,10 @@ def _mask_lanes(mask: int) -> list:
 
 class Machine:
     """One cluster of a launch. ``run()`` executes it; problems land in ``errors``; stores in ``c_out``."""
+
+    # report a CTA-scope wait that observes another CTA's signal, and a CTA-scope remote arrive (the
+    # sm100 kernels' rule since issue 19; ``sm90kit.machine90.Sm90Machine`` does not apply it)
+    CLUSTER_SCOPE_RULE = True
 
     def __init__(self, kernel: Kernel, *, params: dict, tensormaps: dict, globals_: list, threads: int,
                  cluster: int, first_ctaid: tuple, c_out: dict, errors: list, smem_bytes: int,
@@ -776,7 +798,9 @@ class Machine:
             self.error(f"{w.name()}: {what} reaches CTA {cta.rank} after it exited")
         cta.remote.append((what, token))
 
-    def _arrive(self, b: Barrier, vc: dict, count: int = 1, tx: int = 0) -> None:
+    def _arrive(self, b: Barrier, vc: dict, count: int = 1, tx: int = 0, src: int | None = None) -> None:
+        if src is not None and src != b.key[1]:
+            b.remote.add(src)
         join(b.vc, vc)
         b.tx += tx
         b.pending -= count
@@ -785,8 +809,10 @@ class Machine:
             b.pending = 0
         self._maybe_complete(b)
 
-    def _complete_tx(self, b: Barrier, nbytes: int) -> int:
-        """Transaction bytes land on ``b``; returns the phase they count toward."""
+    def _complete_tx(self, b: Barrier, nbytes: int, src: int | None = None) -> int:
+        """Transaction bytes land on ``b`` (sent by CTA ``src``); returns the phase they count toward."""
+        if src is not None and src != b.key[1]:
+            b.remote.add(src)
         phase = b.phase
         b.tx -= nbytes
         self._maybe_complete(b)
@@ -797,9 +823,11 @@ class Machine:
             vc = dict(b.vc)
             vc[b.key] = max(vc.get(b.key, 0), b.phase + 1)
             b.phase_vcs.append(vc)
+            b.phase_remote.append(frozenset(b.remote))
             b.phase += 1
             b.pending = b.count
             b.vc = {}
+            b.remote = set()
         elif b.pending == 0 and b.tx < 0:
             self.error(f"mbarrier {b.key}: phase {b.phase} has its arrivals and {-b.tx} more transaction bytes "
                        f"than expected")
@@ -822,6 +850,7 @@ class Machine:
         if op.startswith("mbarrier.try_wait") or op.startswith("mbarrier.test_wait"):
             dst = a[0]
             ga, gp = self._addr(a[1]), self._getter(a[2])
+            cluster_scope = ".cluster." in op + "."  # .acquire.cluster; the default is .acquire.cta
 
             def h(w, lanes):
                 done_all = True
@@ -834,6 +863,10 @@ class Machine:
                         p = b.phase - 1 if (b.phase - 1) % 2 == parity else b.phase - 2
                         if p >= 0:
                             join(w.vc, b.phase_vcs[p])
+                            if b.phase_remote[p] and not cluster_scope and self.CLUSTER_SCOPE_RULE:
+                                self.error(f"{w.name()}: {ins.text.strip()[:70]} acquires at CTA scope a phase of "
+                                           f"mbarrier 0x{b.key[2]:x} that CTA {min(b.phase_remote[p])} signalled "
+                                           f"(the wait must be .acquire.cluster)")
                     if not done:
                         done_all = False
                     self._set(w, dst, l, 1 if done else 0)
@@ -847,19 +880,24 @@ class Machine:
             ga = self._addr(a[1])
             g3 = self._getter(a[2]) if len(a) > 2 else None
 
+            cluster_release = ".cluster." in op.replace("shared::cluster", "") + "."
+
             def h(w, lanes):
                 for l in lanes:
                     cta, b = self._barrier(ga(w, l), w, ins, remote_ok=remote)
                     c = w.tick()
                     self._remote(w, cta, "a remote mbarrier arrive", (w.key, c))
+                    if cta is not w.cta and arrive and not cluster_release and self.CLUSTER_SCOPE_RULE:
+                        self.error(f"{w.name()}: {ins.text.strip()[:70]} arrives on CTA {cta.rank}'s mbarrier with "
+                                   f"a CTA-scope release (a remote arrive must be .release.cluster)")
                     if expect:
                         tx = g3(w, l)
                         if arrive:
-                            self._arrive(b, w.vc, 1, tx)
+                            self._arrive(b, w.vc, 1, tx, src=w.cta.rank)
                         else:
                             b.tx += tx
                     else:
-                        self._arrive(b, w.vc, g3(w, l) if g3 is not None else 1)
+                        self._arrive(b, w.vc, g3(w, l) if g3 is not None else 1, src=w.cta.rank)
             return h
         raise SimError(f"no semantics for {op}")
 
@@ -1107,7 +1145,7 @@ class Machine:
                         self._smem_write(tgt, phys, tm.elem_bytes, val, acc, w)
                     self._remote(w, tgt, "a TMA load", acc.token)
                     self._remote(w, bcta, "a TMA complete_tx", acc.token)
-                    self._complete_tx(b, nbytes)
+                    self._complete_tx(b, nbytes, src=w.cta.rank)
         return h
 
     def _tma_store(self, ins: Instr):
@@ -1162,7 +1200,7 @@ class Machine:
                 for j, g in enumerate(getters):
                     self._smem_write(tgt, (addr & OFFSET_MASK) + j * size, size, g(w, l), acc, w)
                 self._remote(w, tgt, "an st.async", acc.token)
-                self._complete_tx(b, size * len(getters))
+                self._complete_tx(b, size * len(getters), src=w.cta.rank)
         return h
 
     # --------------------------------------------------------------------------------------------
@@ -1232,9 +1270,10 @@ class Machine:
                     if not col // 32 <= chunk < (col + n) // 32:
                         continue
                     for acc in ([write] if write else []) + reads:
-                        if not covered(w.vc, acc.token):
+                        why = self._tmem_unordered(acc, w)
+                        if why:
                             self.error(f"{w.name()}: tcgen05.dealloc of columns {col}.. while {acc.what} of "
-                                       f"lanes {32 * q}.. column {32 * chunk} may still be in flight")
+                                       f"lanes {32 * q}.. column {32 * chunk} may still be in flight ({why})")
         return h
 
     def _tc_mma(self, ins: Instr):
@@ -1331,6 +1370,30 @@ class Machine:
         addr = isa.swizzle(isa.operand_offset(desc, mn, kk, mn_major, 2), isa.SWIZZLE_BYTES[desc.swizzle_mode])
         return self._smem_read(cta, addr, 2, acc, w)
 
+    def _tmem_unordered(self, prev: Access, w: Warp) -> str | None:
+        """Why ``prev`` (a TMEM access) is not ordered before ``w``'s next TMEM access, or None.
+
+        The PTX ISA's tcgen05 rules: a tcgen05.ld of the same warp is ordered by its tcgen05.wait::ld; a
+        tcgen05.ld of another warp by that warp's tcgen05.fence::before_thread_sync after the wait, a thread
+        synchronization, and ``w``'s tcgen05.fence::after_thread_sync after it; an MMA (complete at its
+        tcgen05.commit, which fences before its arrive) by an observed commit and ``w``'s
+        after_thread_sync fence."""
+        if prev.kind == "tcgen05.ld":
+            if prev.warp is w:
+                return None if covered(w.vc, prev.token) else "before its tcgen05.wait::ld"
+            if covered(w.tc_vc, prev.xtoken):
+                return None
+            if not covered(w.vc, prev.token):
+                return "unordered (no wait and thread synchronization between them)"
+            if covered(w.vc, prev.xtoken):
+                return "without tcgen05.fence::after_thread_sync after the thread synchronization"
+            return f"without tcgen05.fence::before_thread_sync by {prev.warp.name()} after its tcgen05.wait::ld"
+        if covered(w.tc_vc, prev.token):
+            return None
+        if covered(w.vc, prev.token):
+            return "without tcgen05.fence::after_thread_sync after the wait that saw its commit"
+        return "before the MMA is known complete"
+
     def _tmem_access(self, cta: Cta, w: Warp, quarters, col: int, ncols: int, acc: Access, write: bool) -> None:
         for q in quarters:
             for chunk in range(col // 32, (col + ncols - 1) // 32 + 1):
@@ -1338,19 +1401,24 @@ class Machine:
                 last, reads = meta
                 if write:
                     for r in reads:
-                        if not covered(w.vc, r.token):
+                        why = self._tmem_unordered(r, w)
+                        if why:
                             self.error(f"{acc.what} writes TMEM lanes {32 * q}.. column {32 * chunk} of CTA "
-                                       f"{cta.rank} while {r.what} may still read them")
-                    if last is not None and last.warp is not w and not covered(w.vc, last.token):
-                        self.error(f"{acc.what} writes TMEM of CTA {cta.rank} unordered with {last.what}")
+                                       f"{cta.rank} while {r.what} may still read them ({why})")
+                    if last is not None and last.warp is not w:
+                        why = self._tmem_unordered(last, w)
+                        if why:
+                            self.error(f"{acc.what} writes TMEM of CTA {cta.rank} unordered with {last.what} ({why})")
                     cta.tmem_meta[(q, chunk)] = [acc, []]
                 else:
                     if last is None:
                         self.error(f"{acc.what} reads TMEM lanes {32 * q}.. column {32 * chunk} of CTA {cta.rank} "
                                    f"that no MMA wrote")
-                    elif not covered(w.vc, last.token):
-                        self.error(f"{acc.what} reads TMEM lanes {32 * q}.. column {32 * chunk} of CTA {cta.rank} "
-                                   f"before the MMA writing it is known complete")
+                    else:
+                        why = self._tmem_unordered(last, w)
+                        if why:
+                            self.error(f"{acc.what} reads TMEM lanes {32 * q}.. column {32 * chunk} of CTA "
+                                       f"{cta.rank} written by {last.what} {why}")
                     reads.append(acc)
 
     def _tc_commit(self, ins: Instr):
@@ -1374,7 +1442,7 @@ class Machine:
                 for r in ranks:
                     cta, b = self._barrier((bar & OFFSET_MASK) | r << RANK_SHIFT, w, ins, remote_ok=True)
                     self._remote(w, cta, "a tcgen05.commit arrive", token)
-                    self._arrive(b, vc)
+                    self._arrive(b, vc, src=w.cta.rank)
                 w.tick()
         return h
 
@@ -1395,8 +1463,9 @@ class Machine:
                            f"lanes {32 * (w.wid % 4)}..{32 * (w.wid % 4) + 31}")
             pend = Pending()
             w.ld_pending.append(pend)
-            self._tmem_access(cta, w, [lane0 // 32], col, n, Access("tcgen05.ld", pend, warp=w,
-                                                                  what=f"tcgen05.ld by {w.name()}"), write=False)
+            ld = Access("tcgen05.ld", pend, warp=w, what=f"tcgen05.ld by {w.name()}", xtoken=Pending())
+            w.ld_issued.append(ld)
+            self._tmem_access(cta, w, [lane0 // 32], col, n, ld, write=False)
             region = next(((k, r) for k, r in cta.tmem.items() if k[0] <= col and col + n <= k[0] + k[1]), None)
             for l in lanes:
                 for j, dreg in enumerate(dsts):
@@ -1418,12 +1487,32 @@ class Machine:
                 for p in w.ld_pending:
                     p.token = (w.key, c)
                 w.ld_pending = []
+                w.ld_waited += w.ld_issued
+                w.ld_issued = []
                 w.poisoned = set()
             return h
         return lambda w, lanes: None
 
     def _tc_fence(self, ins: Instr):
-        return lambda w, lanes: None
+        """tcgen05.fence::before_thread_sync: the warp's waited tcgen05.ld's become visible to whoever
+        synchronizes with its later arrivals (a clock entry of the warp's fences). after_thread_sync: the
+        warp's later TMEM accesses are ordered after everything it has synchronized with so far."""
+        if "before_thread_sync" in ins.op:
+            def h(w, lanes):
+                w.tc_before += 1
+                key = ("tcb",) + w.key
+                w.vc[key] = w.tc_before
+                for ld in w.ld_waited:
+                    ld.xtoken.token = (key, w.tc_before)
+                w.ld_waited = []
+                w.tick()
+            return h
+        if "after_thread_sync" in ins.op:
+            def h(w, lanes):
+                w.tc_vc = dict(w.vc)
+                w.tick()
+            return h
+        raise SimError(f"no semantics for {ins.op}")
 
     # --------------------------------------------------------------------------------------------
     # the end

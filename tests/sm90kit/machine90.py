@@ -74,6 +74,13 @@ class Sm90Machine(Machine):
     """One cluster of an sm_90a launch (see the module docstring); ``pdl``: launched with programmatic
     dependent launch, so no global access may come before ``griddepcontrol.wait``."""
 
+    # The base machine's cluster-scope rule (a wait observing another CTA's signal must be
+    # .acquire.cluster, a remote arrive .release.cluster) is not applied here: the sm90 cluster phases
+    # (4-8) still wait at the default CTA scope on their peers' multicast TMA bytes and remote arrives,
+    # which that rule reports. Issue 19 moved the sm100 kernels to cluster scope; the sm90 kernels are
+    # not changed by it.
+    CLUSTER_SCOPE_RULE = False
+
     def __init__(self, kernel, *, pdl: bool = False, static_smem: dict | None = None, **kw):
         self.pdl = pdl
         self.static_smem = static_smem or {}  # name of a .shared array -> its offset in the CTA's window
