@@ -107,6 +107,19 @@ def test_gpu_verdicts():
     assert classify(5, "", 40, 41.0)["status"] == "invalid"
 
 
+def test_mutant_copies_keep_the_environments_pythonpath(monkeypatch):
+    """The H200 carries the DSL on PYTHONPATH: a copy's checks put the copy first and keep the rest."""
+    from mutants.runner import copy_env
+
+    monkeypatch.setenv("PYTHONPATH", "/dsl/site")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-x")
+    env = copy_env("/tmp/copy", CUTE_GEMM_GPU_TEST_TIMEOUT="40")
+    assert env["PYTHONPATH"].split(os.pathsep) == ["/tmp/copy", "/dsl/site"]
+    assert "PYTEST_ADDOPTS" not in env and env["CUTE_GEMM_GPU_TEST_TIMEOUT"] == "40"
+    monkeypatch.delenv("PYTHONPATH")
+    assert copy_env("/tmp/copy")["PYTHONPATH"] == "/tmp/copy"
+
+
 def test_ladder_arguments():
     assert {m.id for m in cli.select(cli.parse_args(["--ladder", "sm90", "--fast"]))} == \
         {m.id for m in MUTANTS if m.fast}

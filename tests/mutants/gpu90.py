@@ -29,7 +29,7 @@ import tempfile
 import time
 
 from .catalog_sm90 import gpu_tests
-from .runner import NotApplicable, mutate_copy
+from .runner import NotApplicable, copy_env, mutate_copy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,10 +55,8 @@ def _copy(m, root: str) -> None:
 
 
 def _env(root: str, test_timeout: int) -> dict:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))), PYTHONDONTWRITEBYTECODE="1",
-               CUTE_GEMM_CACHE_DIR=os.path.join(root, ".cute-gemm-cache"),
-               CUTE_GEMM_GPU_TEST_TIMEOUT=str(test_timeout))
-    env.pop("PYTEST_ADDOPTS", None)
+    env = copy_env(root, CUTE_GEMM_CACHE_DIR=os.path.join(root, ".cute-gemm-cache"),
+                   CUTE_GEMM_GPU_TEST_TIMEOUT=str(test_timeout))
     env.pop("CUTE_GEMM_NO_DISK_CACHE", None)
     return env
 
@@ -95,8 +93,9 @@ def gpu_verdict(m, root: str, python: str, timeout_s: int, test_timeout: int) ->
                               timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"status": "hang", "detail": f"the GPU tests ran past {timeout_s} s", "seconds": time.perf_counter() - t0}
-    r = classify(proc.returncode, proc.stdout + proc.stderr, test_timeout, time.perf_counter() - t0)
-    r["seconds"] = time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    r = classify(proc.returncode, proc.stdout + proc.stderr, test_timeout, seconds)
+    r["seconds"] = seconds
     return r
 
 

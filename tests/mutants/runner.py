@@ -55,6 +55,16 @@ def mutate_copy(m: Mutant, root: str) -> None:
         f.write(text)
 
 
+def copy_env(root: str, **extra: str) -> dict:
+    """The environment for checks run in the mutated copy at ``root``: the copy first on PYTHONPATH, before
+    whatever the environment has there (on a machine where the DSL itself comes through PYTHONPATH, dropping
+    that makes every check fail at import), no bytecode, none of the caller's pytest options."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))),
+               PYTHONDONTWRITEBYTECODE="1", **extra)
+    env.pop("PYTEST_ADDOPTS", None)
+    return env
+
+
 def run_mutant(m: Mutant, timeout_s: int, python: str = sys.executable, first_failure: bool = True,
                fast: bool = False) -> Outcome:
     """Apply ``m`` in a copy of the tree and run its checks; ``first_failure``: stop at the first failing
@@ -67,8 +77,7 @@ def run_mutant(m: Mutant, timeout_s: int, python: str = sys.executable, first_fa
             mutate_copy(m, root)
         except NotApplicable as e:
             return Outcome(m.id, m.kind, m.phase, "invalid", 0.0, str(e), ladder)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))), PYTHONDONTWRITEBYTECODE="1")
-        env.pop("PYTEST_ADDOPTS", None)
+        env = copy_env(root)
         checks = (getattr(m, "fast_checks", ()) if fast else ()) or m.checks
         cmd = [python, "-m", "pytest", *(["-x"] if first_failure else []), "-q", "-p", "no:cacheprovider",
                "-o", "addopts=", *checks]
