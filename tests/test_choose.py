@@ -40,15 +40,32 @@ def test_small_problems_take_small_tiles_with_pdl():
 
 
 def test_wave_fitted_tiles_fill_one_wave():
-    """128x11008: 86 tiles of 128x128 leave 46 of 132 SMs idle; the fitted 128x96 tile makes 115, and best
-    takes it. Only for M <= 128 (one row of tiles), and never a width already tried (64, 128, 256)."""
+    """128x11008: 86 tiles of 128x128 leave 46 of 132 SMs idle; the fitted 128x96 tile makes 115. Only for
+    96 < M <= 128 (one row of tiles, 3/4 of its rows real), never a width already tried (64, 128, 256)."""
     assert choose.wave_fitted_bn(128, 11008, 128) == 96
     assert choose.wave_fitted_bn(128, 28672, 128) == 224
     assert choose.wave_fitted_bn(128, 14336, 128) is None  # 128 wide already fills 112 of 132: nothing to fit
     assert choose.wave_fitted_bn(512, 1000, 128) is None  # under 64 wide
+    rows = {r["label"]: r["cost"] for r in choose.explain("sm90", 128, 11008, 4096)}
+    fitted = rows["9 bn=96 stages=8 split_k=1 use_pdl=True"]  # bm=128 is phase 9's default
+    # measured on the H200 (2026-12-02, cold L2): the fitted tile 28.5 us, the swapped 128x128 tile multicast over 4
+    # weight tiles 28.4: best takes one of the two (the model ranks the fitted tile below the multicast one)
     phase, cfg = choose.pick("sm90", 128, 11008, 4096)
-    assert phase == "9" and (cfg.bm, cfg.bn, cfg.split_k) == (128, 96, 1)
+    assert (phase, cfg.bm, cfg.bn, cfg.split_k) in (("9", 128, 96, 1), ("10", 128, 128, 1))
+    assert fitted < rows["9 split_k=1 use_pdl=True"]  # one wave of 115 CTAs beats 86 of 128x128
     assert not any(p == "9" and c["bn"] not in (64, 128, 256) for p, c in choose.split_candidates(200, 5120, 5120))
+    # 56 rows of 128: the padded MMA work is not free (52.1 us against the vendor's 39.9): no fitted tile
+    assert not any(p == "9" and c["bn"] not in (64, 128, 256) for p, c in choose.split_candidates(56, 18944, 3584))
+
+
+def test_two_ctas_per_sm_fill_one_wave_of_weight_tiles():
+    """28672 / 128 = 224 weight tiles, 1.7 waves of 132 SMs; two 128 x 64 CTAs per SM (4 stages of 64 each: 128-deep
+    k-tiles leave 2) hold all 224 in one wave, and best takes that at 64x28672x8192."""
+    cands = choose.split_candidates(64, 28672, 8192)
+    two = [c for p, c in cands if p == "10" and c["ctas_per_sm"] == 2 and c["bm"] == 128 and c["bn"] == 64]
+    assert two and all(c["bk"] == 64 and c["stages"] == 4 for c in two)
+    phase, cfg = choose.pick("sm90", 64, 28672, 8192)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.bk, cfg.ctas_per_sm) == (128, 64, 64, 2)
 
 
 def test_the_model_ranks_waves_and_splits():
@@ -73,12 +90,21 @@ def test_operands_reach_the_candidates():
 
 def test_token_tiles_and_candidates_are_buildable():
     """Every phase-10 candidate fits the smem and register budgets its kernel asserts at compile time."""
+    multicast = set()
     for m in (1, 24, 100, 200, 256):
         for phase, over in choose.split_candidates(m, 4096, 4096):
             if phase == "10":
-                assert over["bn"] in choose.TOKEN_TILES and over["bn"] % over["split_k"] == 0
-                assert (64 + over["bn"]) * over["bk"] * 2 * over["stages"] * over["ctas_per_sm"] <= 227 * 1024
+                # the tokens in one tile, or past 128 tokens in two (a multiple of 16 that covers half of them)
+                one = over["bn"] in choose.TOKEN_TILES and over["bn"] >= m
+                two = m > 128 and over["bn"] % 16 == 0 and m / 2 <= over["bn"] < m
+                assert (one or two) and over["bn"] % over["split_k"] == 0, (m, over)
+                assert (over["bm"] + over["bn"]) * over["bk"] * 2 * over["stages"] * over["ctas_per_sm"] <= 227 * 1024
                 assert over["stages"] >= 3 and over["stages"] * over["ctas_per_sm"] >= 4
+                # the token tile's multicast: whole 8-row slices per CTA, 128 weight rows, no split
+                cm = over["cluster_m"]
+                assert over["bn"] % (8 * cm) == 0 and (cm == 1 or (over["bm"] == 128 and over["split_k"] == 1))
+                multicast.add((m, cm))
+    assert {(100, 4), (200, 4), (256, 2)} <= multicast and not any(cm > 1 for m, cm in multicast if m <= 96)
 
 
 def test_a_pick_is_a_lookup_after_the_first():

@@ -24,6 +24,17 @@ CONFIGS = [
     ("10", {"bm": 128, "bn": 16, "stages": 6, "split_k": 2}),
     ("10", {"bm": 128, "bn": 8, "stages": 3, "ctas_per_sm": 2, "split_k": 1}),
     ("10", {"bn": 256, "bk": 64, "stages": 5, "split_k": 2}),
+    # the token tile multicast over a cluster of weight tiles (phase 4's B multicast), 2 and 4 CTAs, alone
+    # and times a split (rank m + cluster_m k), and over 2 token tiles; ragged tile counts leave a cluster a
+    # tile past the edge (N=1032: 9 weight tiles)
+    ("10", {"bm": 128, "bn": 112, "bk": 64, "stages": 7, "split_k": 1, "cluster_m": 2}),
+    ("10", {"bm": 128, "bn": 64, "bk": 64, "stages": 8, "split_k": 1, "cluster_m": 4}),
+    ("10", {"bm": 64, "bn": 128, "bk": 128, "stages": 4, "split_k": 2, "cluster_m": 2}),
+    ("10", {"bm": 128, "bn": 32, "stages": 5, "split_k": 2, "cluster_m": 4}),
+    ("9", {"bm": 128, "bn": 128, "split_k": 1, "cluster_m": 2, "use_pdl": True}),
+    # two 128 x 64 CTAs per SM with 64-deep k-tiles (64x28672x8192's pick: 224 weight tiles in one wave)
+    ("10", {"bm": 128, "bn": 64, "bk": 64, "stages": 4, "split_k": 1, "ctas_per_sm": 2}),
+    ("9", {"bm": 64, "bn": 128, "split_k": 4, "cluster_m": 2, "use_pdl": True}),
 ]
 SHAPES = [
     Problem(1, 4096, 4096),  # one token
@@ -60,7 +71,11 @@ def test_split_and_swap_configs(phase, over, shape):
 @pytest.mark.parametrize("ops", ["nt bf16 bf16", "tn fp16 fp16", "nn fp16 fp32"])
 @pytest.mark.parametrize("phase,over", [("9", {"bm": 128, "bn": 256, "stages": 4, "split_k": 1, "use_pdl": True}),
                                         ("10", {"bn": 8, "split_k": 1}), ("10", {"bm": 128, "bn": 64, "split_k": 1,
-                                                                                "stages": 4})])
+                                                                                "stages": 4}),
+                                        ("10", {"bm": 128, "bn": 112, "bk": 64, "stages": 7, "split_k": 1,
+                                                "cluster_m": 2}),
+                                        ("10", {"bm": 64, "bn": 128, "bk": 128, "stages": 4, "split_k": 2,
+                                                "cluster_m": 2})])
 def test_unsplit_tiles_in_every_c_type(phase, over, ops):
     """Without a split, fp32 C goes straight from the accumulators; a 16-bit C goes through the smem tile
     (rounded there, not in the accumulator registers)."""

@@ -67,3 +67,19 @@ def test_simulation(phase):
 
 def test_every_phase_has_a_run():
     assert set(CASES) == {e.phase for e in registry.all_entries("sm90")}
+
+
+# phase 10's token-tile multicast (``cluster_m``): the cluster's CTAs each load a slice of the token tile and
+# multicast it, arrive on each other's empty barriers and (with a split) reduce with their own K-range peers
+MULTICAST = {
+    "cm2-ragged": (40, 136, 264, {"bm": 64, "bn": 16, "split_k": 1, "cluster_m": 2, "stages": 2}),  # 3 tiles: 1 past N
+    "cm2-split2": (40, 200, 264, {"bm": 64, "bn": 16, "split_k": 2, "cluster_m": 2, "stages": 2}),  # rank m + 2 k
+}
+
+
+@pytest.mark.parametrize("case", list(MULTICAST))
+def test_simulation_token_tile_multicast(case):
+    m, n, k, over = MULTICAST[case]
+    cfg = dataclasses.replace(registry.get("sm90", "10").default_config(), **over)
+    res = simulate90("sm90:10", m, n, k, cfg)
+    assert res.ok, res.report()

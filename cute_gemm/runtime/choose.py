@@ -6,14 +6,20 @@ swap-AB tiles (64 or 128 weight rows x the tokens), which stream the weights at 
 small or starved problems want phase 9's small tiles, split-K and programmatic dependent launch. So
 ``pick`` enumerates candidates (phase, config) and ranks them by a model of their time, in
 microseconds, with constants fitted to measurements on the H200 (``MACHINE``; the measured candidates
-are ``bench/results/h200_2026-12-01_best_candidates.json``, the fit and its report ``bench/fit_best.py``):
+are ``bench/results/h200_*_best_candidates*.json``, the fit and its report ``bench/fit_best.py``):
 
     time = launch + (waves - 1) x wave + (max(mma, memory) + overlap x min(mma, memory)) [x swap_factor]
            + waves x split x (split_fixed + partial tile bytes / dsmem_rate)   [phases 9, 10]
 
-(``swap_factor``: phase 10 in one wave; the fit found the model ~16% slow on it.) Besides the fixed tile
-families, phase 9 gets a **wave-fitted** tile at M <= 128: 128 rows by the narrowest width that puts all
-tiles in one wave of the GPU (``wave_fitted_bn``).
+(``swap_factor``: phase 10 in one wave; the fit found the model ~16% slow on it; ``mcast_gain``: phase 10's
+token tile multicast over ``cluster_m`` weight tiles, one wave, x (1 - 0.25 (1 - 1/cluster_m)).) Besides
+the fixed tile families, phase 9 gets a **wave-fitted** tile at 96 < M <= 128: 128 rows by the narrowest
+width that puts all tiles in one wave of the GPU (``wave_fitted_bn``); phase 10 gets a second token tile
+past 128 tokens, the multicast over 2 or 4 weight tiles for token tiles of 128 or more, and two CTAs per
+SM with 64-deep k-tiles where 128-deep ones leave too short a ring.
+
+The model was checked on shapes chosen *after* each fit and measured once (``cute-gemm bench --set
+heldout`` / ``heldout2``): that, not the fit, is the evidence for shapes nobody listed.
 
 - ``mma``: the busiest SM's MMA work, waves x (CTAs sharing an SM) x one CTA's padded FLOPs / rate; a
   CTA whose tile is narrower than 256 columns per warpgroup issues smaller wgmma and runs slower
@@ -47,6 +53,7 @@ class Machine:
     mma_flop_per_us: float = 7.0e6  # one SM's wgmma rate with 256-wide tiles (1.7 GHz x 4096 FLOP/clk)
     narrow_exponent: float = 0.5  # rate x (tile width per warpgroup / 256)^this
     hbm_bytes_per_us: float = 4.35e6
+    mcast_gain: float = 0.25  # phase 10, one wave, a >= 128-token tile multicast over cluster_m weight tiles: x (1 - this (1 - 1/cluster_m))
     inflight_for_full_bw: float = 16e6  # bytes the resident rings must hold to keep the HBM busy
     launch_us: float = 1.4  # launch, prologue, pipeline fill, epilogue of one CTA
     wave_us: float = 2.0  # each further wave of CTAs
@@ -105,7 +112,9 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
     out = []
     pdl = 2.0 * m * n * k <= PDL_MAX_FLOP
     tiles = [(64, 64, 64, 8), (64, 128, 64, 8), (128, 128, 64, 6), (128, 256, 64, 4)]
-    fitted = wave_fitted_bn(m, n, 128) if m <= 128 else None
+    # 96 < M <= 128 only: the tile's 128 rows at least 3/4 real (56x18944x3584 in 128 x 160 tiles, 56 rows real,
+    # ran 52.1 us against 39.9 for cuBLAS's swapped 192x56: the padded MMA work is not free)
+    fitted = wave_fitted_bn(m, n, 128) if 96 < m <= 128 else None
     if fitted:  # one wave of 128 x fitted tiles, the ring as deep as the smem holds (measured at M <= 128 only:
         # 200x5120x5120 in 2 x 54 tiles of 128 x 96 ran 275 TFLOP/s, phase 7's 128 x 192 340)
         tiles.append((128, fitted, 64, _stages(128, fitted, 64, 1)))
@@ -113,18 +122,33 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         for split in (1, 2, 4):
             out.append(("9", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split, "use_pdl": pdl}))
     if m <= 256:
-        bn = next(t for t in TOKEN_TILES if t >= m)
-        bk = 128 if bn <= 128 else 64
-        for bm in (64, 128):
-            for ctas in (1, 2):
-                stages = _stages(bm, bn, bk, ctas)
-                # a ring under 4 stages per SM leaves the weight stream latency-bound (measured: 128x14336x4096,
-                # bm=128 bn=128 with 3 stages 38.3 us against 34.2 for phase 9's 128x128 tile)
-                if stages < 3 or stages * ctas < 4 or not _fits_registers(bm, bn, ctas):
-                    continue
-                for split in (1, 2, 4):
-                    out.append(("10", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split,
-                                       "ctas_per_sm": ctas}))
+        # the tokens in one tile, or (past 128 tokens) in two: twice the weight reads, but twice the CTAs
+        token_tiles = [(next(t for t in TOKEN_TILES if t >= m), None)]
+        if m > 128:
+            token_tiles.append((_ceil(_ceil(m, 2), 16) * 16, 64))
+        for bn, bk_fixed in token_tiles:
+            for bm in (64, 128):
+                for ctas in (1, 2):
+                    # 128-deep k-tiles where a ring of 3 of them per CTA, 4 per SM, fits, else 64 (bm=128 bn=128:
+                    # 7 stages of 64; two CTAs of 128 x 64 per SM: 4 stages of 64 each, where 128 left 2 and no candidate)
+                    deep = _stages(bm, bn, 128, ctas)
+                    bk = bk_fixed or (128 if bn <= 128 and deep >= 3 and deep * ctas >= 4 else 64)
+                    stages = _stages(bm, bn, bk, ctas)
+                    # a ring under 4 stages per SM leaves the weight stream latency-bound (measured: 128x14336x4096,
+                    # bm=128 bn=128 with 3 stages 38.3 us against 34.2 for phase 9's 128x128 tile)
+                    if stages < 3 or stages * ctas < 4 or not _fits_registers(bm, bn, ctas):
+                        continue
+                    for split in (1, 2, 4):
+                        # the token tile multicast over cluster_m weight tiles, each CTA loading 1/cluster_m of it:
+                        # measured to pay with 128 weight rows and >= 128 tokens per tile only (200x11000x3000,
+                        # 128x224: 38.8 -> 32.4 / 30.6 us at cluster_m 2 / 4; 128x112: 25.3 -> 26.8 at 200x5120^2;
+                        # bench/results/h200_2026-12-01_best_candidates_mcast.json)
+                        # and without a split (the two together run correctly and were not measured faster)
+                        for cm in (1, 2, 4) if bm == 128 and bn >= 128 and split == 1 else (1,):
+                            if bn % (8 * cm):
+                                continue
+                            out.append(("10", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split,
+                                               "ctas_per_sm": ctas, "cluster_m": cm}))
     return out
 
 
@@ -135,9 +159,9 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
     memory_bytes = 2 * (m * k + k * n) + c_bytes * m * n
     if kernel.phase in ("9", "10"):
         rows, cols = (n, m) if getattr(kernel, "swap_ab", False) else (m, n)
-        bm, bn, split, ctas = cfg.bm, cfg.bn, cfg.split_k, cfg.ctas_per_sm
-        ctas_total = _ceil(rows, bm) * _ceil(cols, bn) * split
-        slots = dict(mc.clusters_that_fit)[split] * split * ctas
+        bm, bn, split, ctas, cm = cfg.bm, cfg.bn, cfg.split_k, cfg.ctas_per_sm, cfg.cluster_m
+        ctas_total = _ceil(_ceil(rows, bm), cm) * cm * _ceil(cols, bn) * split
+        slots = dict(mc.clusters_that_fit)[split * cm] * split * cm * ctas
         waves = _ceil(ctas_total, slots)
         cta_flop = 2 * bm * bn * _ceil(_ceil(k, cfg.bk), split) * cfg.bk
         rate = mc.mma_flop_per_us * min(1.0, bn * (bm // 64) / 256) ** mc.narrow_exponent
@@ -147,7 +171,9 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         reduce = waves * (split > 1) * (mc.split_us + bm * bn * 4 / mc.dsmem_bytes_per_us)
         fixed = mc.launch_us + (waves - 1) * mc.wave_us + (not cfg.use_pdl) * mc.no_pdl_us
         body = max(mma, memory) + mc.overlap * min(mma, memory)
-        return fixed + body * (mc.swap_factor if kernel.phase == "10" and waves == 1 else 1.0) + reduce
+        if kernel.phase == "10":
+            body *= (mc.swap_factor * (1 - mc.mcast_gain * (1 - 1 / cm))) if waves == 1 else 1.0
+        return fixed + body + reduce
     # the persistent phases: tile rounds of the busiest cluster (a split last round counts half)
     sched = kernel.schedule(m, n, k)
     if len(sched) == 3:  # stream-K: data-parallel tiles, split tiles, clusters launched

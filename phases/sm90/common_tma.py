@@ -79,16 +79,18 @@ def cluster_tile_coord(linear_cluster, tiles_m, tiles_n, cfg: TmaConfig, cta_ran
     return m_pair * cfg.cluster_m + cta_rank, n_tile
 
 
-def make_pair_pipeline(storage, cfg: TmaConfig, consumer_warps: int, cta_rank):
+def make_pair_pipeline(storage, cfg: TmaConfig, consumer_warps: int, cta_rank, split_k: int = 1):
     """(``ab_pipeline``, ``b_mcast_mask``): the A/B ring of a cluster of ``cluster_m`` CTAs along M that
-    share B by multicast (phases 6 and later).
+    share B by multicast (phases 6 and later). With ``split_k`` > 1 (phases 9 and 10) the cluster is
+    ``cluster_m`` x ``split_k`` CTAs, rank m + cluster_m k: B is shared along M only, among the CTAs of
+    one K range, and only those arrive on each other's empty barriers.
 
     full: 1 arrival (the producer's arrive.expect_tx) + the stage's TMA bytes (own A, both B halves).
     empty: ``consumer_warps`` arrivals (the warps that read a stage) from *each* CTA of the cluster: the
     peer multicasts into this slot too. Created without defer_sync: barrier init, then a cluster-wide
     arrive/wait before any use (barriers the caller initialised before this call are published with it).
     """
-    cta_layout_vmnk = cute.make_layout((1, cfg.cluster_m, 1, 1))
+    cta_layout_vmnk = cute.make_layout((1, cfg.cluster_m, split_k, 1))
     ab_pipeline = pipeline.PipelineTmaAsync.create(
         barrier_storage=storage.full_empty.data_ptr(),
         num_stages=cfg.stages,
@@ -96,6 +98,8 @@ def make_pair_pipeline(storage, cfg: TmaConfig, consumer_warps: int, cta_rank):
         consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.cluster_m * consumer_warps),
         tx_count=cfg.stage_bytes(),
         cta_layout_vmnk=cta_layout_vmnk,
+        # the empty arrivals go to the B partners only (mode M), not to the CTAs of other K ranges
+        **({"mcast_mode_mn": (0, 1)} if split_k > 1 else {}),
     )
     # B's multicast mask: every CTA of the cluster along M (mode 1 of V,M,N,L) -> 0b11
     b_mcast_mask = cpasync.create_tma_multicast_mask(

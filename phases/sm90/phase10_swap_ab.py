@@ -25,7 +25,10 @@ every SM and the time becomes bytes / bandwidth.
 
 Numbers: 64 x bn tile, one consumer warpgroup (+ the producer warpgroup), a stage is (64 + bn) x 128 x
 2 B (20 KiB at bn=16); the fp32 partial tile (bn x 68 x 4 B) overlays the ring. ``phase="best"`` picks
-bn (the tokens rounded up to a multiple of 8), split_k and ctas_per_sm per shape.
+bn (the tokens rounded up to a multiple of 8), split_k and ctas_per_sm per shape, and for token tiles of 128 or more
+``cluster_m`` (phase 9's multicast of the token tile over 2 or 4 weight tiles: each CTA loads 1/cluster_m
+of it; 128x14336x4096 35.7 us for phase 9's 128x128 -> 32.3-33.0, 91-93% of the copy bandwidth; 200x11000x3000
+38.8 -> 30.6).
 
 Constraints: phase 9's, in swapped coordinates: any M (the tokens: TMA zero-fills what is past M),
 N and K as the layout needs (16-B rows); C row-major (stored as C^T column-major).

@@ -28,10 +28,16 @@ smem and DSMEM per CTA. The data-parallel tiles stay whole: split-K only where t
 Numbers: 128x128x64 tile, 6 stages x 32 KiB = 192 KiB, one CTA per SM; the partial tile (128 x 132 x
 4 B = 66 KiB) overlays the ring. The reduce moves (S-1)/S of a partial tile per CTA over DSMEM.
 ``ctas_per_sm`` > 1 trades ring depth for residency (smaller tiles, two CTAs per SM); ``use_pdl``
-(programmatic dependent launch) is phase 10's.
+(programmatic dependent launch) is phase 10's. ``cluster_m`` > 1 (phase 4's B multicast, used by phase
+10's swap: the token tile shared by ``cluster_m`` weight tiles) makes the cluster ``cluster_m`` x
+``split_k`` CTAs, rank m + cluster_m k: CTAs of one K range and adjacent M tiles each load 1/cluster_m
+of B's box and multicast it, arrive on each other's empty barriers (``mcast_mode_mn``: the B partners
+only), and the producer waits out the peers' last arrivals before it leaves; the reduce adds the partial
+tiles of its own M tile's K ranges. Measured on the H200 at 200x11000x3000: 38.8 -> 30.6 us with 4.
 
 Constraints:
-- split_k in 1..8 (a portable cluster); bm in (64, 128): one consumer warpgroup per 64 rows.
+- split_k in 1..8, cluster_m in (1, 2, 4), split_k x cluster_m <= 8 (a portable cluster); bm in (64, 128):
+  one consumer warpgroup per 64 rows; bn a multiple of 8 x cluster_m (whole 8-row slices of B's box).
 - The partial tile must fit in the ring; C's contiguous extent a multiple of 8 (16-B rows), and the
   lines of the other mode divide by split_k.
 - Any M, N, K (ragged through TMA bounds and the predicated store); any layout and dtype of A and B;
@@ -49,7 +55,7 @@ from cutlass.tensor_utils import LayoutEnum
 from phases import operands
 from phases.base import GemmPhase
 from phases.cluster import load_shared_cluster_f32x4, require_cluster_dims
-from phases.raster import ceil_div, grouped_tile_coord
+from phases.raster import ceil_div
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
 
@@ -68,6 +74,7 @@ class Sm90Phase9Config(ct.TmaConfig):
     split_k: int = 2  # CTAs per cluster, one K range each
     ctas_per_sm: int = 1  # residency the smem and register budgets are cut for
     use_pdl: bool = False  # programmatic dependent launch (phase 10 turns it on)
+    cluster_m: int = 1  # M tiles per cluster sharing (multicasting) the B tile, as in phase 4; x split_k CTAs
 
 
 class Sm90Phase9(GemmPhase):
@@ -88,6 +95,10 @@ class Sm90Phase9(GemmPhase):
         cfg = self.cfg
         assert cfg.bm in (64, 128), "bm is 64 or 128: one consumer warpgroup per 64 rows"
         assert 1 <= cfg.split_k <= 8, "split_k is 1..8: a portable cluster"
+        assert cfg.cluster_m in (1, 2, 4), "cluster_m is 1, 2 or 4"
+        assert cfg.split_k * cfg.cluster_m <= 8, "split_k x cluster_m CTAs per cluster: at most 8 (a portable cluster)"
+        # each CTA of the cluster loads bn / cluster_m rows of B's box: whole 8-row swizzle atoms
+        assert cfg.bn % (8 * cfg.cluster_m) == 0, f"bn={cfg.bn} must split into {cfg.cluster_m} slices of 8-row multiples"
         # wgmma takes any N in 8..256 step 8, but the DSL 4.8.1 compiler aborts the process on 24, 40, 72
         # (8 x odd > 8): refused here, with the reason, instead
         assert cfg.bn == 8 or cfg.bn % 16 == 0, f"bn={cfg.bn}: bn is 8 or a multiple of 16"
@@ -98,7 +109,7 @@ class Sm90Phase9(GemmPhase):
         assert self.smem_bytes * cfg.ctas_per_sm <= SMEM_PER_SM, \
             f"{self.smem_bytes} B of smem x {cfg.ctas_per_sm} CTAs per SM: fewer stages or a smaller tile"
         self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
-        self.cluster = (cfg.split_k, 1, 1)
+        self.cluster = (cfg.split_k * cfg.cluster_m, 1, 1)
         # registers: every thread starts with what .minnctapersm leaves it (ptxas compiles the kernel to
         # that count); the producer gives back down to 40, and the consumers may grow only by what it gave
         # back -- asking for more than the CTA's pool holds makes setmaxnreg.inc wait forever
@@ -133,8 +144,9 @@ class Sm90Phase9(GemmPhase):
         return ceil_div(m, self.cfg.bm) * ceil_div(n, self.cfg.bn)
 
     def grid(self, m, n, k):
-        # split_k consecutive CTAs per tile: one cluster each, 1-D for the raster
-        return (ceil_div(m, self.cfg.bm) * ceil_div(n, self.cfg.bn) * self.cfg.split_k, 1, 1)
+        # split_k consecutive CTAs per tile, or cluster_m per cluster_m tiles along M: 1-D for the raster
+        cfg = self.cfg
+        return (ceil_div(ceil_div(m, cfg.bm), cfg.cluster_m) * cfg.cluster_m * ceil_div(n, cfg.bn) * cfg.split_k, 1, 1)
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
@@ -144,10 +156,11 @@ class Sm90Phase9(GemmPhase):
         sA_layout, sB_layout = self.sA_layout, self.sB_layout
         tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups, self.types)
         tma_atom_a, tma_a = ct.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
-        tma_atom_b, tma_b = ct.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk))
+        # B: with cluster_m > 1 each CTA loads 1/cluster_m of the box and multicasts it (phase 4)
+        tma_atom_b, tma_b = ct.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
 
-        # consecutive block ids share a tile; no split, no cluster (a plain launch is the quicker one)
-        split = {"cluster": [cfg.split_k, 1, 1]} if cfg.split_k > 1 else {}
+        # consecutive block ids share a tile (split) or B (multicast); else no cluster (the quicker launch)
+        split = {"cluster": list(self.cluster)} if self.cluster[0] > 1 else {}
         self.kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, mC, tiled_mma, sA_layout, sB_layout).launch(
             grid=self.grid(*self.problem_mnk(mA, mC)),
             block=[self.threads, 1, 1],
@@ -173,20 +186,24 @@ class Sm90Phase9(GemmPhase):
         sB_layout: cute.ComposedLayout,
     ):
         cfg = self.cfg
-        BM, BN, BK, NSTAGES, S = cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.split_k
+        BM, BN, BK, NSTAGES, S, CM = cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.split_k, cfg.cluster_m
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, _, _ = cute.arch.block_idx()
-        if cutlass.const_expr(S > 1):
-            require_cluster_dims(self.cluster)  # PTX .reqnctapercluster S, 1, 1: the split is part of the kernel
+        if cutlass.const_expr(S * CM > 1):
+            require_cluster_dims(self.cluster)  # PTX .reqnctapercluster: the cluster is part of the kernel
         if warp_idx == 0:
             cpasync.prefetch_descriptor(tma_atom_a)
             cpasync.prefetch_descriptor(tma_atom_b)
 
         tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
-        m_tile, n_tile = grouped_tile_coord(bidx // S, tiles_m, tiles_n, cfg.group_m)
+        # a cluster: CM adjacent M tiles of one N tile (the same B k-tiles) x S K ranges; CTA rank
+        # m_rank + CM k_rank takes M tile m_rank, K range k_rank
+        cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+        m_rank = cta_rank % CM if cutlass.const_expr(CM > 1) else 0
+        rank = cta_rank // CM if cutlass.const_expr(S > 1) else 0
+        m_tile, n_tile = ct.cluster_tile_coord(bidx // (S * CM), tiles_m, tiles_n, cfg, m_rank)
         # this CTA's K range: k-tiles [rank K/S, (rank + 1) K/S) (some may be empty when K is short)
-        rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
         k_tiles = ceil_div(mA.shape[1], BK)
         k_first = rank * k_tiles // S
         k_count = (rank + 1) * k_tiles // S - k_first
@@ -199,27 +216,32 @@ class Sm90Phase9(GemmPhase):
 
         # full: 1 arrival (the producer's arrive.expect_tx) + the stage's TMA bytes.
         # empty: one arrival per consumer warp (lane 0 of each), after its wgmma reading the stage is done.
-        # The ring is this CTA's alone (nothing is multicast): CTA-local barriers, a CTA-wide init sync.
-        ab_pipeline = pipeline.PipelineTmaAsync.create(
-            barrier_storage=storage.full_empty.data_ptr(),
-            num_stages=NSTAGES,
-            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(
-                pipeline.Agent.Thread, self.consumer_warpgroups * common.WARPS_PER_WARPGROUP
-            ),
-            tx_count=cfg.stage_bytes(),
-            cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)),
-        )
+        consumer_warps = self.consumer_warpgroups * common.WARPS_PER_WARPGROUP
+        if cutlass.const_expr(CM > 1):
+            # B multicast: phase 4's ring -- empty[s] counts the consumers of every CTA of the cluster
+            ab_pipeline, b_mcast_mask = ct.make_pair_pipeline(storage, cfg, consumer_warps, cta_rank, split_k=S)
+        else:
+            # the ring is this CTA's alone (nothing is multicast): CTA-local barriers, a CTA-wide init sync
+            ab_pipeline = pipeline.PipelineTmaAsync.create(
+                barrier_storage=storage.full_empty.data_ptr(),
+                num_stages=NSTAGES,
+                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps),
+                tx_count=cfg.stage_bytes(),
+                cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)),
+            )
+            b_mcast_mask = None
 
         # ---- this CTA's tiles and their TMA / MMA partitions ----
         gA = cute.local_tile(mA, (BM, BK), (m_tile, None))  # (BM, BK, k_tiles)
         gB = cute.local_tile(mB, (BN, BK), (n_tile, None))  # (BN, BK, k_tiles)
-        # one CTA, no multicast: the TMA partition is the whole box
+        # A is this CTA's alone: the TMA partition is the whole box; of B, rank r loads slice r (CM > 1)
         tAsA, tAgA = cpasync.tma_partition(
             tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
         )
         tBsB, tBgB = cpasync.tma_partition(
-            tma_atom_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
+            tma_atom_b, m_rank, cute.make_layout(CM),
+            cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2),
         )
 
         if cutlass.const_expr(cfg.use_pdl):
@@ -241,8 +263,12 @@ class Sm90Phase9(GemmPhase):
                     ab_pipeline.producer_acquire(prod_state)  # empty wait + arrive.expect_tx on full[s]
                     full = ab_pipeline.producer_get_barrier(prod_state)
                     cute.copy(tma_atom_a, tAgA[(None, k_first + kt)], tAsA[(None, prod_state.index)], tma_bar_ptr=full)
-                    cute.copy(tma_atom_b, tBgB[(None, k_first + kt)], tBsB[(None, prod_state.index)], tma_bar_ptr=full)
+                    cute.copy(tma_atom_b, tBgB[(None, k_first + kt)], tBsB[(None, prod_state.index)], tma_bar_ptr=full,
+                              mcast_mask=b_mcast_mask)
                     prod_state.advance()
+                if cutlass.const_expr(CM > 1):
+                    # the peers' consumers arrive on this CTA's empty barriers: stay until the last of them has
+                    ab_pipeline.producer_tail(prod_state)
 
         # ---- consumer warpgroups: wgmma mainloop over this CTA's K range, then the partial tile to smem ----
         if warp_group_idx > 0:
@@ -273,14 +299,16 @@ class Sm90Phase9(GemmPhase):
                     # a 16-bit C without a split: the partial tile is the tile; the rounding reads smem,
                     # not the accumulators (rounding those in registers made ptxas serialize every wgmma)
                     consumers.arrive_and_wait()
-                    reduce_store(sP, mC, m_tile, n_tile, 0, mma_tidx, (BM, BN), 1, self.threads_of_consumers())
+                    reduce_store(sP, mC, m_tile, n_tile, 0, mma_tidx, (BM, BN), 1, self.threads_of_consumers(),
+                                 m_rank, CM)
 
         if cutlass.const_expr(S > 1):
             # ---- the cluster's partial tiles are all in smem (release/acquire at cluster scope) ----
             cute.arch.cluster_arrive()
             cute.arch.cluster_wait()
             if warp_group_idx > 0:
-                reduce_store(sP, mC, m_tile, n_tile, rank, mma_tidx, (BM, BN), S, self.threads_of_consumers())
+                reduce_store(sP, mC, m_tile, n_tile, rank, mma_tidx, (BM, BN), S, self.threads_of_consumers(),
+                             m_rank, CM)
             # no CTA leaves while a peer may still read its partial tile
             cute.arch.cluster_arrive()
             cute.arch.cluster_wait()
@@ -288,12 +316,13 @@ class Sm90Phase9(GemmPhase):
 
 @cute.jit
 def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, tile_mn: cutlass.Constexpr,
-                 split_k: cutlass.Constexpr, threads: cutlass.Constexpr):
+                 split_k: cutlass.Constexpr, threads: cutlass.Constexpr, m_rank=0, cluster_m: cutlass.Constexpr = 1):
     """Reduce-scatter of the cluster's ``split_k`` partial tiles (``sP`` in every CTA) into C's tile.
 
     CTA ``rank`` owns lines [rank L/S, (rank + 1) L/S) of the tile's L lines of C's other mode (rows for
     row-major C). Thread ``tidx`` of ``threads`` takes 16-B vectors of them along C's contiguous mode,
-    reads each vector from the partial tile of CTA 0, 1, ..., S-1 (``mapa`` + ``ld.shared::cluster``),
+    reads each vector from the partial tile of CTA 0, 1, ..., S-1 of its M tile (cluster rank
+    ``m_rank + cluster_m r``: ``mapa`` + ``ld.shared::cluster``),
     adds them in that order (the same bits on every run), rounds to C's type and stores it; vectors
     past C's edges are skipped (C's contiguous extent is a multiple of 8: a vector is in or out whole).
     """
@@ -308,7 +337,8 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
     cC = cute.zipped_divide(
         cute.local_tile(cute.make_identity_tensor(mC.shape), tile_mn, (m_tile, n_tile)), vec_tiler
     )
-    parts = [cute.zipped_divide(cute.make_tensor(cute.arch.map_dsmem_ptr(sP.iterator, r), sP.layout), vec_tiler)
+    parts = [cute.zipped_divide(cute.make_tensor(cute.arch.map_dsmem_ptr(sP.iterator, m_rank + cluster_m * r),
+                                                 sP.layout), vec_tiler)
              for r in range(split_k)]
     total = cute.make_rmem_tensor(gC[(None, 0)].layout, cutlass.Float32)
     for i in cutlass.range_constexpr((vecs + threads - 1) // threads):
