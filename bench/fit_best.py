@@ -1,6 +1,6 @@
 """How well ``phase="best"``'s time model picks, against measured candidates (no GPU needed).
 
-    python bench/fit_best.py [FILE ...] [--fit]     (default: the two bench/results/h200_2026-12-01_best_candidates*.json)
+    python bench/fit_best.py [FILE ...] [--fit]     (default: the bench/results/h200_*_best_candidates*.json files)
 
 The JSON holds, per shape, the measured time of every candidate config (phases 7/8 and the families of
 phases 9/10 that ``cute_gemm.runtime.choose`` enumerates) beside cuBLAS/cuBLASLt, from one H200 run.
@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cute_gemm.runtime import choose, registry  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-# the first candidate sweep, then the M=128 / wave-fitted / two-pick runs (later files win per shape)
-DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_2026-12-01_best_candidates_wave.json"]
+# the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs (later win per shape)
+DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_2026-12-01_best_candidates_wave.json",
+           RESULTS / "h200_2026-12-01_best_candidates_mcast.json", RESULTS / "h200_2026-12-02_best_candidates_tokens.json"]
 GRID = {
     "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
     "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),
@@ -47,8 +48,10 @@ def rows_of(doc: dict) -> list[dict]:
         us = r["timing"]["ms_median"] * 1e3
         if r["kind"] == "peer" and r["name"] in ("cublas", "cublaslt"):
             vendor[r["shape"]] = min(us, vendor.get(r["shape"], us))
-        elif r["kind"] == "phase" and r.get("phase") in ("7", "8", "9", "10"):
-            rows.append({"m": r["m"], "n": r["n"], "k": r["k"], "phase": r["phase"], "config": r.get("config") or {},
+        elif r["kind"] == "phase" and r.get("phase") in ("7", "8", "9", "10", "best"):
+            # "best" ran one of the candidates: its phase is the checked kernel's, its config the pick's
+            phase = r["check"]["key"].split(":")[1] if r["phase"] == "best" else r["phase"]
+            rows.append({"m": r["m"], "n": r["n"], "k": r["k"], "phase": phase, "config": r.get("config") or {},
                          "us": us, "shape": r["shape"]})
     return [dict(r, vendor_us=vendor[r.pop("shape")]) for r in rows]
 
@@ -78,11 +81,29 @@ def kernels(shapes: dict) -> dict:
     return out
 
 
+def candidates(shape) -> set:
+    """(phase, config without stages and PDL) of every candidate ``choose`` enumerates for ``shape``: ``pick`` chooses among these
+    only, so a measured row outside them (a config tried and not kept) is never picked here either."""
+    return {(e.phase, _unstaged(cfg)) for e, cfg, _ in choose._candidates("sm90", *shape)}
+
+
+def _unstaged(cfg):
+    """A config without its ring depth and launch mode: they follow the smem budget and the PDL rule, which an
+    older run may have set otherwise; the tile, split, residency and cluster make the candidate."""
+    return dataclasses.replace(cfg, stages=0, **({"use_pdl": False} if hasattr(cfg, "use_pdl") else {}))
+
+
 def evaluate(shapes: dict, kerns: dict, mc: choose.Machine, verbose: bool = False):
     regret, vendor, err = [], [], []
     for shape, rows in shapes.items():
         pred = [(choose.modelled_us(kerns[id(r)][0], *shape, kerns[id(r)][1], mc), r) for r in rows]
-        pick = min(pred, key=lambda x: (round(x[0], 3), x[1]["phase"] != "10"))[1]
+        allowed = candidates(shape)
+        pickable = [x for x in pred if (x[1]["phase"], _unstaged(kerns[id(x[1])][0].cfg)) in allowed]
+        if not pickable:
+            if verbose:
+                print(f"{'x'.join(map(str, shape)):>16}  no measured row is a candidate today: left out")
+            continue
+        pick = min(pickable, key=lambda x: (round(x[0], 3), x[1]["phase"] != "10"))[1]
         fastest = min(r["us"] for r in rows)
         regret.append(pick["us"] / fastest)
         vendor.append(pick["vendor_us"] / pick["us"])
@@ -92,7 +113,7 @@ def evaluate(shapes: dict, kerns: dict, mc: choose.Machine, verbose: bool = Fals
                   f"{fastest:8.1f}  -> {fastest / pick['us']:.2f} of best, {pick['vendor_us'] / pick['us']:.2f} of vendor")
     geo = math.exp(sum(map(math.log, regret)) / len(regret))
     vgeo = math.exp(sum(map(math.log, vendor)) / len(vendor))
-    return geo, max(regret), sum(err) / len(err), vgeo, min(vendor)
+    return geo, max(regret), sum(err) / len(err), vgeo, min(vendor), len(regret)
 
 
 def fit(shapes: dict, kerns: dict, mc: choose.Machine) -> choose.Machine:
@@ -122,8 +143,8 @@ def main() -> int:
     mc = fit(shapes, kerns, choose.MACHINE) if args.fit else choose.MACHINE
     if args.fit:
         print(mc)
-    geo, worst, err, vgeo, vmin = evaluate(shapes, kerns, mc, verbose=True)
-    print(f"{len(shapes)} shapes: picked / fastest measured geomean {1 / geo:.3f} (worst {1 / worst:.2f}); "
+    geo, worst, err, vgeo, vmin, n = evaluate(shapes, kerns, mc, verbose=True)
+    print(f"{n} of {len(shapes)} shapes: picked / fastest measured geomean {1 / geo:.3f} (worst {1 / worst:.2f}); "
           f"vendor / picked geomean {vgeo:.3f} (worst {vmin:.2f}); mean |log error| {err:.3f}")
     return 0
 

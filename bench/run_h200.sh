@@ -8,6 +8,9 @@
 #                                            bash bench/run_h200.sh regime2    # issue 18/20: the rest
 #                                            bash bench/run_h200.sh regime3    # after phase 9's 16-bit C fix
 #                                            bash bench/run_h200.sh regime4    # wave-fitted tiles, refitted model
+#                                            bash bench/run_h200.sh regime6    # the token-tile multicast: checks
+#                                            bash bench/run_h200.sh regime7    # every set after it, both held-out sets
+#                                            bash bench/run_h200.sh tokens     # its candidate tables
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -110,5 +113,52 @@ regime4)
   timeout 110 python3 -m cute_gemm bench --shapes 4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072 \
     --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet --no-plot --out "$OUT/regress_bench.json" \
     2>&1 | tail -3 | tee -a "$OUT/regime4.log"
+  ;;
+regime6)
+  # 9. the checks of the token-tile multicast (phase 9/10 cluster_m; 2026-12-02, bench/results/h200_2026-12-02_checks_multicast.md):
+  #    the split/swap GPU tests, the four sanitizers and the stress run on the multicast configs best picks
+  export CUTE_GEMM_GPU_TEST_TIMEOUT=120
+  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py 2>&1 | tail -4 | tee "$OUT/regime6.log"
+  C1=10:bm=128,bn=224,bk=64,stages=5,split_k=1,cluster_m=4; C2=10:bm=128,bn=128,bk=64,stages=7,split_k=1,cluster_m=4
+  C3=10:bm=64,bn=128,bk=128,stages=4,split_k=2,cluster_m=2; C4=9:bm=128,bn=128,split_k=1,cluster_m=2,use_pdl=true
+  timeout 200 python3 bench/sanitize.py --phases none --shapes 200,1032,520 16,4104,1032 1000,264,520 --deadline 170 --jobs 4 \
+    --config $C1 --config $C2 --config $C3 --config $C4 --out "$OUT/sanitize" 2>&1 | tail -20 | tee -a "$OUT/regime6.log"
+  timeout 120 python3 bench/stress.py --phases none --config $C1 --config $C2 --config $C3 --config $C4 --calls 300 \
+    --thread-calls 150 --timeout 110 --shapes 512,512,512 1000,264,520 200,1032,520 16,4104,1032 --out "$OUT/stress" \
+    2>&1 | tail -3 | tee -a "$OUT/regime6.log"
+  ;;
+regime7)
+  # 10. every set after the multicast and the held-out run's two fixes (2026-12-02; bench/results/h200_2026-12-02_*): decode,
+  #     small, unlisted and both held-out sets, cold L2; no regression at the big shapes; the skinny shape sustained.
+  #     (That day the small and unlisted sets and the first held-out run came before the fixes, which move no pick of theirs
+  #     but 56x18944x3584's; `python3 -c "from cute_gemm.runtime import choose; ..."` shows a set's picks without a GPU.)
+  for set in decode small unlisted heldout heldout2; do
+    rounds=5; [ $set = small ] && rounds=7
+    timeout 170 python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds $rounds \
+      --quiet --out "$OUT/${set}_bench.json" 2>&1 | tail -3 | tee -a "$OUT/regime7.log"
+  done
+  timeout 110 python3 -m cute_gemm bench --shapes 4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072 \
+    --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet --no-plot --out "$OUT/regress_bench.json" \
+    2>&1 | tail -3 | tee -a "$OUT/regime7.log"
+  timeout 80 python3 -m cute_gemm bench --shapes 1024,4096,4096 --phases 7 --best --peers cublas,cublaslt \
+    --sustained 0.5 --rounds 9 --quiet --no-plot --out "$OUT/skinny_sustained_bench.json" 2>&1 | tail -8 | tee -a "$OUT/regime7.log"
+  ;;
+tokens)
+  # 11. the candidates behind the multicast and the fixes (bench/results/h200_2026-12-02_best_candidates_tokens.json)
+  timeout 150 python3 -m cute_gemm bench --shapes 128,8192,8192 256,14336,4096 128,4096,14336 128,11008,4096 200,5120,5120 \
+    240,5120,13824 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 --quiet --no-plot --out "$OUT/picks2_bench.json" \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=2 --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1,cluster_m=4 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1,cluster_m=2 --config 10:bm=128,bn=256,bk=64,stages=4,split_k=1,cluster_m=4 \
+    --config 10:bm=128,bn=256,bk=64,stages=4,split_k=1 --config 9:bm=128,bn=96,stages=8,split_k=1,use_pdl=true \
+    --config 10:bm=64,bn=128,bk=128,stages=4,split_k=1 --config 10:bm=64,bn=128,bk=128,stages=4,split_k=2,cluster_m=2 \
+    --config 10:bm=64,bn=256,bk=64,stages=5,split_k=1
+  timeout 150 python3 -m cute_gemm bench --shapes 200,5120,5120 200,11000,3000 256,3072,12288 160,7168,7168 240,5120,13824 \
+    --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 --quiet --no-plot --out "$OUT/tok3_bench.json" \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=2 --config 10:bm=128,bn=96,bk=64,stages=7,split_k=1,cluster_m=4 \
+    --config 10:bm=128,bn=112,bk=64,stages=7,split_k=1 --config 10:bm=128,bn=112,bk=64,stages=7,split_k=1,cluster_m=2 \
+    --config 10:bm=64,bn=224,bk=64,stages=6,split_k=1
+  timeout 80 python3 -m cute_gemm bench --shapes 64,28672,8192 56,18944,3584 --phases 7 --best --peers cublas,cublaslt --cold-l2 \
+    --rounds 5 --quiet --no-plot --out "$OUT/fix_bench.json" --config 10:bm=128,bn=64,bk=128,stages=4,split_k=1 \
+    --config 9:bn=160,stages=6,split_k=1,use_pdl=true
   ;;
 esac

@@ -188,7 +188,8 @@ class Run:
 
     @property
     def stem(self) -> str:
-        return f"{self.tool}_{self.phase}_{self.shape.replace(',', 'x')}"
+        phase = re.sub(r"[^0-9A-Za-z]+", "_", self.phase)  # "10:cluster_m=4,bn=128" -> 10_cluster_m_4_bn_128
+        return f"{self.tool}_{phase}_{self.shape.replace(',', 'x')}"
 
     @property
     def bad(self) -> bool:
@@ -305,17 +306,19 @@ def summary_markdown(runs: list[Run], header: str = "") -> str:
     return "\n".join(out)
 
 
-def plan(entries, tools, shapes) -> list[Run]:
-    """Every (tool, phase, shape), tools outermost (cheapest first); shapes a phase refuses are skipped."""
+def plan(entries, tools, shapes, configs=()) -> list[Run]:
+    """Every (tool, phase or config, shape), tools outermost (cheapest first); shapes a kernel refuses are
+    skipped. ``configs``: (entry, 'FIELD=V,...') pairs, each run like a phase under the name 'PHASE:FIELD=V,...'."""
     from cute_gemm.runtime.problem import Problem
 
+    todo = [(e, None, e.phase) for e in entries] + [(e, over, f"{e.phase}:{over}") for e, over in configs]
     runs = []
     for tool in tools:
-        for e in entries:
+        for e, over, name in todo:
             for sh in shapes:
                 p = Problem.parse(sh)
-                run = Run(tool, e.phase, f"{p.m},{p.n},{p.k}")
-                why = e.make().can_implement(p.m, p.n, p.k)
+                run = Run(tool, name, f"{p.m},{p.n},{p.k}")
+                why = e.make(e.configured(over)).can_implement(p.m, p.n, p.k)
                 if why:
                     run.status, run.reason = "skipped", "; ".join(why)
                 runs.append(run)
@@ -323,8 +326,9 @@ def plan(entries, tools, shapes) -> list[Run]:
 
 
 # -------------------------------------------------------------------------------------- driver
-def driver(phase: str, shape: str, arch: str) -> int:
-    """One launch of one phase, every byte it reads written first, then C checked against float64 on the host."""
+def driver(spec: str, shape: str, arch: str) -> int:
+    """One launch of one phase ('7', or '10:cluster_m=4,bn=128' for a config of it), every byte it reads
+    written first, then C checked against float64 on the host."""
     import torch
 
     from cute_gemm.measure.check import ATOL, RTOL
@@ -334,16 +338,17 @@ def driver(phase: str, shape: str, arch: str) -> int:
     from cute_gemm.runtime.problem import Problem
 
     p = Problem.parse(shape)
+    phase, over = registry.split_spec(spec)
     entry = registry.get(arch, phase)
     a, b = make_inputs(p)  # randn, then fp16: every element written
     c = torch.empty(p.m, p.n, dtype=torch.float32, device="cuda")
     c.fill_(float("nan"))  # written before the launch; an element the kernel skips stays NaN
-    launch = launcher(entry, a, b, c)  # compiles (host only)
+    launch = launcher(entry, a, b, c, entry.configured(over))  # compiles (host only)
     launch()
     torch.cuda.synchronize()
     ref = a.cpu().double() @ b.cpu().double()
     got = c.cpu().double()
-    res = {"phase": phase, "shape": shape, "nan": int(torch.isnan(got).sum()),
+    res = {"phase": spec, "shape": shape, "nan": int(torch.isnan(got).sum()),
            "mismatches": int((~torch.isclose(got, ref, rtol=RTOL, atol=ATOL)).sum())}
     res["ok"] = res["mismatches"] == 0
     print(RESULT_TAG + json.dumps(res), flush=True)
@@ -357,6 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", default=os.environ.get("OUT", "out") + "/sanitize", help="output folder (default $OUT/sanitize)")
     ap.add_argument("--tools", default=",".join(TOOLS), help="comma list (default %(default)s)")
     ap.add_argument("--phases", help="phase ids, e.g. 0-3,5 (default: every sm90 phase)")
+    ap.add_argument("--config", action="append", default=[], metavar="PHASE:FIELD=V[,FIELD=V]",
+                    help="also check this config of a phase, e.g. 10:bm=128,bn=128,bk=64,stages=7,cluster_m=4 "
+                         "(repeatable; alone with --phases none)")
     ap.add_argument("--shapes", nargs="+", default=list(SHAPES), metavar="M,N,K", help="default: %(default)s")
     ap.add_argument("--run-timeout", type=float, default=300, help="seconds per sanitizer run (default %(default)s)")
     ap.add_argument("--deadline", type=float, help="start no run after this many seconds (the rest: 'not run')")
@@ -376,6 +384,7 @@ def main(argv=None) -> int:
     if args.driver:
         return driver(args.phase, args.shape, args.arch)
     from cute_gemm.measure import environment
+    import cute_gemm
     from cute_gemm.runtime import registry
 
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -383,6 +392,17 @@ def main(argv=None) -> int:
     if unknown:
         print(f"sanitize: unknown tool {', '.join(unknown)} (tools: {', '.join(TOOLS)})", file=sys.stderr)
         return 2
+    # a bad --config is said before anything else, GPU or not
+    configs = []
+    for spec in args.config:
+        phase, over = registry.split_spec(spec)
+        try:
+            e = registry.get("sm90", phase)
+            cute_gemm.compile_only(phase, over, "sm90")  # the config's own checks (cluster_m=4 needs bn % 32 == 0)
+        except Exception as exc:  # an unknown phase or field, a config that does not build: said before anything runs
+            print(f"sanitize: --config {spec}: {exc}", file=sys.stderr)
+            return 2
+        configs.append((e, over))
     cs = shutil.which("compute-sanitizer")
     if cs is None:
         print("sanitize: compute-sanitizer is not on PATH (it ships with the CUDA toolkit)", file=sys.stderr)
@@ -392,20 +412,22 @@ def main(argv=None) -> int:
         print(f"sanitize: needs an sm90 (Hopper) GPU, found {gpu['name'] if gpu else 'none'}", file=sys.stderr)
         return 2
     entries = registry.all_entries("sm90")
-    if args.phases:
+    if args.phases == "none":
+        entries = []
+    elif args.phases:
         want = registry.parse_phase_list(args.phases)
         entries = [e for e in entries if e.phase in want]
     logdir = os.path.join(args.out, "logs")
     os.makedirs(logdir, exist_ok=True)
     markers = our_markers()
-    runs = plan(entries, tools, args.shapes)
+    runs = plan(entries, tools, args.shapes, configs)
     t0 = time.monotonic()
 
     def one(run: Run):
         if args.deadline is not None and time.monotonic() - t0 > args.deadline:
             run.reason = "deadline reached before it started"
             return
-        only = registry.get("sm90", run.phase).kernel_cls.__name__ if args.only_ours else None
+        only = registry.get("sm90", registry.split_spec(run.phase)[0]).kernel_cls.__name__ if args.only_ours else None
         sanitize_one(cs, run, logdir, args.run_timeout, markers, only)
         print(f"{run.tool:<9} {run.phase:<3} {run.shape:<14} {run.status:<14} ours {run.ours:,} elsewhere "
               f"{run.elsewhere:,}  {run.seconds:.0f}s {run.reason}", flush=True)

@@ -14,6 +14,9 @@ once, every result checked, no hang, GPU memory flat.
    memory (NVML, else nvidia-smi) after a warm-up pass and again at the end; growth beyond the tolerances
    fails the run.
 
+``--config 10:bm=128,bn=224,bk=64,stages=5,cluster_m=4`` adds a config of a phase as a kernel of its own
+(named by that spec), stressed like the phases; ``--phases none`` stresses the configs alone.
+
 A watchdog (faulthandler) dumps every thread's stack to the log and exits if the script runs past
 --timeout. Output in --out: stress.log and stress.json. Exit status: 0 all right, 1 a wrong result, a thread
 error or memory growth, 2 no sm90 GPU.
@@ -130,7 +133,26 @@ def make_slot(p, stream):
     return Slot(a, b, ref, c)
 
 
-def call_and_check(phase: str, slot: Slot, verdict, i: int, check: bool):
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """A kernel under stress: a phase with its default config, or with ``over`` ('FIELD=V,...')."""
+
+    entry: object
+    over: str | None = None
+
+    @property
+    def key(self) -> str:
+        return self.entry.key + (f":{self.over}" if self.over else "")
+
+    @property
+    def config(self):
+        return self.entry.configured(self.over) if self.over else None
+
+    def cannot(self, p) -> list:
+        return self.entry.make(self.entry.configured(self.over)).can_implement(p.m, p.n, p.k)
+
+
+def call_and_check(target: Target, slot: Slot, verdict, i: int, check: bool):
     """On the current stream: poison C, the call, then queue how many elements miss the reference into
     verdict[i] (a NaN counts as a miss); nothing waits on the host."""
     import torch
@@ -140,7 +162,7 @@ def call_and_check(phase: str, slot: Slot, verdict, i: int, check: bool):
 
     if check:
         slot.c.fill_(float("nan"))
-    cute_gemm.gemm(slot.a, slot.b, phase=phase, out=slot.c)
+    cute_gemm.gemm(slot.a, slot.b, phase=target.entry.phase, out=slot.c, config=target.config)
     if check:
         verdict[i] = (~torch.isclose(slot.c, slot.ref, rtol=RTOL, atol=ATOL)).sum()
 
@@ -151,7 +173,7 @@ def failures(verdict, labels) -> list[dict]:
     return [{"call": i, "where": labels[i], "wrong": int(n)} for i, n in enumerate(v) if n > 0]
 
 
-def stress_streams(entry, shapes, calls: int, every: int, streams, log) -> dict:
+def stress_streams(entry: Target, shapes, calls: int, every: int, streams, log) -> dict:
     """--calls back-to-back calls of one phase over the streams and its shapes; verdicts read at the end."""
     import torch
 
@@ -162,7 +184,7 @@ def stress_streams(entry, shapes, calls: int, every: int, streams, log) -> dict:
     t0 = time.perf_counter()
     for i, (s, p) in enumerate(plan):
         with torch.cuda.stream(streams[s]):
-            call_and_check(entry.phase, slots[(s, p)], verdict, i, checked(i, every, calls))
+            call_and_check(entry, slots[(s, p)], verdict, i, checked(i, every, calls))
     torch.cuda.synchronize()
     secs = time.perf_counter() - t0
     bad = failures(verdict, [f"stream {s} {p}" for s, p in plan])
@@ -173,7 +195,7 @@ def stress_streams(entry, shapes, calls: int, every: int, streams, log) -> dict:
             "shapes": [str(p) for p in shapes], "seconds": round(secs, 3)}
 
 
-def stress_threads(work: list[tuple[str, object]], calls: int, every: int, streams, timeout: float, log) -> dict:
+def stress_threads(work: list[tuple[Target, object]], calls: int, every: int, streams, timeout: float, log) -> dict:
     """One thread per stream calling cute_gemm.gemm over `work` (phase, shape) at the same time. Each thread's
     tensors are made here, on its stream, before it starts: the threads themselves only call and check."""
     import torch
@@ -194,7 +216,7 @@ def stress_threads(work: list[tuple[str, object]], calls: int, every: int, strea
                 for i, (ph, p) in enumerate(order):
                     call_and_check(ph, slots[t][p], verdicts[t], i, checked(i, every, calls))
             streams[t].synchronize()
-            bad = failures(verdicts[t], [f"{ph} {p}" for ph, p in order])
+            bad = failures(verdicts[t], [f"{ph.key} {p}" for ph, p in order])
             res.update(calls=calls, checked=int((verdicts[t] >= 0).sum()), n_wrong=len(bad), wrong=bad[:20],
                        seconds=round(time.perf_counter() - t0, 3))
         except Exception as exc:  # reported, and fails the run
@@ -221,7 +243,10 @@ def stress_threads(work: list[tuple[str, object]], calls: int, every: int, strea
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "out") + "/stress", help="output folder (default $OUT/stress)")
-    ap.add_argument("--phases", help="phase ids, e.g. 0-3,5 (default: every sm90 phase)")
+    ap.add_argument("--phases", help="phase ids, e.g. 0-3,5, or none (default: every sm90 phase)")
+    ap.add_argument("--config", action="append", default=[], metavar="PHASE:FIELD=V[,FIELD=V]",
+                    help="also stress this config of a phase, e.g. 10:bm=128,bn=224,bk=64,stages=5,cluster_m=4 "
+                         "(repeatable; alone with --phases none)")
     ap.add_argument("--shapes", nargs="+", default=list(SHAPES), metavar="M,N,K", help="default: %(default)s")
     ap.add_argument("--calls", type=int, default=1000, help="calls per phase on the two streams (default %(default)s)")
     ap.add_argument("--thread-calls", type=int, default=1000, help="calls per thread (default %(default)s)")
@@ -250,9 +275,20 @@ def main(argv=None) -> int:
 
 def stress(args, log) -> int:
     from cute_gemm.measure import environment
+    import cute_gemm
     from cute_gemm.runtime import registry
     from cute_gemm.runtime.problem import Problem
 
+    targets = []
+    for spec in args.config:  # a bad --config is said before the GPU is looked for
+        phase, over = registry.split_spec(spec)
+        try:
+            e = registry.get("sm90", phase)
+            cute_gemm.compile_only(phase, over, "sm90")  # the config's own checks, at its compile (on the CPU too)
+        except Exception as exc:  # an unknown phase or field, a config that does not build
+            log(f"stress: --config {spec}: {exc}")
+            return 2
+        targets.append(Target(e, over))
     gpu = environment.gpu()
     if gpu is None or gpu["capability"] != "9.0":
         log(f"stress: needs an sm90 (Hopper) GPU, found {gpu['name'] if gpu else 'none'}")
@@ -260,13 +296,16 @@ def stress(args, log) -> int:
     import torch
 
     entries = registry.all_entries("sm90")
-    if args.phases:
+    if args.phases == "none":
+        entries = []
+    elif args.phases:
         want = registry.parse_phase_list(args.phases)
         entries = [e for e in entries if e.phase in want]
+    entries = [Target(e) for e in entries] + targets
     shapes = [Problem.parse(s) for s in args.shapes]
-    accepted = {e.key: [p for p in shapes if not e.make().can_implement(p.m, p.n, p.k)] for e in entries}
+    accepted = {e.key: [p for p in shapes if not e.cannot(p)] for e in entries}
     rec = environment.record()
-    log(f"stress on {gpu['name']} ({rec['date']}): {len(entries)} phases, shapes {', '.join(map(str, shapes))}, "
+    log(f"stress on {gpu['name']} ({rec['date']}): {len(entries)} kernels, shapes {', '.join(map(str, shapes))}, "
         f"watchdog {args.timeout:.0f} s")
     for e in entries:
         refused = [str(p) for p in shapes if p not in accepted[e.key]]
@@ -283,7 +322,7 @@ def stress(args, log) -> int:
     for e in entries:
         for p in accepted[e.key]:
             with torch.cuda.stream(streams[0]):
-                call_and_check(e.phase, make_slot(p, streams[0]), None, 0, False)
+                call_and_check(e, make_slot(p, streams[0]), None, 0, False)
     gc.collect()
     torch.cuda.reset_peak_memory_stats()
     before = snapshot()
@@ -295,7 +334,7 @@ def stress(args, log) -> int:
                  for e in entries if accepted[e.key]]
     problems += [f"{r['phase']}: {r['n_wrong']} wrong results, first {r['wrong'][0]}" for r in per_phase if r["n_wrong"]]
     log("threads:")
-    work = [(e.phase, p) for e in entries for p in accepted[e.key]]
+    work = [(e, p) for e in entries for p in accepted[e.key]]
     thr = stress_threads(work, args.thread_calls, args.check_every, thread_streams, args.timeout, log)
     problems += [f"thread {r['thread']}: {r['error']}" for r in thr["threads"] if "error" in r]
     problems += [f"thread {r['thread']}: {r['n_wrong']} wrong results, first {r['wrong'][0]}"

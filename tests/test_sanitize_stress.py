@@ -131,6 +131,20 @@ def test_plan_skips_shapes_a_phase_refuses():
     assert runs[1].shape == "1000,264,520" and runs[1].stem == "memcheck_0_1000x264x520"
 
 
+def test_plan_runs_configs_under_their_spec():
+    """--config 10:...: the run is named by its spec, its stem is a plain file name, the driver gets the spec
+    and a config that cannot do a shape is skipped by that config's own check (cluster_m=4 needs bn % 32)."""
+    e10 = registry.get("sm90", "10")
+    over = "bm=128,bn=128,bk=64,stages=7,cluster_m=4"
+    runs = san.plan([], ["memcheck"], ["200,512,512", "8,8,9"], [(e10, over)])
+    assert [r.phase for r in runs] == [f"10:{over}"] * 2
+    assert runs[0].status == "not run" and runs[0].stem == "memcheck_10_bm_128_bn_128_bk_64_stages_7_cluster_m_4_200x512x512"
+    assert runs[1].status == "skipped" and runs[1].reason == "; ".join(e10.make().can_implement(8, 8, 9))
+    cmd = san.sanitizer_command("cs", runs[0], "l")
+    assert cmd[cmd.index("--phase") + 1] == f"10:{over}"
+    assert registry.split_spec(f"10:{over}") == ("10", over) and registry.split_spec("7") == ("7", None)
+
+
 def test_sanitizer_command():
     run = san.Run("memcheck", "5", "512,512,512")
     cmd = san.sanitizer_command("/x/compute-sanitizer", run, "/o/l.log")
@@ -158,6 +172,15 @@ def test_summary_markdown():
     assert sum(ln.startswith("- skipped: phase 5 at 1000x3001x520: N=3001 is not a multiple") for ln in lines) == 1
     runs[1].status = "not run"
     assert "- not run: 1 runs (the --deadline came first)" in san.summary_markdown(runs)
+
+
+def test_sanitize_refuses_a_config_its_phase_cannot_build(tmp_path):
+    """A --config the phase rejects is said before the sanitizer or a GPU is looked for."""
+    env = dict(os.environ, PATH="/nonexistent")
+    proc = subprocess.run([sys.executable, "bench/sanitize.py", "--out", str(tmp_path / "o"), "--phases", "none",
+                           "--config", "10:bn=48,cluster_m=4"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith("sanitize: --config 10:bn=48,cluster_m=4: ")
+    assert "bn=48 must split into 4 slices" in proc.stderr and "compute-sanitizer" not in proc.stderr
 
 
 def test_sanitize_without_compute_sanitizer_is_one_line(tmp_path):
@@ -207,6 +230,27 @@ def test_stress_without_gpu_exits_2(tmp_path):
                           env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "stress: needs an sm90 (Hopper) GPU, found none" in proc.stdout
     assert "needs an sm90" in (tmp_path / "stress.log").read_text()
+
+
+def test_stress_targets_name_their_config():
+    """A --config target is keyed by its spec, calls gemm with the config's own object and is refused a shape by
+    that config's shape check."""
+    e10 = registry.get("sm90", "10")
+    plain, cm = stress.Target(e10), stress.Target(e10, "bm=128,bn=128,bk=64,stages=7,cluster_m=4")
+    assert plain.key == "sm90:10" and plain.config is None
+    assert cm.key == "sm90:10:bm=128,bn=128,bk=64,stages=7,cluster_m=4"
+    assert (cm.config.cluster_m, cm.config.bm, cm.config.stages) == (4, 128, 7)
+    from cute_gemm.runtime.problem import Problem
+    assert cm.cannot(Problem(8, 8, 9)) == e10.make().can_implement(8, 8, 9) != []
+
+
+def test_stress_refuses_a_config_its_phase_cannot_build(tmp_path):
+    """A bad --config is said (exit 2) before a GPU is looked for."""
+    proc = subprocess.run([sys.executable, "bench/stress.py", "--out", str(tmp_path), "--phases", "none",
+                           "--config", "10:bn=48,cluster_m=4"], cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout.startswith("stress: --config 10:bn=48,cluster_m=4: ")
+    assert "bn=48 must split into 4 slices" in proc.stdout and "GPU" not in proc.stdout
 
 
 @pytest.mark.gpu

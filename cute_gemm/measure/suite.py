@@ -29,6 +29,14 @@ SETS = {
                                             (200, 5120, 5120), (128, 13824, 5120), (48, 16384, 2048),
                                             (256, 3072, 12288), (24, 2560, 10240), (160, 7168, 7168),
                                             (200, 11000, 3000), (40, 3000, 5000))),
+    # and 12 more, chosen after the model's last fit (the token-tile multicast) and never measured before its run
+    "heldout": tuple(Problem(*s) for s in ((144, 6144, 6144), (240, 5120, 13824), (96, 12288, 4096), (192, 3584, 18944),
+                                           (112, 9216, 3072), (232, 4608, 9216), (56, 18944, 3584), (184, 12288, 2048),
+                                           (80, 5120, 20480), (136, 10240, 5120), (248, 2048, 8192), (12, 6912, 9216))),
+    # and 12 more, chosen after the held-out run and the two fixes it led to (2026-12-02), before they were measured
+    "heldout2": tuple(Problem(*s) for s in ((8, 15360, 5120), (48, 22016, 4096), (72, 9216, 9216), (104, 7680, 7680),
+                                            (24, 18432, 6144), (160, 9728, 4096), (208, 6144, 8192), (120, 20480, 2560),
+                                            (32, 12800, 12800), (64, 3584, 14336), (176, 13312, 4608), (224, 4096, 11008))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -36,6 +44,8 @@ SET_HELP = {
     "small": "256^3, 512^3, 1024^3, 2048^3",
     "unlisted": "12 decode-like shapes outside the decode set (M 8..256, other models' layer widths): does best "
                 "hold for the regime, not just the list",
+    "heldout": "12 more decode-like shapes (M 12..248), chosen after the multicast fit, before they were measured",
+    "heldout2": "12 more (M 8..224), chosen after the heldout run and the fixes it led to, before they were measured",
 }
 
 

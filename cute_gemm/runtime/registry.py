@@ -185,6 +185,14 @@ def get(arch: str, phase: str | int) -> PhaseEntry:
         raise LookupError(f"no {fam} kernel for phase {pid} (registered {fam} phases: {have})") from None
 
 
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """A kernel named with its config: '10:cluster_m=4,bn=128' -> ('10', 'cluster_m=4,bn=128'); a bare phase
+    id -> (id, None). The overrides go to ``PhaseEntry.configured`` (the bench's, sanitizer's and stress's
+    ``--config``)."""
+    phase, _, over = spec.partition(":")
+    return phase, over or None
+
+
 def resolve(spec: str, default_arch: str) -> PhaseEntry:
     """'3' / 'sm90:3' / 'sm100:2a' -> entry."""
     if ":" in spec:
