@@ -32,7 +32,8 @@ def test_each_sm90_mutant_applies_exactly_once(m):
         assert old and old != new
         assert text.count(old) == 1, f"{m.id}: {old!r} occurs {text.count(old)} times in {m.path}"
         text = text.replace(old, new)
-    assert m.checks[-2:] == ("-k", selector(m.phase))
+    # its phase's checks, and for a protocol only a non-default config runs (the multicast) those cases too
+    assert m.checks[-2] == "-k" and m.checks[-1] in (selector(m.phase), f"{selector(m.phase)} or multicast")
 
 
 def test_sm90_catalog_covers_the_bug_classes():
@@ -57,8 +58,20 @@ def test_every_gpu_test_of_the_catalog_exists():
     out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                           "tests/test_gpu_phases.py"], cwd=REPO, capture_output=True, text=True).stdout
     collected = {line.strip() for line in out.splitlines()}
-    wanted = {t for m in MUTANTS for t in gpu_tests(m.phase)}
+    wanted = {t for m in MUTANTS if not m.gpu for t in gpu_tests(m.phase)}
     assert wanted and wanted <= collected, sorted(wanted - collected)[:5]
+
+
+def test_multicast_mutants_run_the_multicast_configs_on_the_gpu():
+    """Phase 10's default cluster_m=1 leaves the multicast lines inert: those mutants' GPU tests are the split/swap
+    file's cluster_m configs, and that selection names tests that exist (both phases, 2 and 4 CTAs, with a split)."""
+    mc = [m for m in MUTANTS if m.gpu]
+    assert len(mc) >= 6 and all(m.gpu[0] == "tests/test_gpu_split_swap.py" for m in mc)
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *mc[0].gpu],
+                         cwd=REPO, capture_output=True, text=True).stdout
+    ids = [line for line in out.splitlines() if "::" in line]
+    assert len(ids) >= 20 and all("cluster_m" in i for i in ids)
+    assert any("cluster_m4" in i and "split_k2" in i for i in ids) and any("[9-" in i for i in ids)
 
 
 def test_caught_by_names_the_kinds_of_check():

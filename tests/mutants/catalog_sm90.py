@@ -44,25 +44,28 @@ class Mutant90(Mutant):
     parts: tuple = ()
     ladder: str = "sm90"
     fast_checks: tuple = ()
+    gpu: tuple = ()  # pytest arguments of its GPU tests, where the phase's default ones do not run the code it changes
 
 
 RULES, SIM = FILES
 
 
-def _m(id, kind, phase, path, old, new, fast="", extra=(), select="", note="", parts=()):
+def _m(id, kind, phase, path, old, new, fast="", extra=(), select="", note="", parts=(), gpu=()):
     """``fast``: "" (not in the CI subset), "rule:<test name part>" or "machine" (the check the subset runs)."""
     if fast.startswith("rule:"):
         fast_checks = (RULES, "-k", f"{selector(phase)} and nn_fp16 and {fast[5:]}")
     elif fast == "machine":
-        fast_checks = (SIM, "-k", selector(phase))
+        fast_checks = (SIM, "-k", selector(phase) + (f" or {select}" if select else ""))
     else:
         fast_checks = ()
     return Mutant90(id, kind, phase, path, old, new, checks(phase, *extra, select=select), bool(fast), note, parts,
-                    "sm90", fast_checks)
+                    "sm90", fast_checks, gpu)
 
 
 P = "phases/sm90/"
 CT = P + "common_tma.py"
+
+MULTICAST_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and cluster_m")
 
 _PDL_WAIT = ("        if cutlass.const_expr(cfg.use_pdl):\n"
              "            # launched early (programmatic dependent launch): the prologue above overlapped the previous\n"
@@ -144,11 +147,33 @@ MUTANTS = [
        "            if warp_group_idx > 0:\n",
        note="the cluster arrive before the reduce has no release semantics"),
     _m("splitk-reduce-own-rank", "DSMEM reduce (ranks)", "9", P + "phase9_split_k.py",
-       "cute.arch.map_dsmem_ptr(sP.iterator, r)", "cute.arch.map_dsmem_ptr(sP.iterator, rank)", fast="rule:dsmem",
-       note="the reduce adds its own partial tile split_k times instead of every rank's"),
+       "map_dsmem_ptr(sP.iterator, m_rank + cluster_m * r)", "map_dsmem_ptr(sP.iterator, m_rank + cluster_m * rank)",
+       fast="rule:dsmem", note="the reduce adds its own partial tile split_k times instead of every rank's"),
     _m("splitk-k-range-floor", "K range split", "9", P + "phase9_split_k.py",
        "k_count = (rank + 1) * k_tiles // S - k_first", "k_count = k_tiles // S",
        note="each CTA takes K/S k-tiles: the remainder of an uneven split is dropped"),
+    # --- the token tile multicast over cluster_m weight tiles (phase 10 cluster_m, alone and x split_k) ------
+    # (phase 10's default is cluster_m=1, where these lines are inert: on the GPU they run the multicast configs)
+    _m("swapmc-reduce-m-rank-dropped", "DSMEM reduce (ranks)", "10", P + "phase9_split_k.py",
+       "map_dsmem_ptr(sP.iterator, m_rank + cluster_m * r)", "map_dsmem_ptr(sP.iterator, cluster_m * r)",
+       select="multicast", gpu=MULTICAST_GPU, note="with cluster_m x split_k CTAs, every M tile adds the partial tiles of M rank 0"),
+    _m("swapmc-k-rank-from-m-mode", "K range split", "10", P + "phase9_split_k.py",
+       "rank = cta_rank // CM if cutlass.const_expr(S > 1) else 0",
+       "rank = cta_rank % S if cutlass.const_expr(S > 1) else 0", select="multicast", gpu=MULTICAST_GPU,
+       note="the K range is read from the cluster rank's M mode: two CTAs of one M tile walk the same K range"),
+    _m("swapmc-empty-to-k-peers", "arrive count", "10", CT,
+       '        **({"mcast_mode_mn": (0, 1)} if split_k > 1 else {}),\n', "", select="multicast", gpu=MULTICAST_GPU,
+       note="with a split, a consumer's empty arrivals go to the CTAs of the other K ranges too, not its B partners only"),
+    _m("swapmc-slice-rank-zero", "multicast slice", "10", P + "phase9_split_k.py",
+       "tma_atom_b, m_rank, cute.make_layout(CM),", "tma_atom_b, 0, cute.make_layout(CM),", select="multicast", gpu=MULTICAST_GPU,
+       fast="machine", note="every CTA of the cluster loads and multicasts slice 0 of the token tile"),
+    _m("swapmc-no-producer-tail", "producer tail", "10", P + "phase9_split_k.py",
+       "                    ab_pipeline.producer_tail(prod_state)\n", "                    pass\n", select="multicast", gpu=MULTICAST_GPU,
+       note="a producer leaves while the peers' consumers may still arrive on its empty barriers"),
+    _m("swapmc-cluster-tile-rank", "tile coordinate (M)", "10", P + "phase9_split_k.py",
+       "ct.cluster_tile_coord(bidx // (S * CM), tiles_m, tiles_n, cfg, m_rank)",
+       "ct.cluster_tile_coord(bidx // (S * CM), tiles_m, tiles_n, cfg, 0)", select="multicast", gpu=MULTICAST_GPU,
+       note="the CTAs of a multicast cluster all compute its first weight tile"),
     # --- programmatic dependent launch ------------------------------------------------------------------
     _m("pdl-no-wait", "PDL order", "10", P + "phase9_split_k.py",
        "            cute.arch.griddepcontrol_wait()\n", "            pass\n", fast="rule:griddepcontrol",

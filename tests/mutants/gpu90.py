@@ -38,6 +38,7 @@ class _Control:
 
     id: str
     phase: str
+    gpu: tuple = ()  # the GPU tests it runs, as a mutant of its group would (``Mutant90.gpu``)
 
 
 def _copy(m, root: str) -> None:
@@ -87,7 +88,7 @@ def gpu_verdict(m, root: str, python: str, timeout_s: int, test_timeout: int) ->
     """Run the phase's GPU tests in the mutated copy; {"status": "killed" | "hang" | "survived" | "invalid", ...}."""
     t0 = time.perf_counter()
     cmd = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-m", "gpu",
-           *gpu_tests(m.phase)]
+           *(getattr(m, "gpu", ()) or gpu_tests(m.phase))]
     try:
         proc = subprocess.run(cmd, cwd=root, env=_env(root, test_timeout), capture_output=True, text=True,
                               timeout=timeout_s)
@@ -123,7 +124,9 @@ def classify(returncode: int, out: str, test_timeout: int = 40, seconds: float |
 def run_gpu(mutants: list, *, jobs: int, gpu_jobs: int, timeout_s: int, test_timeout: int,
             python: str = sys.executable, log=print) -> dict:
     """{"control": {phase: result}, "mutants": {id: result}} for the sm90 ``mutants`` on this machine's GPU."""
-    controls = [_Control(f"control-{p}", p) for p in sorted({m.phase for m in mutants}, key=str)]
+    # one control per set of GPU tests the mutants run (a phase's own, or a mutant group's ``gpu``)
+    groups = sorted({(m.phase, getattr(m, "gpu", ())) for m in mutants}, key=str)
+    controls = [_Control(f"control-{p}" + ("-" + gpu[-1].split()[-1] if gpu else ""), p, gpu) for p, gpu in groups]
     everything = controls + list(mutants)
     t0 = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -150,6 +153,6 @@ def run_gpu(mutants: list, *, jobs: int, gpu_jobs: int, timeout_s: int, test_tim
     finally:
         for p in prepared.values():
             shutil.rmtree(p["root"], ignore_errors=True)
-    return {"control": {c.phase: results[c.id] for c in controls},
+    return {"control": {c.id[len("control-"):]: results[c.id] for c in controls},
             "mutants": {m.id: results[m.id] for m in mutants},
             "seconds": round(time.perf_counter() - t0, 1)}
