@@ -383,8 +383,9 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.driver:
         return driver(args.phase, args.shape, args.arch)
+    from cute_gemm.cli.args import UsageError
+    from cute_gemm.cli.steps import buildable_variant
     from cute_gemm.measure import environment
-    import cute_gemm
     from cute_gemm.runtime import registry
 
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -392,17 +393,11 @@ def main(argv=None) -> int:
     if unknown:
         print(f"sanitize: unknown tool {', '.join(unknown)} (tools: {', '.join(TOOLS)})", file=sys.stderr)
         return 2
-    # a bad --config is said before anything else, GPU or not
-    configs = []
-    for spec in args.config:
-        phase, over = registry.split_spec(spec)
-        try:
-            e = registry.get("sm90", phase)
-            cute_gemm.compile_only(phase, over, "sm90")  # the config's own checks (cluster_m=4 needs bn % 32 == 0)
-        except Exception as exc:  # an unknown phase or field, a config that does not build: said before anything runs
-            print(f"sanitize: --config {spec}: {exc}", file=sys.stderr)
-            return 2
-        configs.append((e, over))
+    try:  # a bad --config is said before anything else, GPU or not
+        configs = [buildable_variant(spec, "sm90") for spec in args.config]
+    except UsageError as exc:
+        print(f"sanitize: {exc}", file=sys.stderr)
+        return 2
     cs = shutil.which("compute-sanitizer")
     if cs is None:
         print("sanitize: compute-sanitizer is not on PATH (it ships with the CUDA toolkit)", file=sys.stderr)

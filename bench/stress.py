@@ -274,21 +274,17 @@ def main(argv=None) -> int:
 
 
 def stress(args, log) -> int:
+    from cute_gemm.cli.args import UsageError
+    from cute_gemm.cli.steps import buildable_variant
     from cute_gemm.measure import environment
-    import cute_gemm
     from cute_gemm.runtime import registry
     from cute_gemm.runtime.problem import Problem
 
-    targets = []
-    for spec in args.config:  # a bad --config is said before the GPU is looked for
-        phase, over = registry.split_spec(spec)
-        try:
-            e = registry.get("sm90", phase)
-            cute_gemm.compile_only(phase, over, "sm90")  # the config's own checks, at its compile (on the CPU too)
-        except Exception as exc:  # an unknown phase or field, a config that does not build
-            log(f"stress: --config {spec}: {exc}")
-            return 2
-        targets.append(Target(e, over))
+    try:  # a bad --config is said before the GPU is looked for
+        targets = [Target(*buildable_variant(spec, "sm90")) for spec in args.config]
+    except UsageError as exc:
+        log(f"stress: {exc}")
+        return 2
     gpu = environment.gpu()
     if gpu is None or gpu["capability"] != "9.0":
         log(f"stress: needs an sm90 (Hopper) GPU, found {gpu['name'] if gpu else 'none'}")

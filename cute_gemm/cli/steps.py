@@ -74,8 +74,8 @@ def parse_variant(spec: str, arch: str):
     Whether the phase can be built with the config is its compile's question, not this one's."""
     from cute_gemm.runtime import registry
 
-    phase, sep, fields = spec.partition(":")
-    if not sep or not fields.strip():
+    phase, fields = registry.split_spec(spec)
+    if not (fields or "").strip():
         raise UsageError(f"--config {spec!r}: expected PHASE:FIELD=VALUE[,FIELD=VALUE], e.g. 8:bn=128")
     try:
         entry = registry.get(arch, phase)
@@ -84,6 +84,22 @@ def parse_variant(spec: str, arch: str):
     except (LookupError, ValueError) as exc:  # an InputError is a ValueError
         raise UsageError(f"--config {spec!r}: {exc}") from None
     return entry, cfg, " ".join(f"{k}={v}" for k, v in over.items())
+
+
+def buildable_variant(spec: str, arch: str):
+    """'10:bm=128,cluster_m=4' (or a bare phase id) -> (entry, the overrides or None) once that config compiles for
+    ``arch`` -- on a CPU too, the compile is host-only; UsageError '--config SPEC: why' otherwise. The sanitizer's
+    and the stress run's ``--config``: what they will launch is checked before they look for a GPU."""
+    from cute_gemm.runtime import registry
+    from cute_gemm.runtime.gemm import compile_only
+
+    phase, over = registry.split_spec(spec)
+    try:
+        entry = registry.get(arch, phase)
+        compile_only(phase, over, arch)  # the config's own checks (cluster_m=4 needs bn % 32 == 0)
+    except Exception as exc:  # an unknown phase or field, a config that does not build
+        raise UsageError(f"--config {spec}: {exc}") from None
+    return entry, over
 
 
 def variants(specs, fams) -> list:

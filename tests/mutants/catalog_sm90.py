@@ -31,8 +31,14 @@ def selector(phase: str) -> str:
     return f"phase{phase}" + (" and not phase10" if phase == "1" else "")
 
 
+def selection(phase: str, select: str = "") -> str:
+    """``-k`` expression of a mutant's checks: its phase's tests, or those and ``select`` (cases of a config
+    its phase's defaults do not run)."""
+    return selector(phase) + (f" or {select}" if select else "")
+
+
 def checks(phase: str, *extra: str, select: str = "") -> tuple:
-    return (*FILES, *extra, "-k", selector(phase) + (f" or {select}" if select else ""))
+    return (*FILES, *extra, "-k", selection(phase, select))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +61,7 @@ def _m(id, kind, phase, path, old, new, fast="", extra=(), select="", note="", p
     if fast.startswith("rule:"):
         fast_checks = (RULES, "-k", f"{selector(phase)} and nn_fp16 and {fast[5:]}")
     elif fast == "machine":
-        fast_checks = (SIM, "-k", selector(phase) + (f" or {select}" if select else ""))
+        fast_checks = (SIM, "-k", selection(phase, select))
     else:
         fast_checks = ()
     return Mutant90(id, kind, phase, path, old, new, checks(phase, *extra, select=select), bool(fast), note, parts,

@@ -88,7 +88,7 @@ def gpu_verdict(m, root: str, python: str, timeout_s: int, test_timeout: int) ->
     """Run the phase's GPU tests in the mutated copy; {"status": "killed" | "hang" | "survived" | "invalid", ...}."""
     t0 = time.perf_counter()
     cmd = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-m", "gpu",
-           *(getattr(m, "gpu", ()) or gpu_tests(m.phase))]
+           *(m.gpu or gpu_tests(m.phase))]
     try:
         proc = subprocess.run(cmd, cwd=root, env=_env(root, test_timeout), capture_output=True, text=True,
                               timeout=timeout_s)
@@ -125,7 +125,7 @@ def run_gpu(mutants: list, *, jobs: int, gpu_jobs: int, timeout_s: int, test_tim
             python: str = sys.executable, log=print) -> dict:
     """{"control": {phase: result}, "mutants": {id: result}} for the sm90 ``mutants`` on this machine's GPU."""
     # one control per set of GPU tests the mutants run (a phase's own, or a mutant group's ``gpu``)
-    groups = sorted({(m.phase, getattr(m, "gpu", ())) for m in mutants}, key=str)
+    groups = sorted({(m.phase, m.gpu) for m in mutants}, key=str)
     controls = [_Control(f"control-{p}" + ("-" + gpu[-1].split()[-1] if gpu else ""), p, gpu) for p, gpu in groups]
     everything = controls + list(mutants)
     t0 = time.perf_counter()
