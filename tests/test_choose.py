@@ -97,7 +97,10 @@ def test_token_tiles_and_candidates_are_buildable():
                 # the tokens in one tile, or past 128 tokens in two (a multiple of 16 that covers half of them)
                 one = over["bn"] in choose.TOKEN_TILES and over["bn"] >= m
                 two = m > 128 and over["bn"] % 16 == 0 and m / 2 <= over["bn"] < m
-                assert (one or two) and over["bn"] % over["split_k"] == 0, (m, over)
+                assert one or two, (m, over)
+                # three consumer warpgroups only for token tiles of 96 or more, a 3-way split only for 128 or more
+                assert over["bm"] != 192 or over["bn"] >= 96, (m, over)
+                assert over["split_k"] != 3 or over["bn"] >= 128, (m, over)
                 assert (over["bm"] + over["bn"]) * over["bk"] * 2 * over["stages"] * over["ctas_per_sm"] <= 227 * 1024
                 assert over["stages"] >= 3 and over["stages"] * over["ctas_per_sm"] >= 4
                 # the token tile's multicast: whole 8-row slices per CTA, 128 weight rows, no split
@@ -105,6 +108,32 @@ def test_token_tiles_and_candidates_are_buildable():
                 assert over["bn"] % (8 * cm) == 0 and (cm == 1 or (over["bm"] == 128 and over["split_k"] == 1))
                 multicast.add((m, cm))
     assert {(100, 4), (200, 4), (256, 2)} <= multicast and not any(cm > 1 for m, cm in multicast if m <= 96)
+
+
+def test_three_warpgroup_weight_tiles_where_the_grid_is_short():
+    """208x6144x8192: 48 weight tiles of 128 rows leave a 2-way split at 96 CTAs; 32 of 192 rows x 2 token tiles
+    x 2 K ranges are 128 (measured 40.2 us against 42.6 for the best 128-row tile and 37.4-41.8 for cuBLASLt /
+    cuBLAS). The 512 threads start with 128 registers: 192 x bn tiles up to bn = 192 fit, none at 2 CTAs per SM
+    past bn = 64."""
+    phase, cfg = choose.pick("sm90", 208, 6144, 8192)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (192, 112, 2)
+    assert choose._fits_registers(192, 192, 1) and not choose._fits_registers(192, 200, 1)
+    assert not choose._fits_registers(192, 96, 2)
+    # few tokens: 192-row tiles leave fewer CTAs pulling the weights, and measured no faster (1x4096x14336:
+    # 34.9 us against 28.1 for 64 rows): not offered below 96-token tiles
+    assert not any(p == "10" and c["bm"] == 192 for p, c in choose.split_candidates(16, 4096, 14336))
+
+
+def test_three_way_splits_count_the_clusters_of_three_that_fit():
+    """39 clusters of 3 fit on an H200 (132 SMs, GPCs of unequal size): 36 x 3 CTAs run in one wave, 40 x 3 in
+    two. 232x4608x9216 takes 36 weight tiles of 128 x 256 over 3 K ranges (36.9 us, cuBLAS 35.4)."""
+    assert dict(choose.MACHINE.clusters_that_fit)[3] == 39
+    phase, cfg = choose.pick("sm90", 232, 4608, 9216)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (128, 256, 3)
+    label = "10 bm=128 bn=256 bk=64 stages=4 split_k=3"
+    cost = {n: next(r["cost"] for r in choose.explain("sm90", 240, n, 13824) if r["label"] == label) for n in (4992, 5120)}
+    # 39 weight tiles x 3 in one wave; 40 x 3: the 40th cluster waits for a second (measured 104 us against 60.8)
+    assert cost[5120] > 1.5 * cost[4992]
 
 
 def test_a_pick_is_a_lookup_after_the_first():

@@ -240,7 +240,7 @@ def test_phase1_nstages_configurable(fam, target, stages):
     # one C staging buffer: the slab wait would have to come before the slab's own smem writes
     ("sm90:6", {"epi_stages": 1}, "epi_stages >= 2"),
     ("sm90:8", {"bm": 64}, "a warpgroup's tile is two wgmma row blocks"),
-    ("sm90:9", {"bm": 256}, "bm is 64 or 128"),
+    ("sm90:9", {"bm": 256}, "bm is 64, 128 or 192"),
     ("sm90:9", {"split_k": 16}, "split_k is 1..8"),
     ("sm90:9", {"bm": 128, "bn": 256, "stages": 8}, "fewer stages or a smaller tile"),
     # the CTA's register pool would not hold the accumulators at 2 CTAs per SM (ptxas refused it, late)

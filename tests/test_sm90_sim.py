@@ -77,6 +77,24 @@ MULTICAST = {
 }
 
 
+# three consumer warpgroups (192 weight rows: 3 tiles for N=400, the last ragged) and 3-way splits, whose tile
+# lines do not divide by 3 (16 token lines: ranks reduce 6, 6 and 4)
+WIDE = {
+    "bm192-split3": ("10", 40, 400, 264, {"bm": 192, "bn": 16, "split_k": 3, "stages": 2}),
+    "bm192-cm2": ("10", 40, 400, 264, {"bm": 192, "bn": 16, "split_k": 1, "cluster_m": 2, "stages": 2}),
+    "bm64-split3": ("10", 40, 136, 264, {"bm": 64, "bn": 16, "split_k": 3, "stages": 2}),
+    "phase9-bm192-split3": ("9", 200, 72, 136, {"bm": 192, "split_k": 3, "stages": 3}),
+}
+
+
+@pytest.mark.parametrize("case", list(WIDE))
+def test_simulation_wide_tiles_and_uneven_splits(case):
+    phase, m, n, k, over = WIDE[case]
+    cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
+    res = simulate90(f"sm90:{phase}", m, n, k, cfg)
+    assert res.ok, res.report()
+
+
 @pytest.mark.parametrize("case", list(MULTICAST))
 def test_simulation_token_tile_multicast(case):
     m, n, k, over = MULTICAST[case]

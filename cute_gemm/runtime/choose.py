@@ -2,7 +2,7 @@
 
 No single kernel wins everywhere. Big problems want the persistent 128x256 / 128x192 tiles of phases 7
 and 8 (fewest bytes per FLOP, epilogue hidden); a few tokens times a weight (M <= 256) want phase 10's
-swap-AB tiles (64 or 128 weight rows x the tokens), which stream the weights at the memory's bandwidth;
+swap-AB tiles (64, 128 or 192 weight rows x the tokens), which stream the weights at the memory's bandwidth;
 small or starved problems want phase 9's small tiles, split-K and programmatic dependent launch. So
 ``pick`` enumerates candidates (phase, config) and ranks them by a model of their time, in
 microseconds, with constants fitted to measurements on the H200 (``MACHINE``; the measured candidates
@@ -12,14 +12,17 @@ are ``bench/results/h200_*_best_candidates*.json``, the fit and its report ``ben
            + waves x split x (split_fixed + partial tile bytes / dsmem_rate)   [phases 9, 10]
 
 (``swap_factor``: phase 10 in one wave; the fit found the model ~16% slow on it; ``mcast_gain``: phase 10's
-token tile multicast over ``cluster_m`` weight tiles, one wave, x (1 - 0.25 (1 - 1/cluster_m)).) Besides
+token tile multicast over ``cluster_m`` weight tiles, one wave, every token in the shared tile, x (1 - 0.25 (1 -
+1/cluster_m)).) Besides
 the fixed tile families, phase 9 gets a **wave-fitted** tile at 96 < M <= 128: 128 rows by the narrowest
 width that puts all tiles in one wave of the GPU (``wave_fitted_bn``); phase 10 gets a second token tile
-past 128 tokens, the multicast over 2 or 4 weight tiles for token tiles of 128 or more, and two CTAs per
-SM with 64-deep k-tiles where 128-deep ones leave too short a ring.
+past 128 tokens, the multicast over 2 or 4 weight tiles for token tiles of 128 or more, two CTAs per
+SM with 64-deep k-tiles where 128-deep ones leave too short a ring, 192-row weight tiles (three consumer
+warpgroups) for token tiles of 96 or more, and 3-way splits for token tiles of 128 or more.
 
 The model was checked on shapes chosen *after* each fit and measured once (``cute-gemm bench --set
-heldout`` / ``heldout2``): that, not the fit, is the evidence for shapes nobody listed.
+heldout`` / ``heldout2`` / ``heldout3``): that, not the fit, is the evidence for shapes nobody listed.
+``bench/candidates.py`` measures the cheapest candidates of any shapes side by side (what a refit reads).
 
 - ``mma``: the busiest SM's MMA work, waves x (CTAs sharing an SM) x one CTA's padded FLOPs / rate; a
   CTA whose tile is narrower than 256 columns per warpgroup issues smaller wgmma and runs slower
@@ -47,7 +50,8 @@ from cute_gemm.runtime import registry
 
 @dataclasses.dataclass(frozen=True)
 class Machine:
-    """The model's constants (H200 SXM under load, fitted to the 2026-12-01 measurements)."""
+    """The model's constants (H200 SXM under load, fitted to the 2026-12-01 measurements; the co-resident
+    clusters per size measured on 2026-12-02 with ``cudaOccupancyMaxActiveClusters``)."""
 
     sms: int = 132
     mma_flop_per_us: float = 7.0e6  # one SM's wgmma rate with 256-wide tiles (1.7 GHz x 4096 FLOP/clk)
@@ -63,7 +67,8 @@ class Machine:
     dsmem_bytes_per_us: float = 2.0e4  # partial tile bytes reduced per us and CTA
     no_pdl_us: float = 0.3  # what a launch without programmatic dependent launch pays more
     persistent_launch_us: float = 4.0  # the persistent phases' fixed cost
-    clusters_that_fit: tuple = ((1, 132), (2, 66), (4, 30), (8, 15))  # co-resident clusters per size
+    # co-resident clusters per size (GPCs of unequal size: 39 of 3, not 44): a 3-way split of 40 tiles is two waves
+    clusters_that_fit: tuple = ((1, 132), (2, 66), (3, 39), (4, 30), (6, 17), (8, 15))
 
 
 MACHINE = Machine()
@@ -71,6 +76,10 @@ MACHINE = Machine()
 # token tiles of phase 10 (the MMA's N): 8, then multiples of 16 up to 64, then of 32 (phase 9's bn rule)
 TOKEN_TILES = (8, 16, 32, 48, 64, 96, 128, 160, 192, 224, 256)
 SMEM_BYTES = 227 * 1024 - 2048  # a CTA's ring budget (barriers and alignment aside)
+# phase 10's K ranges per tile. 3 (clusters of 3: 39 fit on an H200) only for token tiles of 128 or more, where
+# it measured faster (232x4608x9216: 36 x 3 CTAs of 128 x 256, 36.9 us against 48.2 for the best without it);
+# with narrower token tiles (memory-bound) it lost to the 2- and 4-way splits (1x4096x14336: 32.0 against 28.1)
+SPLITS = (1, 2, 3, 4)
 PDL_MAX_FLOP = 40e9  # above this, programmatic dependent launch measured no better (or worse)
 
 # the persistent phases' candidates: (phase, config overrides, time factor); phase 8's epilogue hides
@@ -127,7 +136,12 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         if m > 128:
             token_tiles.append((_ceil(_ceil(m, 2), 16) * 16, 64))
         for bn, bk_fixed in token_tiles:
-            for bm in (64, 128):
+            for bm in (64, 128, 192):
+                # 192 rows (three consumer warpgroups) only for token tiles of 96 or more: fewer CTAs pull the
+                # weights, which at few tokens is what sets the time (1x4096x14336: 34.9 us against 28.1 for 64
+                # rows); with 96-128 tokens they measured 0.93-0.95 of the vendor where 128 rows gave 0.73-0.82
+                if bm == 192 and bn < 96:
+                    continue
                 for ctas in (1, 2):
                     # 128-deep k-tiles where a ring of 3 of them per CTA, 4 per SM, fits, else 64 (bm=128 bn=128:
                     # 7 stages of 64; two CTAs of 128 x 64 per SM: 4 stages of 64 each, where 128 left 2 and no candidate)
@@ -138,7 +152,9 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
                     # bm=128 bn=128 with 3 stages 38.3 us against 34.2 for phase 9's 128x128 tile)
                     if stages < 3 or stages * ctas < 4 or not _fits_registers(bm, bn, ctas):
                         continue
-                    for split in (1, 2, 4):
+                    for split in SPLITS:
+                        if split == 3 and bn < 128:  # see SPLITS
+                            continue
                         # the token tile multicast over cluster_m weight tiles, each CTA loading 1/cluster_m of it:
                         # measured to pay with 128 weight rows and >= 128 tokens per tile only (200x11000x3000,
                         # 128x224: 38.8 -> 32.4 / 30.6 us at cluster_m 2 / 4; 128x112: 25.3 -> 26.8 at 200x5120^2;
@@ -172,7 +188,10 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         fixed = mc.launch_us + (waves - 1) * mc.wave_us + (not cfg.use_pdl) * mc.no_pdl_us
         body = max(mma, memory) + mc.overlap * min(mma, memory)
         if kernel.phase == "10":
-            body *= (mc.swap_factor * (1 - mc.mcast_gain * (1 - 1 / cm))) if waves == 1 else 1.0
+            # the multicast measured a gain only with every token in the one tile it shares (232x4608x9216 in
+            # 2 x 36 tiles of 128 x 128 over 4: 48.2 us, unicast 3-way split of 128 x 256 36.9)
+            gain = mc.mcast_gain * (1 - 1 / cm) if bn >= m else 0.0
+            body *= (mc.swap_factor * (1 - gain)) if waves == 1 else 1.0
         return fixed + body + reduce
     # the persistent phases: tile rounds of the busiest cluster (a split last round counts half)
     sched = kernel.schedule(m, n, k)

@@ -27,12 +27,12 @@ SMEM_ALIGN = 1024  # SW128 repeats every 8 rows x 128 B: the stage base must be 
 
 
 def make_tiled_mma(bn: int, consumer_warpgroups: int = 1, types=None) -> cute.TiledMma:
-    """wgmma ``m64n{bn}k16`` (fp16 x fp16 -> fp32, A and B read from smem descriptors) for 1 or 2 warpgroups.
+    """wgmma ``m64n{bn}k16`` (fp16 x fp16 -> fp32, A and B read from smem descriptors) for 1, 2 or 3 warpgroups.
 
     The worklog's A is K-major, its B MN-major (row-major B: the transpose bit of the instruction); with
     ``types`` the element type (fp16/bf16) and both majors are those of the kernel's tensors. The
     atom covers 64 rows. With one warpgroup and BM=128 the warpgroup issues it twice per k16 step (rows
-    0-63 and 64-127, 2 x 64 fp32 accumulator registers per thread); with two consumer warpgroups,
+    0-63 and 64-127, 2 x 64 fp32 accumulator registers per thread); with two (or three) consumer warpgroups,
     warpgroup w owns rows 64w..64w+63.
     """
     ab = cutlass.Float16 if types is None else types.ab

@@ -5,7 +5,8 @@ C^T = B^T A^T: B^T (N, K) is its A, A (M, K) its B and C^T (N, M) its C. Nothing
 changes -- the swap is a relabelling of the three views in the compile face (``swap_ab``), and
 phase 9's kernel already takes an MN-major A (a row-major B seen as B^T), a K-major B (a row-major A)
 and a column-major C (its reduce stores along C's contiguous mode, which for C^T is N). What changes
-is the tile: 64 weight rows (``m64nNk16``, one consumer warpgroup) by ``bn`` tokens, N = 8..256:
+is the tile: 64 weight rows (``m64nNk16``, one consumer warpgroup; 128 or 192 with two or three) by ``bn``
+tokens, N = 8..256:
 1. the long N (4096..28672 weight rows) becomes the grid, N/64 tiles, instead of M/128 = one row of
    tiles at M <= 128: a 16-token problem with N=4096 has 64 tiles instead of 32 128-row tiles of
    which 7/8 of every row is zero padding;
@@ -28,7 +29,10 @@ Numbers: 64 x bn tile, one consumer warpgroup (+ the producer warpgroup), a stag
 bn (the tokens rounded up to a multiple of 8), split_k and ctas_per_sm per shape, and for token tiles of 128 or more
 ``cluster_m`` (phase 9's multicast of the token tile over 2 or 4 weight tiles: each CTA loads 1/cluster_m
 of it; 128x14336x4096 35.7 us for phase 9's 128x128 -> 32.3-33.0, 91-93% of the copy bandwidth; 200x11000x3000
-38.8 -> 30.6).
+38.8 -> 30.6). Where 128-row weight tiles leave the grid short at 120-250 tokens, 192 rows (three consumer
+warpgroups, 512 threads) make other tile counts: 208x6144x8192 in 32 x 2 x 2 CTAs of 192 x 112 ran 40.2 us
+against 42.6 for the best 128-row tile (cuBLASLt 37.4), 240x5120x13824 60.1 against 68.4; and a 3-way split
+(clusters of 3, 39 fit) fills 108 SMs at 232x4608x9216: 36.7 us against 45.8 (cuBLAS 38.8).
 
 Constraints: phase 9's, in swapped coordinates: any M (the tokens: TMA zero-fills what is past M),
 N and K as the layout needs (16-B rows); C row-major (stored as C^T column-major).
@@ -41,9 +45,9 @@ from phases.sm90.phase9_split_k import Sm90Phase9, Sm90Phase9Config
 
 @dataclasses.dataclass(frozen=True)
 class Sm90Phase10Config(Sm90Phase9Config):
-    """Phase 9's fields; the tile is (64 weight rows) x (bn tokens) of C^T."""
+    """Phase 9's fields; the tile is (bm weight rows) x (bn tokens) of C^T."""
 
-    bm: int = 64  # weight rows (C's columns) per CTA: one m64 wgmma, one consumer warpgroup
+    bm: int = 64  # weight rows (C's columns) per CTA: one m64 wgmma per consumer warpgroup (64, 128, 192)
     bn: int = 16  # tokens (C's rows) per CTA: the MMA's N
     bk: int = 128  # 64 x 128 x 2 B = 16 KiB of weights per stage
     stages: int = 8  # 8 x 20 KiB = 160 KiB in flight per SM
@@ -53,11 +57,11 @@ class Sm90Phase10Config(Sm90Phase9Config):
 
 
 class Sm90Phase10(Sm90Phase9):
-    """Phase 9 on C^T = B^T A^T: 64 weight rows x a few tokens per tile, split-K, a deep ring."""
+    """Phase 9 on C^T = B^T A^T: 64-192 weight rows x a few tokens per tile, split-K, a deep ring."""
 
     phase = "10"
     Config = Sm90Phase10Config
-    summary = "swap-AB: C^T = B^T A^T, 64 weight rows x bn tokens per tile, split-K in a cluster, deep TMA ring"
+    summary = "swap-AB: C^T = B^T A^T, 64-192 weight rows x bn tokens per tile, split-K in a cluster, deep TMA ring"
     adds = "swap-AB for few tokens: the weights fill the MMA's 64 rows, the tokens become its N; PDL"
     worklog = ""
     parent = "9"

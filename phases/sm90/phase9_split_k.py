@@ -9,7 +9,7 @@ shape (split_k, 1, 1), consecutive block ids) compute the same C tile, CTA r ove
    (C's contiguous mode contiguous, lines padded by 16 B against bank conflicts);
 3. cluster barrier (``barrier.cluster.arrive.release`` / ``wait.acquire``): every partial tile of the
    cluster is in smem and visible to the other CTAs;
-4. reduce-scatter: CTA r owns lines [r L/S, (r+1) L/S) of the tile (L: lines of C's other mode); its
+4. reduce-scatter: CTA r owns lines [r ceil(L/S), (r+1) ceil(L/S)) of the tile (L: lines of C's other mode); its
    consumer threads read 16-B vectors of those lines from the S partial tiles -- their own and the
    peers' through ``mapa`` + ``ld.shared::cluster`` -- add them in rank order 0, 1, ..., S-1, round to
    C's type and store them, predicated at C's edges, along C's contiguous mode (coalesced);
@@ -36,10 +36,10 @@ only), and the producer waits out the peers' last arrivals before it leaves; the
 tiles of its own M tile's K ranges. Measured on the H200 at 200x11000x3000: 38.8 -> 30.6 us with 4.
 
 Constraints:
-- split_k in 1..8, cluster_m in (1, 2, 4), split_k x cluster_m <= 8 (a portable cluster); bm in (64, 128):
-  one consumer warpgroup per 64 rows; bn a multiple of 8 x cluster_m (whole 8-row slices of B's box).
-- The partial tile must fit in the ring; C's contiguous extent a multiple of 8 (16-B rows), and the
-  lines of the other mode divide by split_k.
+- split_k in 1..8, cluster_m in (1, 2, 4), split_k x cluster_m <= 8 (a portable cluster); bm in (64, 128,
+  192): one consumer warpgroup per 64 rows (192: three, 512 threads, phase 10's weight tile of 192 rows);
+  bn a multiple of 8 x cluster_m (whole 8-row slices of B's box).
+- The partial tile must fit in the ring; C's contiguous extent a multiple of 8 (16-B rows).
 - Any M, N, K (ragged through TMA bounds and the predicated store); any layout and dtype of A and B;
   C row-major, or column-major (the swap-AB plan of phase 10).
 """
@@ -93,7 +93,7 @@ class Sm90Phase9(GemmPhase):
 
     def _setup_attributes(self):
         cfg = self.cfg
-        assert cfg.bm in (64, 128), "bm is 64 or 128: one consumer warpgroup per 64 rows"
+        assert cfg.bm in (64, 128, 192), "bm is 64, 128 or 192: one consumer warpgroup per 64 rows"
         assert 1 <= cfg.split_k <= 8, "split_k is 1..8: a portable cluster"
         assert cfg.cluster_m in (1, 2, 4), "cluster_m is 1, 2 or 4"
         assert cfg.split_k * cfg.cluster_m <= 8, "split_k x cluster_m CTAs per cluster: at most 8 (a portable cluster)"
@@ -123,8 +123,6 @@ class Sm90Phase9(GemmPhase):
             f"at {cfg.ctas_per_sm} CTAs per SM: a narrower bn or fewer CTAs per SM"
         ring_bytes = (cute.cosize(self.sA_layout) + cute.cosize(self.sB_layout)) * self.types.ab.width // 8
         assert cute.cosize(self.partial_layout()) * 4 <= ring_bytes, "the fp32 partial tile must fit in the A/B ring"
-        lines = cfg.bm if self.types.c_layout == LayoutEnum.ROW_MAJOR else cfg.bn
-        assert lines % cfg.split_k == 0, f"the tile's {lines} lines must split evenly over split_k CTAs"
 
     def partial_layout(self) -> cute.Layout:
         """The fp32 partial tile, laid out like C: its contiguous mode contiguous, each line padded by PAD."""
@@ -319,8 +317,8 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
                  split_k: cutlass.Constexpr, threads: cutlass.Constexpr, m_rank=0, cluster_m: cutlass.Constexpr = 1):
     """Reduce-scatter of the cluster's ``split_k`` partial tiles (``sP`` in every CTA) into C's tile.
 
-    CTA ``rank`` owns lines [rank L/S, (rank + 1) L/S) of the tile's L lines of C's other mode (rows for
-    row-major C). Thread ``tidx`` of ``threads`` takes 16-B vectors of them along C's contiguous mode,
+    CTA ``rank`` owns lines [rank ceil(L/S), (rank + 1) ceil(L/S)) of the tile's L lines of C's other mode
+    (rows for row-major C; the last rank fewer where S does not divide L). Thread ``tidx`` of ``threads`` takes 16-B vectors of them along C's contiguous mode,
     reads each vector from the partial tile of CTA 0, 1, ..., S-1 of its M tile (cluster rank
     ``m_rank + cluster_m r``: ``mapa`` + ``ld.shared::cluster``),
     adds them in that order (the same bits on every run), rounds to C's type and stores it; vectors
@@ -331,7 +329,7 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
     vec_tiler = (1, VEC) if row_major else (VEC, 1)
     lines = BM if row_major else BN
     per_line = (BN if row_major else BM) // VEC  # vectors along the contiguous mode
-    my_lines = lines // split_k
+    my_lines = -(-lines // split_k)  # the last rank owns fewer where L % S != 0 (e.g. 80 lines over 3)
     vecs = per_line * my_lines
     gC = cute.zipped_divide(cute.local_tile(mC, tile_mn, (m_tile, n_tile)), vec_tiler)  # ((vec), (lines, vecs))
     cC = cute.zipped_divide(
@@ -345,10 +343,13 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
         v = tidx + i * threads
         line = rank * my_lines + v // per_line
         idx = (line, v % per_line) if row_major else (v % per_line, line)
+        # the last rank's share is short where S does not divide L (80 lines over 3: 27, 27, 26); else no test
+        in_tile = True if cutlass.const_expr(lines % split_k == 0) else line < lines
         if v < vecs:
-            if cute.elem_less(cC[(0, idx)], mC.shape):
-                for r in cutlass.range_constexpr(split_k):
-                    part = load_shared_cluster_f32x4(parts[r][(None, idx)].iterator)
-                    for e in cutlass.range_constexpr(VEC):
-                        total[e] = part[e] if r == 0 else total[e] + part[e]
-                cute.autovec_copy(common.to_c_type(total, mC.element_type), gC[(None, idx)])
+            if in_tile:
+                if cute.elem_less(cC[(0, idx)], mC.shape):
+                    for r in cutlass.range_constexpr(split_k):
+                        part = load_shared_cluster_f32x4(parts[r][(None, idx)].iterator)
+                        for e in cutlass.range_constexpr(VEC):
+                            total[e] = part[e] if r == 0 else total[e] + part[e]
+                    cute.autovec_copy(common.to_c_type(total, mC.element_type), gC[(None, idx)])
