@@ -11,6 +11,9 @@
 #                                            bash bench/run_h200.sh regime6    # the token-tile multicast: checks
 #                                            bash bench/run_h200.sh regime7    # every set after it, both held-out sets
 #                                            bash bench/run_h200.sh tokens     # its candidate tables
+#                                            bash bench/run_h200.sh wide       # 192-row tiles, 3-way splits: candidates
+#                                            bash bench/run_h200.sh regime8    # their checks
+#                                            bash bench/run_h200.sh regime9    # the sets after them, heldout3 first
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -160,5 +163,38 @@ tokens)
   timeout 80 python3 -m cute_gemm bench --shapes 64,28672,8192 56,18944,3584 --phases 7 --best --peers cublas,cublaslt --cold-l2 \
     --rounds 5 --quiet --no-plot --out "$OUT/fix_bench.json" --config 10:bm=128,bn=64,bk=128,stages=4,split_k=1 \
     --config 9:bn=160,stages=6,split_k=1,use_pdl=true
+  ;;
+wide)
+  # 12. candidates of the three-warpgroup weight tiles (bm=192) and 3-way splits at the held-out sets' gap shapes
+  #     (bench/results/h200_2026-12-02_best_candidates_wide.json); the picks they moved, beside the previous ones, came
+  #     from one generated command (h200_2026-12-02_best_candidates_picks.json keeps it)
+  timeout 520 python3 bench/candidates.py --shapes 208,6144,8192 128,4096,14336 232,4608,9216 240,5120,13824 80,5120,20480 \
+    120,20480,2560 160,9728,4096 200,5120,5120 --top 8 --config 10:bm=192,bn=112,bk=64,stages=5,split_k=2 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=4 --out "$OUT/cand1.json" 2>&1 | grep -v "^\[" | tee "$OUT/cand1.log"
+  ;;
+regime8)
+  # 13. the checks of bm=192 and split_k=3 (2026-12-02, bench/results/h200_2026-12-02_checks_wide.md): the split/swap GPU
+  #     tests, the four sanitizers and the stress run on the configs best picks with them; 256x8192x8192's candidates
+  export CUTE_GEMM_GPU_TEST_TIMEOUT=120
+  timeout 230 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py 2>&1 | tail -6 | tee "$OUT/checks.log"
+  C1=10:bm=192,bn=112,bk=64,stages=5,split_k=2; C2=10:bm=192,bn=128,bk=64,stages=5,split_k=1
+  C3=10:bm=128,bn=256,bk=64,stages=4,split_k=3; C4=10:bm=192,bn=96,bk=64,stages=6,split_k=4
+  timeout 150 python3 bench/sanitize.py --phases none --shapes 200,1032,520 16,4104,1032 1000,264,520 --deadline 120 --jobs 4 \
+    --config $C1 --config $C2 --config $C3 --config $C4 --out "$OUT/sanitize" 2>&1 | tail -20 | tee -a "$OUT/checks.log"
+  timeout 90 python3 bench/stress.py --phases none --config $C1 --config $C2 --config $C3 --config $C4 --calls 300 \
+    --thread-calls 150 --timeout 80 --shapes 512,512,512 1000,264,520 200,1032,520 16,4104,1032 --out "$OUT/stress" \
+    2>&1 | tail -3 | tee -a "$OUT/checks.log"
+  timeout 90 python3 bench/candidates.py --shapes 256,8192,8192 --top 6 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1,cluster_m=2@256,8192,8192 --out "$OUT/cand3.json" 2>&1 | grep -v "^\["
+  ;;
+regime9)
+  # 14. the sets after bm=192 and split_k=3 (2026-12-02): heldout3 (chosen before this run), then heldout, heldout2 and
+  #     decode, cold L2; the small and unlisted sets and the no-regression shapes keep their picks but one
+  #     (200x5120x5120: its candidates are in h200_2026-12-02_best_candidates_wide.json)
+  for set in heldout3 heldout heldout2 decode; do
+    t=130; [ $set = decode ] && t=210
+    timeout $t python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+      --quiet --no-plot --out "$OUT/${set}_bench.json" 2>&1 | tail -3 | tee -a "$OUT/regime9.log"
+  done
   ;;
 esac

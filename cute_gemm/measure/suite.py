@@ -37,6 +37,11 @@ SETS = {
     "heldout2": tuple(Problem(*s) for s in ((8, 15360, 5120), (48, 22016, 4096), (72, 9216, 9216), (104, 7680, 7680),
                                             (24, 18432, 6144), (160, 9728, 4096), (208, 6144, 8192), (120, 20480, 2560),
                                             (32, 12800, 12800), (64, 3584, 14336), (176, 13312, 4608), (224, 4096, 11008))),
+    # and 12 more, chosen after the three-warpgroup tiles and 3-way splits (2026-12-02), before they were measured:
+    # layer widths of 1.5B-32B models, most at M = 96..256 where heldout2 found the gap
+    "heldout3": tuple(Problem(*s) for s in ((136, 8192, 3072), (192, 5120, 27648), (248, 3072, 8192), (216, 14336, 4096),
+                                            (168, 3584, 18944), (152, 13824, 5120), (96, 8960, 1536), (112, 6912, 2560),
+                                            (184, 8192, 8192), (40, 27648, 5120), (232, 2048, 5632), (128, 1536, 8960))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -46,6 +51,7 @@ SET_HELP = {
                 "hold for the regime, not just the list",
     "heldout": "12 more decode-like shapes (M 12..248), chosen after the multicast fit, before they were measured",
     "heldout2": "12 more (M 8..224), chosen after the heldout run and the fixes it led to, before they were measured",
+    "heldout3": "12 more (M 40..248), chosen after the three-warpgroup tiles and 3-way splits, before they were measured",
 }
 
 

@@ -1,0 +1,163 @@
+"""Measure what ``phase="best"`` chooses among: per shape, the model's cheapest candidates, timed together.
+
+    python bench/candidates.py --shapes 208,6144,8192 232,4608,9216 [--top 8] [--config 10:bm=192,bn=112 ...]
+                               [--out bench/results/latest_candidates.json] [--bench-out FULL.json] [--note TEXT]
+
+For each shape, one ``cute-gemm bench`` run (cold L2, CUDA graphs, interleaved rounds, every kernel checked
+against cuBLASLt and float64 first) of phase 7, ``best``, cuBLAS, cuBLASLt and the ``--top`` candidates that
+``cute_gemm.runtime.choose.explain`` ranks cheapest for it, plus every ``--config`` given. Every kernel of a
+shape is timed in that shape's run only, so the table compares kernels measured side by side. ``--out`` is a
+candidates file (``cute-gemm/best-candidates-v1``: per kernel its shape, phase, config, measured and modelled
+microseconds and the faster vendor's, small enough to commit) that ``python bench/fit_best.py FILE`` reads;
+``--bench-out`` keeps the full bench-v2 document too (checks, clocks, power). On stdout, a table per shape:
+each candidate's measured time beside its modelled one, fastest first.
+GPU only (sm90): without one it says so and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent))  # fit_best, beside this script
+
+from cute_gemm.cli.args import UsageError, shape_arg  # noqa: E402
+
+
+def spec_of(row) -> str:
+    """An ``explain`` row as a ``--config`` spec (its phase and non-default fields)."""
+    from cute_gemm.runtime import registry
+
+    over = registry.get("sm90", row["phase"]).overrides(row["config"])
+    return row["phase"] + ":" + ",".join(f"{k}={v}" for k, v in over.items()) if over else row["phase"]
+
+
+def plan(shape, top: int, extra: list[str]) -> list[str]:
+    """The ``--config`` specs measured at ``shape``: the model's ``top`` cheapest (phase 7's default aside:
+    it runs as a phase), then ``extra``, each once."""
+    from cute_gemm.runtime import choose
+
+    specs = []
+    for row in choose.explain("sm90", shape.m, shape.n, shape.k):
+        spec = spec_of(row)
+        if spec != "7" and spec not in specs:
+            specs.append(spec)
+        if len(specs) == top:
+            break
+    return specs + [s for s in extra if s not in specs]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shapes", nargs="+", type=shape_arg, required=True, metavar="M,N,K")
+    ap.add_argument("--top", type=int, default=8, help="the model's cheapest candidates per shape (default 8)")
+    ap.add_argument("--config", action="append", default=[], metavar="PHASE:FIELD=V[,FIELD=V][@M,N,K]",
+                    help="also time this config at every shape, or with @M,N,K at that shape only (repeatable)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds per shape (default 5)")
+    ap.add_argument("--out", default="bench/results/latest_candidates.json", help="the candidates file")
+    ap.add_argument("--bench-out", help="also write the full bench-v2 document here")
+    ap.add_argument("--note", default="", help="what the run is for (kept in the candidates file)")
+    args = ap.parse_args(argv)
+    from cute_gemm.cli import steps
+    from cute_gemm.measure import peers, results, suite
+    from cute_gemm.runtime import choose, registry
+
+    try:
+        extra = [_at(spec) for spec in args.config]
+        for spec, _ in extra:  # a bad --config is refused before anything runs, with or without a GPU
+            if ":" in spec:
+                steps.parse_variant(spec, "sm90")
+            else:  # a bare phase id: its default config
+                registry.get("sm90", spec)
+    except (UsageError, LookupError, ValueError) as exc:
+        print(f"candidates: {exc}", file=sys.stderr)
+        return 2
+    tgt = steps.gpu_target()
+    if tgt != "sm_90a":
+        why = steps.no_gpu_reason() if tgt is None else f"this GPU is {tgt}"
+        print(f"candidates: times sm90 kernels on an H100/H200 ({why}); `cute-gemm inspect --config ...` compiles "
+              f"them without one", file=sys.stderr)
+        return 2
+    doc, model = None, {}
+    for i, shape in enumerate(args.shapes):
+        specs = plan(shape, args.top, [spec for spec, at in extra if at in (None, shape)])
+        print(f"[{i + 1}/{len(args.shapes)}] {shape}: {len(specs)} candidates", file=sys.stderr, flush=True)
+        variants = [steps.parse_variant(s, "sm90") for s in specs if ":" in s]
+        plain = [registry.get("sm90", "7")] + [registry.get("sm90", s) for s in specs if ":" not in s]
+        part = suite.run_bench(plain, [shape], [peers.PEERS["cublas"], peers.PEERS["cublaslt"]], rounds=args.rounds,
+                               cold_l2=True, progress=False, best_arch="sm90", variants=variants)
+        for entry, cfg, _ in [(e, e.default_config(), "") for e in plain] + variants:
+            model[(str(shape), entry.phase, repr(cfg))] = choose.modelled_us(entry.make(cfg), shape.m, shape.n, shape.k)
+        if doc is None:
+            doc = part
+        else:
+            doc["results"] += part["results"]
+        _table(shape, part["results"], model)
+        # after every shape: a run cut short keeps the shapes it measured
+        doc["command"] = "python bench/candidates.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        results.save(compact(doc, args.note), args.out)
+        if args.bench_out:
+            results.save(doc, args.bench_out)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _at(spec: str):
+    """'10:bm=192@208,6144,8192' -> ('10:bm=192', Problem(208, 6144, 8192)); without '@', (spec, None)."""
+    if "@" not in spec:
+        return spec, None
+    spec, shape = spec.rsplit("@", 1)
+    try:
+        return spec, shape_arg(shape)
+    except Exception as exc:  # noqa: BLE001 -- argparse's type errors differ by version
+        raise UsageError(f"--config {spec}@{shape}: {exc}") from None
+
+
+def compact(doc: dict, note: str = "") -> dict:
+    """A bench-v2 document of candidate runs as a candidates file: one row per timed phase kernel (a "best"
+    row as the candidate it ran) with the faster of cuBLAS and cuBLASLt at its shape, and the model's time."""
+    import dataclasses
+
+    from fit_best import rows_of
+
+    from cute_gemm.runtime import choose, registry
+
+    rows = []
+    for r in rows_of(doc):
+        entry = registry.get("sm90", r["phase"])
+        cfg = dataclasses.replace(entry.default_config(), **r["config"])
+        rows.append({**{k: r[k] for k in ("m", "n", "k", "phase", "config")}, "us": round(r["us"], 2),
+                     "vendor_us": round(r["vendor_us"], 2),
+                     "model_us": round(choose.modelled_us(entry.make(cfg), r["m"], r["n"], r["k"]), 2)})
+    gpu, ver = doc["gpu"], doc["versions"]
+    return {"schema": "cute-gemm/best-candidates-v1", "gpu": gpu["name"], "driver": gpu["driver"], "torch": ver["torch"],
+            "cutlass_dsl": ver["nvidia_cutlass_dsl"], "date": doc["date"][:10],
+            "data": f"{doc['data']}, {'cold L2' if doc['protocol'].get('cold_l2') else 'warm L2'}",
+            "protocol": f"cute-gemm bench per shape: CUDA graphs, interleaved rounds ({doc['protocol']['rounds']}), "
+                        f"median per kernel; every kernel checked first",
+            "copy_tb_s": round(doc["copy_bandwidth"]["tb_s"], 3), "command": [doc["command"]], "note": note,
+            "rows": rows}
+
+
+def _table(shape, rows, model):
+    """Measured and modelled time of every kernel of ``shape``, fastest first."""
+    from cute_gemm.runtime import registry
+
+    timed = [r for r in rows if r.get("timing")]
+    timed.sort(key=lambda r: r["timing"]["ms_median"])
+    print(f"\n{shape}")
+    for r in timed:
+        us = r["timing"]["ms_median"] * 1e3
+        cost = ""
+        if r["kind"] == "phase" and r.get("phase") not in (None, "best"):
+            entry = registry.get("sm90", r["phase"])
+            cfg = entry.configured(r.get("config") or {})
+            m = model.get((str(shape), r["phase"], repr(cfg)))
+            cost = f"model {m:7.1f}" if m is not None else ""
+        print(f"  {us:8.1f} us  {cost:>13}  {r['label']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""bench/candidates.py without a GPU: what it plans to time per shape, its --config parsing, the compact
+candidates file it writes from a bench document (read back by bench/fit_best.py), and its refusals."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+from cute_gemm.runtime import choose
+from cute_gemm.runtime.problem import Problem
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_script(name):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", os.path.join(ROOT, "bench", f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+cand = load_script("candidates")
+
+
+def test_plan_is_the_models_cheapest_then_the_extras_once():
+    shape = Problem(208, 6144, 8192)
+    specs = cand.plan(shape, 4, ["10:bm=192,bn=112,bk=64,stages=5", "9:split_k=4"])
+    cheapest = [cand.spec_of(r) for r in choose.explain("sm90", 208, 6144, 8192)]
+    cheapest = [s for s in dict.fromkeys(cheapest) if s != "7"][:4]
+    assert specs[:4] == cheapest
+    # the model's first pick is already among the cheapest: the extra is not timed twice
+    assert specs.count("10:bm=192,bn=112,bk=64,stages=5") == 1 and specs[-1] == "9:split_k=4"
+
+
+def test_config_at_a_shape():
+    assert cand._at("10:bm=192@208,6144,8192") == ("10:bm=192", Problem(208, 6144, 8192))
+    assert cand._at("10:bm=192") == ("10:bm=192", None)
+
+
+def test_compact_rows_from_a_committed_run_are_read_by_fit_best():
+    path = os.path.join(ROOT, "bench", "results", "h200_2026-12-02_wide_heldout3_bench.json")
+    with open(path) as f:
+        doc = json.load(f)
+    out = cand.compact(doc, "a test")
+    assert out["schema"] == "cute-gemm/best-candidates-v1" and out["gpu"] == "NVIDIA H200" and out["note"] == "a test"
+    shapes = {(r["m"], r["n"], r["k"]) for r in out["rows"]}
+    assert len(shapes) == 12 and all(r["us"] > 0 and r["vendor_us"] > 0 and r["model_us"] > 0 for r in out["rows"])
+    # per shape: phase 7 and the kernel best ran, each with the faster vendor's time of that shape
+    row = next(r for r in out["rows"] if (r["m"], r["n"], r["k"]) == (232, 2048, 5632) and r["phase"] == "7")
+    assert 13 < row["vendor_us"] < 15  # cuBLAS 13.8 us in that run
+    fit = load_script("fit_best")
+    assert fit.rows_of(out) == out["rows"]
+
+
+def test_refusals_before_any_gpu_work():
+    script = os.path.join(ROOT, "bench", "candidates.py")
+    bad = subprocess.run([sys.executable, script, "--shapes", "208,6144,8192", "--config", "10:bogus=1"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "bogus" in bad.stderr
+    bad_at = subprocess.run([sys.executable, script, "--shapes", "208,6144,8192", "--config", "10:bm=192@1,2"],
+                            capture_output=True, text=True, timeout=120)
+    assert bad_at.returncode == 2 and "M,N,K" in bad_at.stderr
