@@ -32,8 +32,10 @@ def test_each_sm90_mutant_applies_exactly_once(m):
         assert old and old != new
         assert text.count(old) == 1, f"{m.id}: {old!r} occurs {text.count(old)} times in {m.path}"
         text = text.replace(old, new)
-    # its phase's checks, and for a protocol only a non-default config runs (the multicast) those cases too
-    assert m.checks[-2] == "-k" and m.checks[-1] in (selector(m.phase), f"{selector(m.phase)} or multicast")
+    # its phase's checks, and for a protocol only a non-default config runs (the multicast; three consumer
+    # warpgroups and uneven splits: "wide") those cases too
+    assert m.checks[-2] == "-k" and m.checks[-1] in (selector(m.phase), f"{selector(m.phase)} or multicast",
+                                                     f"{selector(m.phase)} or wide")
 
 
 def test_sm90_catalog_covers_the_bug_classes():

@@ -72,6 +72,8 @@ P = "phases/sm90/"
 CT = P + "common_tma.py"
 
 MULTICAST_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and cluster_m")
+# three consumer warpgroups (bm=192) and 3-way splits: the split/swap GPU tests of those configs
+WIDE_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and (bm192 or split_k3)")
 
 _PDL_WAIT = ("        if cutlass.const_expr(cfg.use_pdl):\n"
              "            # launched early (programmatic dependent launch): the prologue above overlapped the previous\n"
@@ -180,6 +182,19 @@ MUTANTS = [
        "ct.cluster_tile_coord(bidx // (S * CM), tiles_m, tiles_n, cfg, m_rank)",
        "ct.cluster_tile_coord(bidx // (S * CM), tiles_m, tiles_n, cfg, 0)", select="multicast", gpu=MULTICAST_GPU,
        note="the CTAs of a multicast cluster all compute its first weight tile"),
+    # --- three consumer warpgroups (bm=192) and splits that do not divide the tile's lines (split_k=3) ------
+    _m("wide-consumers-two-warpgroups", "named barrier count", "10", P + "phase9_split_k.py",
+       "return common.WARPGROUP_THREADS * self.consumer_warpgroups", "return common.WARPGROUP_THREADS * 2",
+       select="wide", gpu=WIDE_GPU, fast="machine",
+       note="the consumers' named barrier counts two warpgroups: with three, the partial tile overwrites the ring "
+            "while the third may still be reading it"),
+    _m("wide-uneven-lines-floor", "split-K reduce lines", "10", P + "phase9_split_k.py",
+       "my_lines = -(-lines // split_k)", "my_lines = lines // split_k", select="wide", gpu=WIDE_GPU,
+       note="each rank reduces floor(L/S) lines: with 3 ranks over 16 lines, line 15 is never stored"),
+    _m("wide-uneven-lines-unguarded", "split-K reduce lines", "10", P + "phase9_split_k.py",
+       "in_tile = True if cutlass.const_expr(lines % split_k == 0) else line < lines", "in_tile = True",
+       select="wide", gpu=WIDE_GPU,
+       note="the last rank's share runs past the tile: it adds lines of the next tile's rows and stores them there"),
     # --- programmatic dependent launch ------------------------------------------------------------------
     _m("pdl-no-wait", "PDL order", "10", P + "phase9_split_k.py",
        "            cute.arch.griddepcontrol_wait()\n", "            pass\n", fast="rule:griddepcontrol",

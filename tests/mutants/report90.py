@@ -14,6 +14,8 @@ RULES = {
     "test_griddepcontrol_wait_before_global_accesses": "(f) griddepcontrol.wait first",
     "test_setmaxnreg_fits_the_registers_of_the_cta": "(i) setmaxnreg budget",
     "test_simulation": "PTX machine",
+    "test_simulation_token_tile_multicast": "PTX machine",
+    "test_simulation_wide_tiles_and_uneven_splits": "PTX machine",
 }
 
 
