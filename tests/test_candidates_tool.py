@@ -62,3 +62,19 @@ def test_refusals_before_any_gpu_work():
     bad_at = subprocess.run([sys.executable, script, "--shapes", "208,6144,8192", "--config", "10:bm=192@1,2"],
                             capture_output=True, text=True, timeout=120)
     assert bad_at.returncode == 2 and "M,N,K" in bad_at.stderr
+
+
+def test_fit_best_says_where_picks_own_choice_was_never_measured():
+    """``pick``'s choice among all of a shape's candidates, and whether a candidates file timed it: the regret is
+    judged among measured rows only, so a refit moving picks to untimed configs must show."""
+    fit = load_script("fit_best")
+    from cute_gemm.runtime import registry
+
+    shape = (208, 6144, 8192)
+    phase, cfg = choose.pick("sm90", *shape)
+    cfg = cfg or registry.get("sm90", phase).default_config()
+    assert fit.model_pick(shape, choose.MACHINE) == (phase, fit._unstaged(cfg))
+    rows = {shape: [{"m": 208, "n": 6144, "k": 8192, "phase": "7", "config": {}, "us": 50.0, "vendor_us": 40.0}]}
+    kerns = fit.kernels(rows)
+    *_, judged, unmeasured = fit.evaluate(rows, kerns, choose.MACHINE)
+    assert judged == 1 and unmeasured == [shape]  # only phase 7 was timed; pick runs phase 10
