@@ -30,7 +30,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs (later win per shape)
 DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_2026-12-01_best_candidates_wave.json",
            RESULTS / "h200_2026-12-01_best_candidates_mcast.json", RESULTS / "h200_2026-12-02_best_candidates_tokens.json",
-           RESULTS / "h200_2026-12-02_best_candidates_wide.json", RESULTS / "h200_2026-12-02_best_candidates_picks.json"]
+           RESULTS / "h200_2026-12-02_best_candidates_wide.json", RESULTS / "h200_2026-12-02_best_candidates_picks.json",
+           RESULTS / "h200_2026-12-02_best_candidates_after.json"]
 GRID = {
     "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
     "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),
