@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cute_gemm.runtime import choose, registry  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-# the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs (later win per shape)
+# the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs, the 192-row tiles
+# and 3-way splits with the picks they moved, the candidates after heldout3 (a shape in several: the later file wins)
 DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_2026-12-01_best_candidates_wave.json",
            RESULTS / "h200_2026-12-01_best_candidates_mcast.json", RESULTS / "h200_2026-12-02_best_candidates_tokens.json",
            RESULTS / "h200_2026-12-02_best_candidates_wide.json", RESULTS / "h200_2026-12-02_best_candidates_picks.json",
