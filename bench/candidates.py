@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from cute_gemm.cli import steps
     from cute_gemm.measure import peers, results, suite
-    from cute_gemm.runtime import choose, registry
+    from cute_gemm.runtime import registry
 
     try:
         extra = [_at(spec) for spec in args.config]
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
         print(f"candidates: times sm90 kernels on an H100/H200 ({why}); `cute-gemm inspect --config ...` compiles "
               f"them without one", file=sys.stderr)
         return 2
-    doc, model = None, {}
+    doc = None
     for i, shape in enumerate(args.shapes):
         specs = plan(shape, args.top, [spec for spec, at in extra if at in (None, shape)])
         print(f"[{i + 1}/{len(args.shapes)}] {shape}: {len(specs)} candidates", file=sys.stderr, flush=True)
@@ -88,13 +88,11 @@ def main(argv=None) -> int:
         plain = [registry.get("sm90", "7")] + [registry.get("sm90", s) for s in specs if ":" not in s]
         part = suite.run_bench(plain, [shape], [peers.PEERS["cublas"], peers.PEERS["cublaslt"]], rounds=args.rounds,
                                cold_l2=True, progress=False, best_arch="sm90", variants=variants)
-        for entry, cfg, _ in [(e, e.default_config(), "") for e in plain] + variants:
-            model[(str(shape), entry.phase, repr(cfg))] = choose.modelled_us(entry.make(cfg), shape.m, shape.n, shape.k)
         if doc is None:
             doc = part
         else:
             doc["results"] += part["results"]
-        _table(shape, part["results"], model)
+        _table(shape, part["results"])
         # after every shape: a run cut short keeps the shapes it measured
         doc["command"] = "python bench/candidates.py " + " ".join(sys.argv[1:] if argv is None else argv)
         results.save(compact(doc, args.note), args.out)
@@ -141,9 +139,9 @@ def compact(doc: dict, note: str = "") -> dict:
             "rows": rows}
 
 
-def _table(shape, rows, model):
+def _table(shape, rows):
     """Measured and modelled time of every kernel of ``shape``, fastest first."""
-    from cute_gemm.runtime import registry
+    from cute_gemm.runtime import choose, registry
 
     timed = [r for r in rows if r.get("timing")]
     timed.sort(key=lambda r: r["timing"]["ms_median"])
@@ -154,8 +152,7 @@ def _table(shape, rows, model):
         if r["kind"] == "phase" and r.get("phase") not in (None, "best"):
             entry = registry.get("sm90", r["phase"])
             cfg = entry.configured(r.get("config") or {})
-            m = model.get((str(shape), r["phase"], repr(cfg)))
-            cost = f"model {m:7.1f}" if m is not None else ""
+            cost = f"model {choose.modelled_us(entry.make(cfg), shape.m, shape.n, shape.k):7.1f}"
         print(f"  {us:8.1f} us  {cost:>13}  {r['label']}")
 
 

@@ -106,9 +106,9 @@ def model_pick(shape, mc: choose.Machine):
 
 
 def candidates(shape) -> set:
-    """(phase, config without stages and PDL) of every candidate ``choose`` enumerates for ``shape``: ``pick`` chooses among these
+    """(phase, config without stages and PDL) of every candidate ``choose`` weighs for ``shape``: ``pick`` chooses among these
     only, so a measured row outside them (a config tried and not kept) is never picked here either."""
-    return {(e.phase, _unstaged(cfg)) for e, cfg, _ in choose._candidates("sm90", *shape)}
+    return {key for _, _, key in candidate_kernels(shape)}
 
 
 def _unstaged(cfg):
