@@ -1,5 +1,6 @@
 """Cluster helpers of both ladders: the launch shape in the kernel itself (PTX ``.explicitcluster
-.reqnctapercluster``), and a vector load from a peer CTA's shared memory (DSMEM)."""
+.reqnctapercluster``), a vector load from a peer CTA's shared memory (DSMEM), and the split-K reduce's sum
+of one vector over the cluster's partial tiles in rank order."""
 
 from cutlass import Float32
 from cutlass._mlir import ir
@@ -41,3 +42,14 @@ def load_shared_cluster_f32x4(ptr, *, loc=None, ip=None):
         ip=ip,
     )
     return tuple(Float32(llvm.extractvalue(T.f32(), res, [i], loc=loc, ip=ip)) for i in range(4))
+
+
+def add_in_rank_order(parts, idx, total) -> None:
+    """``total`` (4 fp32 in registers) = the 16-B vector ``idx`` of ``parts[0]`` + ``parts[1]`` + ... (the cluster
+    CTAs' partial tiles, DSMEM views from ``cute.arch.map_dsmem_ptr``), added in that order whatever the timing:
+    the split-K reduce of both ladders, deterministic (the same bits on every run). Called while tracing a
+    ``@cute.jit`` function: the Python loops unroll there."""
+    for r, tile in enumerate(parts):
+        part = load_shared_cluster_f32x4(tile[(None, idx)].iterator)
+        for e in range(4):
+            total[e] = part[e] if r == 0 else total[e] + part[e]

@@ -54,7 +54,7 @@ from cutlass.tensor_utils import LayoutEnum
 
 from phases import operands
 from phases.base import GemmPhase
-from phases.cluster import load_shared_cluster_f32x4, require_cluster_dims
+from phases.cluster import add_in_rank_order, require_cluster_dims
 from phases.raster import ceil_div
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
@@ -348,8 +348,5 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
         if v < vecs:
             if in_tile:
                 if cute.elem_less(cC[(0, idx)], mC.shape):
-                    for r in cutlass.range_constexpr(split_k):
-                        part = load_shared_cluster_f32x4(parts[r][(None, idx)].iterator)
-                        for e in cutlass.range_constexpr(VEC):
-                            total[e] = part[e] if r == 0 else total[e] + part[e]
+                    add_in_rank_order(parts, idx, total)
                     cute.autovec_copy(common.to_c_type(total, mC.element_type), gC[(None, idx)])

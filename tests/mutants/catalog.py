@@ -198,7 +198,7 @@ MUTANTS = [
        note="a 16-bit C is rounded to fp16 whatever its type (bf16 C receives fp16 bit patterns)"),
     # --- split-K in a cluster (phase 9) and swap-AB (phase 10) ----------------------------------------
     _m("sk-reduce-reversed", "split-K reduce order", "9", P9,
-       "parts[r][(None, idx)]", "parts[split_k - 1 - r][(None, idx)]", fast=True,
+       "add_in_rank_order(parts, idx, total)", "add_in_rank_order(parts[::-1], idx, total)", fast=True,
        note="the partial tiles added in reverse rank order: deterministic, but not the documented sum"),
     _m("sk-reduce-own-first", "split-K reduce order", "9", P9,
        "cute.arch.map_dsmem_ptr(sP.iterator, r)", "cute.arch.map_dsmem_ptr(sP.iterator, (rank + r) % split_k)",
