@@ -318,7 +318,8 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
     """Reduce-scatter of the cluster's ``split_k`` partial tiles (``sP`` in every CTA) into C's tile.
 
     CTA ``rank`` owns lines [rank ceil(L/S), (rank + 1) ceil(L/S)) of the tile's L lines of C's other mode
-    (rows for row-major C; the last rank fewer where S does not divide L). Thread ``tidx`` of ``threads`` takes 16-B vectors of them along C's contiguous mode,
+    (rows for row-major C; the last rank fewer where S does not divide L). Thread ``tidx`` of ``threads``
+    takes 16-B vectors of them along C's contiguous mode,
     reads each vector from the partial tile of CTA 0, 1, ..., S-1 of its M tile (cluster rank
     ``m_rank + cluster_m r``: ``mapa`` + ``ld.shared::cluster``),
     adds them in that order (the same bits on every run), rounds to C's type and stores it; vectors
