@@ -8,7 +8,8 @@ against cuBLASLt and float64 first) of phase 7, ``best``, cuBLAS, cuBLASLt and t
 ``cute_gemm.runtime.choose.explain`` ranks cheapest for it, plus every ``--config`` given. Every kernel of a
 shape is timed in that shape's run only, so the table compares kernels measured side by side. ``--out`` is a
 candidates file (``cute-gemm/best-candidates-v1``: per kernel its shape, phase, config, measured and modelled
-microseconds and the faster vendor's, small enough to commit) that ``python bench/fit_best.py FILE`` reads;
+microseconds and the faster vendor's, small enough to commit; ``cute_gemm.measure.tune.compact``) that
+``python bench/fit_best.py FILE`` reads;
 ``--bench-out`` keeps the full bench-v2 document too (checks, clocks, power). On stdout, a table per shape:
 each candidate's measured time beside its modelled one, fastest first.
 GPU only (sm90): without one it says so and exits 2.
@@ -21,7 +22,6 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(1, str(Path(__file__).resolve().parent))  # fit_best, beside this script
 
 from cute_gemm.cli.args import UsageError, shape_arg  # noqa: E402
 
@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     ap.add_argument("--note", default="", help="what the run is for (kept in the candidates file)")
     args = ap.parse_args(argv)
     from cute_gemm.cli import steps
-    from cute_gemm.measure import peers, results, suite
+    from cute_gemm.measure import peers, results, suite, tune
     from cute_gemm.runtime import registry
 
     try:
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
         _table(shape, part["results"])
         # after every shape: a run cut short keeps the shapes it measured
         doc["command"] = "python bench/candidates.py " + " ".join(sys.argv[1:] if argv is None else argv)
-        results.save(compact(doc, args.note), args.out)
+        results.save(tune.compact(doc, args.note), args.out)
         if args.bench_out:
             results.save(doc, args.bench_out)
     print(f"wrote {args.out}", file=sys.stderr)
@@ -111,32 +111,6 @@ def _at(spec: str):
         return spec, shape_arg(shape)
     except Exception as exc:  # noqa: BLE001 -- argparse's type errors differ by version
         raise UsageError(f"--config {spec}@{shape}: {exc}") from None
-
-
-def compact(doc: dict, note: str = "") -> dict:
-    """A bench-v2 document of candidate runs as a candidates file: one row per timed phase kernel (a "best"
-    row as the candidate it ran) with the faster of cuBLAS and cuBLASLt at its shape, and the model's time."""
-    import dataclasses
-
-    from fit_best import rows_of
-
-    from cute_gemm.runtime import choose, registry
-
-    rows = []
-    for r in rows_of(doc):
-        entry = registry.get("sm90", r["phase"])
-        cfg = dataclasses.replace(entry.default_config(), **r["config"])
-        rows.append({**{k: r[k] for k in ("m", "n", "k", "phase", "config")}, "us": round(r["us"], 2),
-                     "vendor_us": round(r["vendor_us"], 2),
-                     "model_us": round(choose.modelled_us(entry.make(cfg), r["m"], r["n"], r["k"]), 2)})
-    gpu, ver = doc["gpu"], doc["versions"]
-    return {"schema": "cute-gemm/best-candidates-v1", "gpu": gpu["name"], "driver": gpu["driver"], "torch": ver["torch"],
-            "cutlass_dsl": ver["nvidia_cutlass_dsl"], "date": doc["date"][:10],
-            "data": f"{doc['data']}, {'cold L2' if doc['protocol'].get('cold_l2') else 'warm L2'}",
-            "protocol": f"cute-gemm bench per shape: CUDA graphs, interleaved rounds ({doc['protocol']['rounds']}), "
-                        f"median per kernel; every kernel checked first",
-            "copy_tb_s": round(doc["copy_bandwidth"]["tb_s"], 3), "command": [doc["command"]], "note": note,
-            "rows": rows}
 
 
 def _table(shape, rows):

@@ -24,15 +24,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cute_gemm.measure.tune import candidate_rows as rows_of  # noqa: E402  (a candidates file's or bench JSON's rows)
 from cute_gemm.runtime import choose, registry  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs, the 192-row tiles
-# and 3-way splits with the picks they moved, the candidates after heldout3 (a shape in several: the later file wins)
+# and 3-way splits with the picks they moved, the candidates after heldout3, the `cute-gemm tune` runs (a shape in
+# several: the later file wins)
 DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_2026-12-01_best_candidates_wave.json",
            RESULTS / "h200_2026-12-01_best_candidates_mcast.json", RESULTS / "h200_2026-12-02_best_candidates_tokens.json",
            RESULTS / "h200_2026-12-02_best_candidates_wide.json", RESULTS / "h200_2026-12-02_best_candidates_picks.json",
-           RESULTS / "h200_2026-12-02_best_candidates_after.json"]
+           RESULTS / "h200_2026-12-02_best_candidates_after.json", RESULTS / "h200_2026-12-02_tune_decode.json",
+           RESULTS / "h200_2026-12-02_tune_heldout.json", RESULTS / "h200_2026-12-02_tune_heldout4.json"]
 GRID = {
     "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
     "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),
@@ -40,26 +43,6 @@ GRID = {
     "split_us": (0.0, 0.3, 1.0), "dsmem_bytes_per_us": (1e4, 2e4, 4e4, 1e9), "no_pdl_us": (0.3, 0.6, 1.0),
     "persistent_launch_us": (3.0, 4.0),
 }
-
-
-def rows_of(doc: dict) -> list[dict]:
-    """Candidate rows (m, n, k, phase, config, us, vendor_us) of a candidates file, or of a bench JSON
-    (``cute-gemm bench ... --config ...``: its phase rows of phases 7-10 and its peers)."""
-    if "rows" in doc:
-        return doc["rows"]
-    vendor, rows = {}, []
-    for r in doc["results"]:
-        if r.get("status") != "ok" or not r.get("timing"):
-            continue
-        us = r["timing"]["ms_median"] * 1e3
-        if r["kind"] == "peer" and r["name"] in ("cublas", "cublaslt"):
-            vendor[r["shape"]] = min(us, vendor.get(r["shape"], us))
-        elif r["kind"] == "phase" and r.get("phase") in ("7", "8", "9", "10", "best"):
-            # "best" ran one of the candidates: its phase is the checked kernel's, its config the pick's
-            phase = r["check"]["key"].split(":")[1] if r["phase"] == "best" else r["phase"]
-            rows.append({"m": r["m"], "n": r["n"], "k": r["k"], "phase": phase, "config": r.get("config") or {},
-                         "us": us, "shape": r["shape"]})
-    return [dict(r, vendor_us=vendor[r.pop("shape")]) for r in rows]
 
 
 def shapes_of(*docs: dict) -> dict:

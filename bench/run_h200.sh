@@ -14,6 +14,9 @@
 #                                            bash bench/run_h200.sh wide       # 192-row tiles, 3-way splits: candidates
 #                                            bash bench/run_h200.sh regime8    # their checks
 #                                            bash bench/run_h200.sh regime9    # the sets after them, heldout3 first
+#                                            bash bench/run_h200.sh tune1      # `cute-gemm tune`: its tests, heldout4, skinny
+#                                            bash bench/run_h200.sh tune2      # tuned: decode
+#                                            bash bench/run_h200.sh tune3      # tuned: small, heldout3, no-regression
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -196,5 +199,40 @@ regime9)
     timeout $t python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
       --quiet --no-plot --out "$OUT/${set}_bench.json" 2>&1 | tail -3 | tee -a "$OUT/regime9.log"
   done
+  ;;
+tune1)
+  # 15. `cute-gemm tune` (2026-12-02): its GPU tests; heldout4 (chosen before this run) tuned, then benched with
+  #     the tuned picks; the skinny shape tuned and benched under the criterion's protocol (sustained, warm L2)
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_tune.py 2>&1 | tail -5 | tee "$OUT/gpu_tests_tune.log"
+  timeout 200 python3 -m cute_gemm tune --set heldout4 --rounds 5 --quiet --out "$OUT/tune_heldout4.json" \
+    > "$OUT/tune_heldout4.log" 2>&1; tail -2 "$OUT/tune_heldout4.log"
+  timeout 100 python3 -m cute_gemm bench --set heldout4 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/heldout4_bench.json" 2>&1 | tail -3
+  timeout 60 python3 -m cute_gemm tune --shapes 1024,4096,4096 --top 4 --warm-l2 --sustained 0.5 --rounds 5 --quiet \
+    --out "$OUT/tune_skinny.json" > "$OUT/tune_skinny.log" 2>&1; tail -9 "$OUT/tune_skinny.log"
+  timeout 60 python3 -m cute_gemm bench --shapes 1024,4096,4096 --phases 7 --best --peers cublas,cublaslt \
+    --sustained 0.5 --rounds 9 --quiet --no-plot --out "$OUT/skinny_sustained_bench.json" 2>&1 | tail -8
+  ;;
+tune2)
+  # 16. the decode set tuned (cold L2), then benched with the tuned picks
+  timeout 330 python3 -m cute_gemm tune --set decode --rounds 3 --quiet --out "$OUT/tune_decode.json" \
+    > "$OUT/tune_decode.log" 2>&1; tail -2 "$OUT/tune_decode.log"
+  timeout 230 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/decode_bench.json" 2>&1 | tail -3
+  ;;
+tune3)
+  # 17. the small, heldout3, heldout, heldout2 and unlisted sets tuned and benched (cold L2); the no-regression shapes tuned and benched warm, as
+  #     their criterion's run is
+  for set in small heldout3 heldout heldout2 unlisted; do
+    timeout 150 python3 -m cute_gemm tune --set $set --rounds 3 --quiet --out "$OUT/tune_${set}.json" \
+      > "$OUT/tune_${set}.log" 2>&1; tail -2 "$OUT/tune_${set}.log"
+    timeout 100 python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+      --quiet --no-plot --out "$OUT/${set}_bench.json" 2>&1 | tail -3
+  done
+  R="4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072"
+  timeout 100 python3 -m cute_gemm tune --shapes $R --top 4 --warm-l2 --rounds 3 --quiet --out "$OUT/tune_regress.json" \
+    > "$OUT/tune_regress.log" 2>&1; tail -2 "$OUT/tune_regress.log"
+  timeout 100 python3 -m cute_gemm bench --shapes $R --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet \
+    --no-plot --out "$OUT/regress_bench.json" 2>&1 | tail -3
   ;;
 esac

@@ -1,5 +1,5 @@
 """bench/candidates.py without a GPU: what it plans to time per shape, its --config parsing, the compact
-candidates file it writes from a bench document (read back by bench/fit_best.py), and its refusals."""
+candidates file it writes from a bench document (``cute_gemm.measure.tune.compact``) (read back by bench/fit_best.py), and its refusals."""
 
 import importlib.util
 import json
@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+from cute_gemm.measure import tune
 from cute_gemm.runtime import choose
 from cute_gemm.runtime.problem import Problem
 
@@ -43,7 +44,7 @@ def test_compact_rows_from_a_committed_run_are_read_by_fit_best():
     path = os.path.join(ROOT, "bench", "results", "h200_2026-12-02_wide_heldout3_bench.json")
     with open(path) as f:
         doc = json.load(f)
-    out = cand.compact(doc, "a test")
+    out = tune.compact(doc, "a test")
     assert out["schema"] == "cute-gemm/best-candidates-v1" and out["gpu"] == "NVIDIA H200" and out["note"] == "a test"
     shapes = {(r["m"], r["n"], r["k"]) for r in out["rows"]}
     assert len(shapes) == 12 and all(r["us"] > 0 and r["vendor_us"] > 0 and r["model_us"] > 0 for r in out["rows"])

@@ -77,6 +77,7 @@ def fake_compile(clean_plans, monkeypatch):
 
     monkeypatch.setattr(plan, "compile_plan", compile_plan)
     monkeypatch.setattr(plan, "device_target", lambda device: "sm_90a")
+    monkeypatch.setattr(plan, "device_name", lambda dev: "NVIDIA H200")  # no tuned table there: see tmp_cache
     monkeypatch.setattr(torch, "empty", empty)
     return compiled
 
@@ -156,6 +157,31 @@ def test_best_passes_the_operands_to_choose(fake_compile, monkeypatch):
     assert len(p.fn.calls) == 2 + (real("sm90", 64, 4096, 4096, ops) == (ph, cfg))
     with pytest.raises(UnsupportedError, match='phase="best" picks its own config'):
         cute_gemm.gemm(a, b, phase="best", config=p.kernel.cfg)
+
+
+def test_best_runs_the_gpus_tuned_pick_where_its_table_has_one(fake_compile, monkeypatch, tmp_path):
+    """A row of the GPU's tuned table decides that shape (with its operands) only; another shape, other operands,
+    another GPU's table or CUTE_GEMM_TUNED=0 leave the model's pick."""
+    from cute_gemm.runtime import cache, choose, tuned
+
+    monkeypatch.setenv("CUTE_GEMM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "fingerprint", lambda: "f" * 16)
+    monkeypatch.setattr(tuned, "_TABLES", {})
+    ops = Operands.of("nt", "bf16", "bf16")
+    model = choose.pick("sm90", 16, 4096, 4096, ops)
+    assert model[0] == "10"  # the tuned row below is a config the model does not pick
+    tuned.store("NVIDIA H200", "sm90", 16, 4096, 4096, ops, "9", {"bm": 64, "bn": 64, "split_k": 2}, us=9.0)
+    tuned.store("Other GPU", "sm90", 64, 4096, 4096, ops, "7", {})
+    a, b = _operands_for("nt", torch.bfloat16, m=16, n=4096, k=4096)
+    cute_gemm.gemm(a, b, phase="best", out_dtype=torch.bfloat16)
+    want = dataclasses.replace(registry.get("sm90", "9").default_config(), bm=64, bn=64, split_k=2)
+    assert ("9", want, None, 0, ops) in plan._PLANS
+    a2, b2 = _operands_for("nt", torch.bfloat16, m=64, n=4096, k=4096)  # tuned on another GPU only: the model
+    cute_gemm.gemm(a2, b2, phase="best", out_dtype=torch.bfloat16)
+    assert (*choose.pick("sm90", 64, 4096, 4096, ops), None, 0, ops) in plan._PLANS
+    assert choose.resolve("sm90", 16, 4096, 4096, Operands.of("nn", "bf16", "bf16"), "NVIDIA H200")[2] == "model"
+    monkeypatch.setenv("CUTE_GEMM_TUNED", "0")
+    assert choose.resolve("sm90", 16, 4096, 4096, ops, "NVIDIA H200") == (*model, "model")
 
 
 def test_a_phase_that_cannot_take_the_operands_is_refused_before_compiling(fake_compile, monkeypatch):

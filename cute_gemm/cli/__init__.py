@@ -44,6 +44,8 @@ COMMANDS = (
             "cute_gemm.cli.commands.run"),
     Command("bench", "the main job: every phase checked then timed beside its peers, JSON + plots",
             "cute_gemm.cli.commands.bench"),
+    Command("tune", "time best's candidates per shape on this GPU; best runs the fastest from then on",
+            "cute_gemm.cli.commands.tune"),
     Command("compare", "two phases side by side: config, generated code, timings",
             "cute_gemm.cli.commands.compare"),
     Command("plot", "PNG plots from a bench JSON: the ladder, the worklog side by side, the sweep",

@@ -43,8 +43,8 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
     the operands is skipped with its reasons.
 
     With ``best_arch``, one more row, ``best``: the phase and config ``phase="best"`` picks for this shape
-    and these operands (``cute_gemm.runtime.choose``), checked and timed like a phase, its label naming
-    the pick. ``variants``: (entry, config, label) triples, e.g. phase 8 with ``bn=128``: one more row
+    and these operands on this GPU (``cute_gemm.runtime.choose.resolve``: the GPU's tuned pick, else the
+    model's), checked and timed like a phase, its label naming the pick ("... tuned" for a tuned one). ``variants``: (entry, config, label) triples, e.g. phase 8 with ``bn=128``: one more row
     each, keyed and named "8 bn=128" (``cute-gemm bench --config 8:bn=128``).
     The bench checks every phase at every shape before any peer runs: importing quack patches the
     DSL's tensor classes process-wide, and the phases are compiled before that happens.
@@ -57,13 +57,15 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
     todo += [(e, cfg, f"{e.key} {lab}", f"{e.phase} {lab}", e.phase, f"phase {e.phase} {lab}",
               f"phase {e.phase} with {lab}") for e, cfg, lab in variants]
     if best_arch:
-        # cheapest first; [] if none takes the shape
-        candidates = choose.explain(best_arch, p.m, p.n, p.k, operands)
-        if candidates:
-            pick = candidates[0]
-            phase, cfg = choose.pick(best_arch, p.m, p.n, p.k, operands)
-            todo.append((registry.get(best_arch, phase), cfg, "best", "best", "best", f"best ({pick['label']})",
-                         f'phase="best" picked phase {pick["label"]}'))
+        # what gemm(phase="best") runs on this GPU: its tuned pick (``cute-gemm tune``), else the model's cheapest
+        try:
+            phase, cfg, how = choose.resolve(best_arch, p.m, p.n, p.k, operands, plan.device_name(0))
+        except LookupError:  # no candidate takes the shape
+            phase = None
+        if phase is not None:
+            entry = registry.get(best_arch, phase)
+            pick = choose.label(phase, entry.overrides(cfg or entry.default_config())) + (" tuned" if how == "tuned" else "")
+            todo.append((entry, cfg, "best", "best", "best", f"best ({pick})", f'phase="best" picked phase {pick}'))
         else:
             todo.append((None, None, "best", "best", "best", "best", 'phase="best"'))
     rows, factories = [], {}

@@ -42,6 +42,10 @@ SETS = {
     "heldout3": tuple(Problem(*s) for s in ((136, 8192, 3072), (192, 5120, 27648), (248, 3072, 8192), (216, 14336, 4096),
                                             (168, 3584, 18944), (152, 13824, 5120), (96, 8960, 1536), (112, 6912, 2560),
                                             (184, 8192, 8192), (40, 27648, 5120), (232, 2048, 5632), (128, 1536, 8960))),
+    # and 12 more, chosen with ``cute-gemm tune`` (2026-12-02), before they were measured: tuned, then benched
+    "heldout4": tuple(Problem(*s) for s in ((16, 7168, 18432), (56, 14336, 3584), (88, 3584, 14336), (120, 6144, 16384),
+                                            (144, 9216, 3584), (168, 4096, 6144), (200, 2560, 6912), (216, 10240, 8192),
+                                            (240, 3072, 3072), (8, 5120, 17408), (184, 1536, 4096), (256, 5632, 2048))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -52,6 +56,7 @@ SET_HELP = {
     "heldout": "12 more decode-like shapes (M 12..248), chosen after the multicast fit, before they were measured",
     "heldout2": "12 more (M 8..224), chosen after the heldout run and the fixes it led to, before they were measured",
     "heldout3": "12 more (M 40..248), chosen after the three-warpgroup tiles and 3-way splits, before they were measured",
+    "heldout4": "12 more (M 8..256), chosen with `cute-gemm tune`, before they were measured (tuned, then benched)",
 }
 
 

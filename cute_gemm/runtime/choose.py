@@ -36,6 +36,8 @@ any layout), costs one evaluation per candidate once per shape, and its constant
 a wrong pick shows up in ``cute-gemm bench --best`` beside the other candidates.
 
 ``pick`` caches its answer per (shape, operands): after the first call of a shape it is a dict lookup.
+``resolve`` is what ``phase="best"`` runs: the config ``cute-gemm tune`` measured fastest for the shape on this
+GPU when its table holds one (``tuned``), else ``pick``'s.
 ``explain`` gives every candidate with its modelled time (``cute-gemm bench`` prints which config
 "best" chose).
 """
@@ -45,7 +47,7 @@ from __future__ import annotations
 import dataclasses
 from functools import lru_cache
 
-from cute_gemm.runtime import registry
+from cute_gemm.runtime import registry, tuned
 
 
 @dataclasses.dataclass(frozen=True)
@@ -245,3 +247,19 @@ def pick(arch: str, m: int, n: int, k: int, operands=None):
     best = rows[0]
     default = registry.get(arch, best["phase"]).default_config()
     return best["phase"], (None if best["config"] == default else best["config"])
+
+
+def resolve(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = None):
+    """(phase, config or None for the default, "tuned" or "model"): what ``phase="best"`` runs for (m, n, k) with
+    ``operands`` on the GPU named ``gpu`` -- the tuned pick when that GPU's table holds one that still takes the
+    shape, else ``pick``'s; LookupError if none can."""
+    hit = tuned.lookup(gpu, arch, m, n, k, operands) if gpu else None
+    if hit:
+        try:
+            entry = registry.get(arch, hit[0])
+            cfg = entry.configured(hit[1])
+            if not entry.make(cfg, operands).can_implement(m, n, k):
+                return entry.phase, (None if cfg == entry.default_config() else cfg), "tuned"
+        except (LookupError, ValueError):  # a table row naming a phase or field that no longer exists: the model
+            pass
+    return (*pick(arch, m, n, k, operands), "model")

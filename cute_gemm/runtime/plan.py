@@ -270,21 +270,32 @@ def run(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dty
     return out
 
 
-_FAMILY: dict = {}  # device index -> "sm90" / "sm100"
+_FAMILY: dict = {}  # device index -> ("sm90" / "sm100", the GPU's name: whose tuned table "best" reads)
+
+
+def device_name(dev: int) -> str | None:
+    """The name of CUDA device ``dev`` ('NVIDIA H200'): whose tuned table ``best`` reads; None if torch cannot say."""
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(dev)
+    except Exception:  # noqa: BLE001 -- no name, no table: the model picks
+        return None
 
 
 def _pick_best(a, config, arch, p: Problem, ops: Operands):
-    """(phase, config) of ``phase="best"`` for a shape and operands (``choose.pick``, cached per shape and
-    operands); UnsupportedError for a config of the caller's or a shape no candidate takes."""
+    """(phase, config) of ``phase="best"`` for a shape and operands (``choose.resolve``: the GPU's tuned pick, else
+    the model's ``choose.pick``); UnsupportedError for a config of the caller's or a shape no candidate takes."""
     from cute_gemm.runtime import choose
 
     if config is not None:
         raise UnsupportedError('phase="best" picks its own config; pass a phase id to run a config of yours')
     dev = a.get_device()
     if dev not in _FAMILY:
-        _FAMILY[dev] = _arch.family(device_target(a.device))
+        _FAMILY[dev] = (_arch.family(device_target(a.device)), device_name(dev))
+    family, gpu = _FAMILY[dev]
     try:
-        return choose.pick(_arch.family(arch) if arch else _FAMILY[dev], p.m, p.n, p.k, ops)
+        return choose.resolve(_arch.family(arch) if arch else family, p.m, p.n, p.k, ops, gpu)[:2]
     except LookupError as exc:
         raise UnsupportedError(f"phase 'best': {exc} with {ops.label()}") from exc
     except ValueError as exc:  # an unknown arch name

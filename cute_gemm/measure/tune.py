@@ -1,0 +1,168 @@
+"""Tuning ``phase="best"`` on this GPU: per shape, the model's cheapest candidates timed side by side, the fastest kept.
+
+``choose``'s model is right to ~10% per config, so its first candidate is not always the fastest: where several
+are close, only a measurement can tell. ``tune`` measures the ``top`` cheapest candidates ``choose.explain``
+ranks for a shape -- each checked against cuBLASLt and float64 first (NaN-poisoned C, a bit-identical repeat),
+then timed interleaved on the same inputs as ``cute-gemm bench`` times (CUDA graphs, rounds, median; cold L2
+unless asked otherwise) -- and stores the fastest in the GPU's table (``cute_gemm.runtime.tuned``), which
+``phase="best"`` reads from then on. A candidate that fails its check is never kept.
+
+``cute-gemm tune`` is the command; ``bench/candidates.py`` times candidates the same way for a refit of the
+model. ``candidate_rows`` and ``compact`` turn a run into the compact candidates file both write
+(``cute-gemm/best-candidates-v1``), which ``bench/fit_best.py`` reads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from cute_gemm.measure import timing
+from cute_gemm.runtime.problem import Problem
+from phases.operands import WORKLOG
+
+TOP = 6  # candidates timed per shape by default: the model's pick and the 5 it ranks next
+
+
+@dataclasses.dataclass
+class Tuned:
+    """One shape's tuning: every candidate timed (label -> microseconds; None: failed its check or was not timed),
+    the model's pick and the fastest, with their times."""
+
+    shape: Problem
+    timed: dict
+    model: str
+    fastest: str | None
+    phase: str | None = None  # the fastest's phase and config overrides: what the table keeps
+    config: dict | None = None
+    vendor_us: float | None = None  # the faster of cuBLAS and cuBLASLt in the same run, when they ran
+
+    @property
+    def gain(self) -> float | None:
+        """The model's pick's time over the fastest's (1.0: the model was right), None if either was not timed."""
+        if self.fastest is None or self.timed.get(self.model) is None:
+            return None
+        return self.timed[self.model] / self.timed[self.fastest]
+
+
+def candidates(arch: str, p: Problem, top: int = TOP, operands=WORKLOG) -> list[tuple]:
+    """The model's ``top`` cheapest candidates of ``p``: [(entry, config, label, modelled us)], cheapest first."""
+    from cute_gemm.runtime import choose, registry
+
+    out, seen = [], set()
+    for row in choose.explain(arch, p.m, p.n, p.k, operands):
+        if (row["phase"], row["config"]) in seen:
+            continue
+        seen.add((row["phase"], row["config"]))
+        out.append((registry.get(arch, row["phase"]), row["config"], row["label"], row["cost"]))
+        if len(out) == top:
+            break
+    return out
+
+
+def time_candidates(p: Problem, todo, peer_list=(), *, rounds: int = timing.ROUNDS, sustained_s: float = 0.0,
+                    cold_l2: bool = True, operands=WORKLOG, progress: bool = False) -> dict:
+    """A bench-v2 document of ``todo`` ((entry, config, label) each) at ``p``, beside ``peer_list``: all checked,
+    then timed in one interleaved run. A default config runs as its phase's row, any other as a variant row."""
+    from cute_gemm.measure import suite
+
+    plain = [e for e, cfg, _ in todo if cfg == e.default_config()]
+    variants = [(e, cfg, " ".join(f"{k}={v}" for k, v in e.overrides(cfg).items())) for e, cfg, _ in todo
+                if cfg != e.default_config()]
+    return suite.run_bench(plain, [p], list(peer_list), rounds=rounds, sustained_s=sustained_s, cold_l2=cold_l2,
+                           progress=progress, variants=variants, operands=operands)
+
+
+def _timed_us(doc: dict) -> dict:
+    """row key -> median microseconds of every row that passed its check and was timed."""
+    return {r["key"]: r["timing"]["ms_median"] * 1e3 for r in doc["results"]
+            if r.get("status") == "ok" and r.get("timing")}
+
+
+def tune_shape(arch: str, p: Problem, *, top: int = TOP, peer_list=(), rounds: int = timing.ROUNDS,
+               sustained_s: float = 0.0, cold_l2: bool = True, operands=WORKLOG, gpu: str | None = None,
+               progress: bool = False) -> tuple[Tuned, dict]:
+    """Time the model's ``top`` candidates of ``p``; with ``gpu`` (the GPU's name), store the fastest in its
+    table. Returns (the tuning, the bench document of its run)."""
+    from cute_gemm.runtime import tuned
+
+    todo = candidates(arch, p, top, operands)
+    if not todo:
+        return Tuned(p, {}, "", None), {}
+    doc = time_candidates(p, [t[:3] for t in todo], peer_list, rounds=rounds, sustained_s=sustained_s,
+                          cold_l2=cold_l2, operands=operands, progress=progress)
+    us = _timed_us(doc)
+    by_label = {}
+    for e, cfg, label, _ in todo:
+        over = e.overrides(cfg)
+        key = e.key if not over else f"{e.key} " + " ".join(f"{k}={v}" for k, v in over.items())
+        by_label[label] = (us.get(key), e.phase, over)
+    vendor = [us[k] for k in ("peer:cublas", "peer:cublaslt") if k in us]
+    result = Tuned(p, {lab: t for lab, (t, _, _) in by_label.items()}, todo[0][2], None,
+                   vendor_us=min(vendor) if vendor else None)
+    timed = [(t, lab) for lab, (t, _, _) in by_label.items() if t is not None]
+    if timed:
+        result.fastest = min(timed)[1]
+        _, result.phase, result.config = by_label[result.fastest]
+        if gpu:
+            tuned.store(gpu, arch, p.m, p.n, p.k, operands, result.phase, result.config,
+                        us=round(by_label[result.fastest][0], 2), model=result.model,
+                        model_us=None if by_label[result.model][0] is None else round(by_label[result.model][0], 2),
+                        vendor_us=None if result.vendor_us is None else round(result.vendor_us, 2),
+                        date=doc.get("date", "")[:10], protocol=f"{'cold' if cold_l2 else 'warm'} L2, {rounds} rounds"
+                        + (f", sustained {sustained_s:g} s" if sustained_s else ""))
+    return result, doc
+
+
+# ------------------------------------------------------------------------------------ candidates files
+def candidate_rows(doc: dict) -> list[dict]:
+    """Candidate rows (m, n, k, phase, config, us, vendor_us) of a candidates file, or of a bench-v2 document: its
+    phase rows of phases 7-10 (a ``best`` row as the candidate it ran) and, per shape, the faster of cuBLAS and
+    cuBLASLt (None where neither was timed)."""
+    if "rows" in doc:
+        return doc["rows"]
+    vendor, rows = {}, []
+    for r in doc["results"]:
+        if r.get("status") != "ok" or not r.get("timing"):
+            continue
+        us = r["timing"]["ms_median"] * 1e3
+        if r["kind"] == "peer" and r["name"] in ("cublas", "cublaslt"):
+            vendor[r["shape"]] = min(us, vendor.get(r["shape"], us))
+        elif r["kind"] == "phase" and r.get("phase") in ("7", "8", "9", "10", "best"):
+            # "best" ran one of the candidates: its phase is the checked kernel's, its config the pick's
+            phase = r["check"]["key"].split(":")[1] if r["phase"] == "best" else r["phase"]
+            rows.append({"m": r["m"], "n": r["n"], "k": r["k"], "phase": phase, "config": r.get("config") or {},
+                         "us": us, "shape": r["shape"]})
+    return [dict(r, vendor_us=vendor.get(r.pop("shape"))) for r in rows]
+
+
+def compact(doc: dict, note: str = "", arch: str = "sm90") -> dict:
+    """A bench-v2 document of candidate runs as a candidates file: one row per timed phase kernel with the faster
+    vendor's time at its shape and the model's time for it."""
+    from cute_gemm.runtime import choose, registry
+
+    rows = []
+    for r in candidate_rows(doc):
+        entry = registry.get(arch, r["phase"])
+        cfg = dataclasses.replace(entry.default_config(), **r["config"])
+        rows.append({**{k: r[k] for k in ("m", "n", "k", "phase", "config")}, "us": round(r["us"], 2),
+                     "vendor_us": None if r["vendor_us"] is None else round(r["vendor_us"], 2),
+                     "model_us": round(choose.modelled_us(entry.make(cfg), r["m"], r["n"], r["k"]), 2)})
+    gpu, ver = doc["gpu"], doc["versions"]
+    return {"schema": "cute-gemm/best-candidates-v1", "gpu": gpu["name"], "driver": gpu["driver"], "torch": ver["torch"],
+            "cutlass_dsl": ver["nvidia_cutlass_dsl"], "date": doc["date"][:10],
+            "data": f"{doc['data']}, {'cold L2' if doc['protocol'].get('cold_l2') else 'warm L2'}",
+            "protocol": f"cute-gemm bench per shape: CUDA graphs, interleaved rounds ({doc['protocol']['rounds']}), "
+                        f"median per kernel; every kernel checked first",
+            "copy_tb_s": round(doc["copy_bandwidth"]["tb_s"], 3), "command": [doc.get("command", "")], "note": note,
+            "rows": rows}
+
+
+def merge(docs: list[dict]) -> dict | None:
+    """One bench-v2 document of several runs (the first's header, every run's rows), None for none."""
+    docs = [d for d in docs if d]
+    if not docs:
+        return None
+    return {**docs[0], "results": [r for d in docs for r in d["results"]]}
+
+
+__all__ = ["TOP", "Tuned", "candidates", "time_candidates", "tune_shape", "candidate_rows", "compact", "merge"]

@@ -1,0 +1,156 @@
+"""Tuning ``phase="best"`` without a GPU: the per-GPU table (keys, a stale or foreign file, CUTE_GEMM_TUNED=0), what
+``choose.resolve`` takes from it, what ``tune_shape`` keeps from a run (the fastest row that passed its check, never
+a failed one), the compact candidates file of a run without peers, and ``cute-gemm tune``'s refusals and its report
+on a machine without a GPU. The GPU half is tests/test_gpu_tune.py."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from cute_gemm.measure import tune
+from cute_gemm.runtime import cache, choose, registry, tuned
+from cute_gemm.runtime.problem import Problem
+from phases.operands import WORKLOG, Operands
+
+GPU = "NVIDIA H200"
+
+
+@pytest.fixture
+def table(tmp_path, monkeypatch):
+    """An empty cache directory and fingerprint of the test's own; no table read yet."""
+    monkeypatch.setenv("CUTE_GEMM_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CUTE_GEMM_TUNED", raising=False)
+    monkeypatch.setattr(cache, "fingerprint", lambda: "0123456789abcdef")
+    monkeypatch.setattr(tuned, "_TABLES", {})
+    return tmp_path
+
+
+def test_a_stored_pick_is_found_for_its_gpu_shape_and_operands_only(table):
+    path = tuned.store(GPU, "sm90", 232, 2048, 5632, WORKLOG, "9", {"bm": 64, "bn": 64}, us=15.4)
+    assert path == table / "0123456789abcdef" / "tuned-nvidia-h200.json"
+    assert tuned.lookup(GPU, "sm90", 232, 2048, 5632) == ("9", {"bm": 64, "bn": 64})
+    assert tuned.lookup(GPU, "sm90", 232, 2048, 5640) is None
+    assert tuned.lookup(GPU, "sm90", 232, 2048, 5632, Operands.of("nt")) is None
+    assert tuned.lookup("NVIDIA H100 80GB HBM3", "sm90", 232, 2048, 5632) is None
+    doc = json.loads(path.read_text())
+    assert doc["schema"] == tuned.SCHEMA and doc["gpu"] == GPU
+    assert doc["entries"]["sm90 232x2048x5632 nn fp16->fp32"]["us"] == 15.4
+    tuned._TABLES.clear()  # another process reads the file
+    assert tuned.lookup(GPU, "sm90", 232, 2048, 5632) == ("9", {"bm": 64, "bn": 64})
+    assert tuned.forget(GPU) and not path.exists() and tuned.lookup(GPU, "sm90", 232, 2048, 5632) is None
+    assert not tuned.forget(GPU)
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"schema": "cute-gemm/tuned-v0", "gpu": "NVIDIA H200", "entries": {}}',
+                                  '{"schema": "cute-gemm/tuned-v1", "gpu": "another GPU", "entries": '
+                                  '{"sm90 8x8x8 nn fp16->fp32": {"phase": "9"}}}', '[1, 2]'])
+def test_a_table_that_is_broken_stale_or_foreign_reads_as_empty(table, text):
+    path = tuned.path(GPU)
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    assert tuned.entries(GPU) == {} and tuned.lookup(GPU, "sm90", 8, 8, 8) is None
+    tuned.store(GPU, "sm90", 8, 8, 8, WORKLOG, "9", {})  # and storing replaces it
+    assert json.loads(path.read_text())["entries"]["sm90 8x8x8 nn fp16->fp32"]["phase"] == "9"
+
+
+def test_resolve_takes_a_tuned_row_only_where_it_still_applies(table, monkeypatch):
+    shape = (232, 2048, 5632)
+    model = choose.pick("sm90", *shape)
+    assert choose.resolve("sm90", *shape, None, GPU) == (*model, "model")
+    assert choose.resolve("sm90", *shape, None, None) == (*model, "model")  # no GPU name: no table
+    tuned.store(GPU, "sm90", *shape, WORKLOG, "9", {"bm": 64, "bn": 64, "use_pdl": True})
+    phase, cfg, how = choose.resolve("sm90", *shape, None, GPU)
+    assert (phase, how) == ("9", "tuned") and (cfg.bm, cfg.bn, cfg.use_pdl) == (64, 64, True)
+    tuned.store(GPU, "sm90", *shape, WORKLOG, "7", {})  # the phase's default config: None, as pick gives it
+    assert choose.resolve("sm90", *shape, None, GPU) == ("7", None, "tuned")
+    monkeypatch.setenv("CUTE_GEMM_TUNED", "0")
+    assert choose.resolve("sm90", *shape, None, GPU) == (*model, "model")
+    monkeypatch.delenv("CUTE_GEMM_TUNED")
+    # rows of an older tree: a field or phase that no longer exists, a config that cannot do the shape
+    for phase, over in (("9", {"no_such_field": 1}), ("99", {}), ("1", {})):
+        tuned.store(GPU, "sm90", *shape, WORKLOG, phase, over)
+        assert choose.resolve("sm90", *shape, None, GPU) == (*model, "model"), (phase, over)
+
+
+def _doc(p: Problem, rows):
+    """A bench-v2-like document of one shape: (key, phase, config, us or None for a failed check)."""
+    out = []
+    for key, phase, cfg, us in rows:
+        r = {"kind": "peer" if key.startswith("peer:") else "phase", "key": key, "name": key.split(":")[-1],
+             "phase": phase, "config": cfg, "shape": str(p), "m": p.m, "n": p.n, "k": p.k,
+             "status": "ok" if us else "failed"}
+        if us:
+            r["timing"] = {"ms_median": us / 1e3}
+        out.append(r)
+    return {"date": "2026-12-02T10:00:00", "results": out}
+
+
+def test_tune_shape_keeps_the_fastest_that_passed(table, monkeypatch):
+    p = Problem(232, 2048, 5632)
+    mnk = (p.m, p.n, p.k)
+    cands = tune.candidates("sm90", p, 4)
+    assert len(cands) == 4 and len({(e.phase, c) for e, c, _, _ in cands}) == 4
+    assert [c[3] for c in cands] == sorted(c[3] for c in cands)  # cheapest first
+    assert cands[0][:2] == (registry.get("sm90", choose.pick("sm90", *mnk)[0]),
+                            choose.pick("sm90", *mnk)[1] or cands[0][0].default_config())
+
+    def key(e, cfg):
+        over = e.overrides(cfg)
+        return e.key + ("" if not over else " " + " ".join(f"{k}={v}" for k, v in over.items()))
+
+    # the second candidate failed its check though it "timed" fastest; the third is the fastest that passed
+    times = [20.0, None, 15.0, 18.0]
+    seen = []
+
+    def fake(q, todo, peer_list=(), **kw):
+        seen.append((q, [t[:2] for t in todo], kw))
+        rows = [(key(e, cfg), e.phase, e.overrides(cfg), us) for (e, cfg, _), us in zip(todo, times)]
+        return _doc(q, rows + [("peer:cublas", None, None, 14.0), ("peer:cublaslt", None, None, 13.0)])
+
+    monkeypatch.setattr(tune, "time_candidates", fake)
+    t, _ = tune.tune_shape("sm90", p, top=4, gpu=GPU, rounds=3)
+    assert seen[0][0] == p and seen[0][1] == [c[:2] for c in cands] and seen[0][2]["cold_l2"] is True
+    assert t.fastest == cands[2][2] and t.model == cands[0][2] and t.timed[cands[1][2]] is None
+    assert t.gain == pytest.approx(20.0 / 15.0) and t.vendor_us == 13.0
+    e, cfg = cands[2][:2]
+    assert tuned.lookup(GPU, "sm90", *mnk) == (e.phase, e.overrides(cfg))
+    row = tuned.entries(GPU)[tuned.key("sm90", *mnk)]
+    assert (row["us"], row["model_us"], row["vendor_us"], row["model"]) == (15.0, 20.0, 13.0, cands[0][2])
+    times[:] = [None] * 4  # nothing passed: nothing is kept, the earlier row stays
+    t2, _ = tune.tune_shape("sm90", p, top=4, gpu=GPU)
+    assert t2.fastest is None and t2.gain is None and tuned.lookup(GPU, "sm90", *mnk) == (e.phase, e.overrides(cfg))
+
+
+def test_candidates_file_of_a_run_without_peers(table):
+    p = Problem(64, 4096, 4096)
+    doc = _doc(p, [("sm90:10 bn=64", "10", {"bn": 64}, 12.0), ("sm90:7", "7", None, 30.0)])
+    assert [r["vendor_us"] for r in tune.candidate_rows(doc)] == [None, None]
+    doc.update(gpu={"name": GPU, "driver": "580"}, versions={"torch": "2.11", "nvidia_cutlass_dsl": "4.8.1"},
+               data="randn", protocol={"cold_l2": True, "rounds": 5}, copy_bandwidth={"tb_s": 4.1})
+    out = tune.compact(doc, "n")
+    assert [r["vendor_us"] for r in out["rows"]] == [None, None] and out["rows"][0]["model_us"] > 0
+    assert tune.merge([doc, None, doc])["results"] == doc["results"] * 2 and tune.merge([None]) is None
+
+
+def _cli(*args, env=None):
+    import os
+
+    return subprocess.run([sys.executable, "-m", "cute_gemm", "tune", *args], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": "", **(env or {})})
+
+
+def test_cli_refusals_and_the_plan_without_a_gpu(tmp_path):
+    r = _cli()
+    assert r.returncode == 2 and "no shape to tune" in r.stderr
+    r = _cli("--top", "0", "--shapes", "8,8,8")
+    assert r.returncode == 2 and "--top must be at least 1" in r.stderr
+    r = _cli("--show", "--forget")
+    assert r.returncode == 2 and "give one" in r.stderr
+    r = _cli("--shapes", "232,2048,5632", "--top", "3")
+    assert r.returncode == 2 and "times kernels on a GPU" in r.stderr
+    labels = [c[2] for c in tune.candidates("sm90", Problem(232, 2048, 5632), 3)]
+    assert [line.split("us  ", 1)[1] for line in r.stdout.splitlines() if "model" in line] == labels
+    r = _cli("--show", env={"CUTE_GEMM_CACHE_DIR": str(tmp_path)})
+    assert r.returncode == 0 and "tuned tables for these kernel sources: none" in r.stdout
