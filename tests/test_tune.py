@@ -105,8 +105,8 @@ def test_tune_shape_keeps_the_fastest_that_passed(table, monkeypatch):
     seen = []
 
     def fake(q, todo, peer_list=(), **kw):
-        seen.append((q, [t[:2] for t in todo], kw))
-        rows = [(key(e, cfg), e.phase, e.overrides(cfg), us) for (e, cfg, _), us in zip(todo, times)]
+        seen.append((q, list(todo), kw))
+        rows = [(key(e, cfg), e.phase, e.overrides(cfg), us) for (e, cfg), us in zip(todo, times)]
         return _doc(q, rows + [("peer:cublas", None, None, 14.0), ("peer:cublaslt", None, None, 13.0)])
 
     monkeypatch.setattr(tune, "time_candidates", fake)

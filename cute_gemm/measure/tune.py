@@ -61,21 +61,15 @@ def candidates(arch: str, p: Problem, top: int = TOP, operands=WORKLOG) -> list[
 
 def time_candidates(p: Problem, todo, peer_list=(), *, rounds: int = timing.ROUNDS, sustained_s: float = 0.0,
                     cold_l2: bool = True, operands=WORKLOG, progress: bool = False) -> dict:
-    """A bench-v2 document of ``todo`` ((entry, config, label) each) at ``p``, beside ``peer_list``: all checked,
-    then timed in one interleaved run. A default config runs as its phase's row, any other as a variant row."""
+    """A bench-v2 document of ``todo`` ((entry, config) each) at ``p``, beside ``peer_list``: all checked, then
+    timed in one interleaved run. A default config runs as its phase's row, any other as a variant row."""
     from cute_gemm.measure import suite
 
-    plain = [e for e, cfg, _ in todo if cfg == e.default_config()]
-    variants = [(e, cfg, " ".join(f"{k}={v}" for k, v in e.overrides(cfg).items())) for e, cfg, _ in todo
+    plain = [e for e, cfg in todo if cfg == e.default_config()]
+    variants = [(e, cfg, " ".join(f"{k}={v}" for k, v in e.overrides(cfg).items())) for e, cfg in todo
                 if cfg != e.default_config()]
     return suite.run_bench(plain, [p], list(peer_list), rounds=rounds, sustained_s=sustained_s, cold_l2=cold_l2,
                            progress=progress, variants=variants, operands=operands)
-
-
-def _timed_us(doc: dict) -> dict:
-    """row key -> median microseconds of every row that passed its check and was timed."""
-    return {r["key"]: r["timing"]["ms_median"] * 1e3 for r in doc["results"]
-            if r.get("status") == "ok" and r.get("timing")}
 
 
 def tune_shape(arch: str, p: Problem, *, top: int = TOP, peer_list=(), rounds: int = timing.ROUNDS,
@@ -88,17 +82,16 @@ def tune_shape(arch: str, p: Problem, *, top: int = TOP, peer_list=(), rounds: i
     todo = candidates(arch, p, top, operands)
     if not todo:
         return Tuned(p, {}, "", None), {}
-    doc = time_candidates(p, [t[:3] for t in todo], peer_list, rounds=rounds, sustained_s=sustained_s,
+    doc = time_candidates(p, [t[:2] for t in todo], peer_list, rounds=rounds, sustained_s=sustained_s,
                           cold_l2=cold_l2, operands=operands, progress=progress)
-    us = _timed_us(doc)
+    rows = candidate_rows(doc)  # the candidates that passed their checks and were timed, each with the vendor's time
     by_label = {}
     for e, cfg, label, _ in todo:
         over = e.overrides(cfg)
-        key = e.key if not over else f"{e.key} " + " ".join(f"{k}={v}" for k, v in over.items())
-        by_label[label] = (us.get(key), e.phase, over)
-    vendor = [us[k] for k in ("peer:cublas", "peer:cublaslt") if k in us]
+        us = next((r["us"] for r in rows if (r["phase"], r["config"]) == (e.phase, over)), None)
+        by_label[label] = (us, e.phase, over)
     result = Tuned(p, {lab: t for lab, (t, _, _) in by_label.items()}, todo[0][2], None,
-                   vendor_us=min(vendor) if vendor else None)
+                   vendor_us=rows[0]["vendor_us"] if rows else None)
     timed = [(t, lab) for lab, (t, _, _) in by_label.items() if t is not None]
     if timed:
         result.fastest = min(timed)[1]
