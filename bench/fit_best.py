@@ -64,7 +64,8 @@ def kernels(shapes: dict) -> dict:
         for r in rows:
             entry = registry.get("sm90", r["phase"])
             cfg = dataclasses.replace(entry.default_config(), **r["config"])
-            factor = next((f for ph, over, f in choose.PERSISTENT["sm90"] if ph == r["phase"] and over == r["config"]),
+            bare = {f: v for f, v in r["config"].items() if f != "use_pdl"}  # pick adds use_pdl to PERSISTENT's
+            factor = next((f for ph, over, f in choose.PERSISTENT["sm90"] if ph == r["phase"] and over == bare),
                           0.98 if r["phase"] == "8" else 1.0)  # the persistent candidates' factors, as pick uses them
             out[id(r)] = (entry.make(cfg), factor)
     return out

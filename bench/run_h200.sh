@@ -17,6 +17,9 @@
 #                                            bash bench/run_h200.sh tune1      # `cute-gemm tune`: its tests, heldout4, skinny
 #                                            bash bench/run_h200.sh tune2      # tuned: decode
 #                                            bash bench/run_h200.sh tune3      # tuned: small, heldout3, no-regression
+#                                            bash bench/run_h200.sh pdl1       # persistent phases + PDL: tests, skinny, no-regression, small
+#                                            bash bench/run_h200.sh pdl2       # decode tuned and benched after it
+#                                            bash bench/run_h200.sh pdl3       # tune's margin: decode, no-regression; PDL sanitized
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -234,5 +237,51 @@ tune3)
     > "$OUT/tune_regress.log" 2>&1; tail -2 "$OUT/tune_regress.log"
   timeout 100 python3 -m cute_gemm bench --shapes $R --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet \
     --no-plot --out "$OUT/regress_bench.json" 2>&1 | tail -3
+  ;;
+pdl1)
+  # 18. programmatic dependent launch in the persistent phases 6-8 (best's candidates take it): their GPU tests; the
+  #     skinny shape tuned and benched sustained (its criterion); the no-regression shapes tuned and benched warm; the
+  #     small set (model picks) cold; the two decode shapes nearest 90% of the copy bandwidth, 12 candidates each
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py -k "pdl or best_candidates or cuda_graph" \
+    2>&1 | tail -3 | tee "$OUT/gpu_tests_pdl.log"
+  timeout 60 python3 -m cute_gemm tune --shapes 1024,4096,4096 --top 4 --warm-l2 --sustained 0.5 --rounds 5 --quiet \
+    --out "$OUT/tune_skinny.json" > "$OUT/tune_skinny.log" 2>&1; tail -6 "$OUT/tune_skinny.log"
+  timeout 70 python3 -m cute_gemm bench --shapes 1024,4096,4096 --phases 7 --best --peers cublas,cublaslt \
+    --sustained 0.5 --rounds 9 --quiet --no-plot --out "$OUT/skinny_sustained_bench.json" 2>&1 | grep -E "^(phase|best|cuBLAS)"
+  R="4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072"
+  timeout 100 python3 -m cute_gemm tune --shapes $R --top 4 --warm-l2 --rounds 3 --quiet --out "$OUT/tune_regress.json" \
+    > "$OUT/tune_regress.log" 2>&1; tail -2 "$OUT/tune_regress.log"
+  timeout 100 python3 -m cute_gemm bench --shapes $R --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet \
+    --no-plot --out "$OUT/regress_bench.json" 2>&1 | grep -E "^(phase|best|cuBLAS|[0-9])"
+  timeout 60 python3 -m cute_gemm bench --set small --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 7 \
+    --quiet --no-plot --out "$OUT/small_bench.json" 2>&1 | grep -E "^(best|cuBLAS|[0-9])"
+  timeout 100 python3 -m cute_gemm tune --shapes 128,4096,14336 128,14336,4096 --top 12 --rounds 3 --quiet \
+    --out "$OUT/tune_bw.json" > "$OUT/tune_bw.log" 2>&1; tail -30 "$OUT/tune_bw.log"
+  ;;
+pdl2)
+  # 19. the decode set tuned (cold L2; its two shapes nearest 90% of the copy bandwidth from 12 candidates), then benched
+  timeout 300 python3 -m cute_gemm tune --set decode --rounds 3 --quiet --out "$OUT/tune_decode.json" \
+    > "$OUT/tune_decode.log" 2>&1; tail -2 "$OUT/tune_decode.log"
+  timeout 60 python3 -m cute_gemm tune --shapes 128,4096,14336 128,14336,4096 --top 12 --rounds 3 --quiet \
+    --out "$OUT/tune_bw.json" > "$OUT/tune_bw.log" 2>&1; tail -2 "$OUT/tune_bw.log"
+  timeout 225 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/decode_bench.json" 2>&1 | tail -3
+  ;;
+pdl3)
+  # 20. after tune's margin (the model's pick stays within 2% of the fastest): the decode set tuned and benched, the
+  #     no-regression shapes tuned and benched warm (9 rounds); phases 6-8 with PDL under the four sanitizers and the stress run
+  timeout 200 python3 -m cute_gemm tune --set decode --rounds 3 --quiet --out "$OUT/tune_decode.json" \
+    > "$OUT/tune_decode.log" 2>&1; tail -2 "$OUT/tune_decode.log"
+  timeout 150 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/decode_bench.json" 2>&1 | tail -2
+  R="4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072"
+  timeout 60 python3 -m cute_gemm tune --shapes $R --top 4 --warm-l2 --rounds 3 --quiet --out "$OUT/tune_regress.json" \
+    > "$OUT/tune_regress.log" 2>&1; tail -2 "$OUT/tune_regress.log"
+  timeout 90 python3 -m cute_gemm bench --shapes $R --phases 7,8 --best --peers cublas,cublaslt --rounds 9 --quiet \
+    --no-plot --out "$OUT/regress_bench.json" 2>&1 | grep -E "^(phase|best|cuBLAS|[0-9])"
+  timeout 130 python3 bench/sanitize.py --phases none --config 6:use_pdl=True --config 7:use_pdl=True \
+    --config 8:use_pdl=True --shapes 512,512,512 1000,264,520 --deadline 90 --jobs 4 --out "$OUT/sanitize" 2>&1 | tail -8
+  timeout 50 python3 bench/stress.py --phases none --config 6:use_pdl=True --config 7:use_pdl=True --config 8:use_pdl=True \
+    --calls 200 --thread-calls 100 --timeout 45 --out "$OUT/stress" 2>&1 | tail -6
   ;;
 esac

@@ -10,10 +10,15 @@ from phases.operands import Operands
 
 def test_big_problems_take_the_persistent_tiles():
     """Full rounds of 128x256 tiles at N=4096; 128x192 ping-pong where its rounds are no longer (3072^3:
-    144 cluster tiles of 128x256 = 2 rounds of 66 + 12; 8192^3: 21 x 192 < 16 x 256 rounds)."""
-    assert choose.pick("sm90", 4096, 4096, 4096) == ("7", None)
+    144 cluster tiles of 128x256 = 2 rounds of 66 + 12; 8192^3: 21 x 192 < 16 x 256 rounds), with programmatic
+    dependent launch."""
+    def picked(shape):
+        phase, cfg = choose.pick("sm90", *shape)
+        return phase, cfg is not None and choose.registry.get("sm90", phase).overrides(cfg)
+
+    assert picked((4096, 4096, 4096)) == ("7", {"use_pdl": True})
     for shape in [(3072, 3072, 3072), (8192, 8192, 8192)]:
-        assert choose.pick("sm90", *shape) == ("8", None), shape
+        assert picked(shape) == ("8", {"use_pdl": True}), shape
 
 
 @pytest.mark.parametrize("m", [1, 7, 16, 33, 64, 128])

@@ -233,3 +233,47 @@ def test_wave_fitted_candidates_are_correct(shape):
     for over in configs:
         res = check_phase(entry, shape, dataclasses.replace(entry.default_config(), **over))
         assert res.passed, f"9 {over}: {res.summary()}"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(FAMILY not in (None, "sm90"), reason="use_pdl is a config of sm90's persistent phases")
+@pytest.mark.parametrize("phase", ["6", "7", "8"])
+def test_persistent_phases_with_pdl_read_the_previous_launch_output(phase):
+    """use_pdl=True (what phase="best" runs): a launch may start while the previous one drains, so each
+    reads the C the previous wrote only after griddepcontrol.wait. A chain H = (A @ B) @ B2, each product a
+    launch of the phase reading the last one's output (16-bit C), eagerly and replayed as a CUDA graph (where
+    the launches get programmatic edges), matches torch's chain; a missing wait reads stale or NaN rows."""
+    import torch
+
+    import cute_gemm
+
+    cfg = {"use_pdl": True}
+    m, n, k = 1000, 3072, 520  # phase 7 splits its partial last round at the second product (1000x3072x3072)
+    a = torch.randn(m, k, device="cuda").half()
+    b = (torch.randn(k, n, device="cuda") / k**0.5).half()
+    b2 = (torch.randn(n, n, device="cuda") / n**0.5).half()
+    c = torch.empty(m, n, device="cuda", dtype=torch.half)
+    h = torch.empty(m, n, device="cuda")
+
+    def chain():
+        cute_gemm.gemm(a, b, phase=phase, config=cfg, out=c)
+        cute_gemm.gemm(c, b2, phase=phase, config=cfg, out=h)
+
+    def expect():
+        return torch.mm(torch.mm(a, b, out_dtype=torch.float32).half(), b2, out_dtype=torch.float32)
+
+    for _ in range(2):  # the first call compiles
+        c.fill_(float("nan"))
+        h.fill_(float("nan"))
+        chain()
+        torch.testing.assert_close(h, expect(), atol=0.02, rtol=0.005)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(3):
+            chain()
+    c.fill_(float("nan"))
+    h.fill_(float("nan"))
+    a.copy_(torch.randn_like(a))
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(h, expect(), atol=0.02, rtol=0.005)

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from mutants import __main__ as cli
-from mutants.catalog_sm90 import MUTANTS, gpu_tests, selector, substitutions
+from mutants.catalog_sm90 import MULTICAST_GPU, MUTANTS, PDL_GPU, WIDE_GPU, gpu_tests, selector, substitutions
 from mutants.gpu90 import classify
 from mutants.report90 import markdown90, summarize90
 from mutants.runner import REPO, Outcome, caught_by, failed_tests
@@ -67,8 +67,14 @@ def test_every_gpu_test_of_the_catalog_exists():
 def test_multicast_mutants_run_the_multicast_configs_on_the_gpu():
     """Phase 10's default cluster_m=1 leaves the multicast lines inert: those mutants' GPU tests are the split/swap
     file's cluster_m configs, and that selection names tests that exist (both phases, 2 and 4 CTAs, with a split)."""
-    mc = [m for m in MUTANTS if m.gpu]
-    assert len(mc) >= 6 and all(m.gpu[0] == "tests/test_gpu_split_swap.py" for m in mc)
+    mc = [m for m in MUTANTS if m.gpu and m.gpu[0] == "tests/test_gpu_split_swap.py"]
+    assert len(mc) >= 6 and all(m.gpu in (MULTICAST_GPU, WIDE_GPU) for m in mc)
+    # the persistent phases' PDL mutants run the chained-launch test, which exists for phases 6, 7 and 8
+    pdl = [m for m in MUTANTS if m.gpu == PDL_GPU]
+    assert {m.phase for m in pdl} == {"6", "7"}
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *PDL_GPU],
+                         cwd=REPO, capture_output=True, text=True).stdout
+    assert len([line for line in out.splitlines() if "::" in line]) == 3
     out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *mc[0].gpu],
                          cwd=REPO, capture_output=True, text=True).stdout
     ids = [line for line in out.splitlines() if "::" in line]

@@ -110,6 +110,20 @@ def test_setmaxnreg_fits_the_registers_of_the_cta(key, ops):
     assert problems == [], "\n".join(problems)
 
 
+@pytest.mark.parametrize("phase", ["6", "7", "8"], ids=lambda p: f"phase{p}-nn_fp16_fp32-pdl")
+def test_persistent_phases_with_programmatic_dependent_launch(phase):
+    """use_pdl=True (what phase="best" runs): griddepcontrol.wait before every global access -- the TMA
+    loads of the producer and the stores of the epilogue -- and launch_dependents once the tiles are done."""
+    import dataclasses
+
+    e = registry.get("sm90", phase)
+    _, ptx, _ = compiled(f"sm90:{phase}", None, dataclasses.replace(e.default_config(), use_pdl=True))
+    k = parse(ptx)
+    assert rules.global_access_before_griddepcontrol_wait(k, True) == []
+    assert k.find("griddepcontrol.wait") and k.find("griddepcontrol.launch_dependents")
+    assert rules.unfenced_async_reads(k) == []
+
+
 def test_phase9_with_four_way_split():
     """split_k=4: the reduce reads ranks 0..3 between the cluster barriers; the ranks are constants."""
     import dataclasses

@@ -121,6 +121,16 @@ def test_tune_shape_keeps_the_fastest_that_passed(table, monkeypatch):
     times[:] = [None] * 4  # nothing passed: nothing is kept, the earlier row stays
     t2, _ = tune.tune_shape("sm90", p, top=4, gpu=GPU)
     assert t2.fastest is None and t2.gain is None and tuned.lookup(GPU, "sm90", *mnk) == (e.phase, e.overrides(cfg))
+    # the fastest within MARGIN of the model's pick: the model's pick is kept (the table row replaced by it)
+    times[:] = [15.2, 16.0, 15.0, None]
+    t3, _ = tune.tune_shape("sm90", p, top=4, gpu=GPU)
+    assert t3.fastest == cands[2][2] and t3.kept == t3.model == cands[0][2] and t3.gain == 1.0
+    e0, cfg0 = cands[0][:2]
+    assert tuned.lookup(GPU, "sm90", *mnk) == (e0.phase, e0.overrides(cfg0))
+    assert tuned.entries(GPU)[tuned.key("sm90", *mnk)]["us"] == 15.2
+    times[:] = [15.4, 16.0, 15.0, None]  # 2.7% faster: past the margin, the fastest is kept
+    t4, _ = tune.tune_shape("sm90", p, top=4, gpu=GPU)
+    assert t4.kept == t4.fastest == cands[2][2] and tuned.lookup(GPU, "sm90", *mnk) == (e.phase, e.overrides(cfg))
 
 
 def test_candidates_file_of_a_run_without_peers(table):

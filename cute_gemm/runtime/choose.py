@@ -204,14 +204,18 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
     rounds = _ceil(dp, clusters) + (0.5 if sk else 0.0)
     mma = rounds * 2 * cfg.bm * cfg.bn * k / mc.mma_flop_per_us * factor
     memory = memory_bytes / mc.hbm_bytes_per_us
-    return mc.persistent_launch_us + mc.no_pdl_us + max(mma, memory) + mc.overlap * min(mma, memory)
+    pdl = getattr(cfg, "use_pdl", False)  # sm90's persistent phases take it; sm100's do not
+    return mc.persistent_launch_us + (not pdl) * mc.no_pdl_us + max(mma, memory) + mc.overlap * min(mma, memory)
 
 
 def _candidates(arch: str, m: int, n: int, k: int):
     """(entry, config, factor) of every candidate of ``arch`` for (m, n, k)."""
     out = []
     for phase, over, factor in PERSISTENT[arch]:
-        out.append((phase, over, factor))
+        # sm90's persistent phases with programmatic dependent launch: the next launch takes each SM as this
+        # one's CTA leaves it (1024x4096x4096 sustained: phase 7 610 TFLOP/s against 600 without, cuBLAS 603,
+        # cuBLASLt 614; 3072^3 phase 8 706 against 699; 8192^3 within the noise either way)
+        out.append((phase, {**over, "use_pdl": True} if arch == "sm90" else over, factor))
     if arch == "sm90":
         out += [(phase, over, 1.0) for phase, over in split_candidates(m, n, k)]
     for phase, over, factor in out:

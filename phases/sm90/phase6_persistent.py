@@ -16,6 +16,10 @@ CTA each), the grid is now one CTA per SM and each CTA walks the tiles itself:
    buffer the *next* slab overwrites has been read by its store. Nobody waits for a store to reach
    global memory: a tile's last stores drain while the next tile's mainloop runs, and only the CTA's
    very last stores are waited for, before it exits.
+4. ``use_pdl`` (off here, on in what ``phase="best"`` runs; phases 7 and 8 take it too): programmatic
+   dependent launch, as phases 9 and 10 -- the next launch of the stream takes each SM as this one's
+   CTA leaves it and runs its prologue there, and waits (``griddepcontrol.wait``) before its first
+   global access; 1024x4096x4096 under sustained load: phase 7 610 TFLOP/s against 600 without.
 The loads, the mainloop and the epilogue are ``common_tma``'s helpers; phases 7 and 8 reuse them and
 this class's host side (setup, schedule, launch), and bring their own kernel.
 
@@ -73,6 +77,7 @@ class Sm90Phase6Config(ct.TmaConfig):
     cluster_m: int = 2  # CTAs per cluster along M: they share (multicast) the B tile
     epi_stages: int = 2  # C staging buffers of one 128x32 fp32 slab (16 KiB) each
     sm_count: int = 132  # SMs the persistent grid fills (H200); not queried, see the module docstring
+    use_pdl: bool = False  # programmatic dependent launch, as phases 9 and 10 (``phase="best"`` turns it on)
 
 
 def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout, types):
@@ -160,6 +165,7 @@ class Sm90Phase6(GemmPhase):
             # .minnctapersm: fixes the entry register count (168) that setmaxnreg moves registers from
             min_blocks_per_mp=self.ctas_per_sm,
             preferred_smem_carveout=100,  # all 228 KiB of the SM as smem
+            use_pdl=cfg.use_pdl,
             stream=stream,
         )
 
@@ -214,6 +220,7 @@ class Sm90Phase6(GemmPhase):
             tma_atom_a, tma_atom_b, sA, sB, mA, mB, cfg, cta_rank
         )
         gC = cute.local_tile(mC, (BM, BN), (None, None))  # (BM, BN, tiles_m, tiles_n)
+        pdl_wait(cfg)
 
         warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
 
@@ -268,5 +275,24 @@ class Sm90Phase6(GemmPhase):
                 ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
                               SLABS, EPI_STAGES)
 
+            pdl_launch_dependents(cfg)
             if store_thread:
                 cute.arch.cp_async_bulk_wait_group(0, read=True)  # smem must outlive the stores' reads
+
+
+@cute.jit
+def pdl_wait(cfg: cutlass.Constexpr):
+    """With ``use_pdl``: the launch may have started while the previous kernel of the stream was still
+    running (its CTAs take SMs as that kernel's CTAs leave them); everything before this -- barrier init,
+    tensor-map prefetch, the schedule -- overlapped its tail, and no thread touches global memory before
+    that kernel has finished and flushed (``griddepcontrol.wait``). Without it, nothing."""
+    if cutlass.const_expr(cfg.use_pdl):
+        cute.arch.griddepcontrol_wait()
+
+
+@cute.jit
+def pdl_launch_dependents(cfg: cutlass.Constexpr):
+    """With ``use_pdl``: this CTA's last mainloop is done, the next kernel of the stream may launch
+    (``griddepcontrol.launch_dependents``; it still waits for this one to finish before its first access)."""
+    if cutlass.const_expr(cfg.use_pdl):
+        cute.arch.griddepcontrol_launch_dependents()

@@ -49,7 +49,7 @@ from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div, stream_k_schedule
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
-from phases.sm90.phase6_persistent import Sm90Phase6, Sm90Phase6Config
+from phases.sm90.phase6_persistent import Sm90Phase6, Sm90Phase6Config, pdl_launch_dependents, pdl_wait
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,6 +178,7 @@ class Sm90Phase7(Sm90Phase6):
             cta_layout_vmnk, cta_layout_vmnk.get_flat_coord(cta_rank), mcast_mode=0
         )
         k_split = k_tiles // cfg.cluster_m  # k-tiles per CTA in a stream-K unit
+        pdl_wait(cfg)
 
         warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
 
@@ -339,5 +340,6 @@ class Sm90Phase7(Sm90Phase6):
                 # still in flight and the peer no longer touches this CTA's smem: safe to exit
                 cute.arch.mbarrier_wait(xchg_free, 1)
 
+            pdl_launch_dependents(cfg)
             if store_thread:
                 cute.arch.cp_async_bulk_wait_group(0, read=True)  # smem must outlive the stores' reads

@@ -59,7 +59,7 @@ from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
-from phases.sm90.phase6_persistent import Sm90Phase6, Sm90Phase6Config
+from phases.sm90.phase6_persistent import Sm90Phase6, Sm90Phase6Config, pdl_launch_dependents, pdl_wait
 
 # named barriers (0 is __syncthreads): 1 the epilogue's slab barrier (one warpgroup at a time),
 # 3 + w "warpgroup w may issue its mainloop", 5 + w "warpgroup w may run its epilogue"
@@ -144,6 +144,7 @@ class Sm90Phase8(Sm90Phase6):
             tma_atom_a, tma_atom_b, sA, sB, mA, mB, cfg, cta_rank
         )
         gC = cute.local_tile(mC, (BM, BN), (None, None))  # (BM, BN, tiles_m, tiles_n)
+        pdl_wait(cfg)
 
         warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
 
@@ -217,3 +218,4 @@ class Sm90Phase8(Sm90Phase6):
                 if store_thread:
                     cute.arch.cp_async_bulk_wait_group(0, read=True)
                 next_epi_turn.arrive()
+            pdl_launch_dependents(cfg)

@@ -75,6 +75,8 @@ MULTICAST_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_conf
 # three consumer warpgroups (bm=192) and 3-way splits: the split/swap GPU tests of those configs
 WIDE_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and (bm192 or split_k3)")
 
+PDL_GPU = ("tests/test_gpu_phases.py", "-k", "persistent_phases_with_pdl")
+
 _PDL_WAIT = ("        if cutlass.const_expr(cfg.use_pdl):\n"
              "            # launched early (programmatic dependent launch): the prologue above overlapped the previous\n"
              "            # kernel's tail; no global memory access before that kernel has finished and flushed\n"
@@ -205,6 +207,16 @@ MUTANTS = [
               ("            cute.arch.setmaxregister_increase(self.consumer_regs)\n",
                "            cute.arch.setmaxregister_increase(self.consumer_regs)\n"
                "            if cutlass.const_expr(cfg.use_pdl):\n                cute.arch.griddepcontrol_wait()\n"))),
+    # the persistent phases' (phase 6's helper, used by 7 and 8; what phase="best" runs); on the GPU the chained
+    # launches, the second reading the first's output
+    _m("persistent-pdl-no-wait", "PDL order", "6", P + "phase6_persistent.py",
+       "        cute.arch.griddepcontrol_wait()\n", "        pass\n",
+       gpu=PDL_GPU, note="use_pdl: launched early, and nothing waits for the previous kernel before the first loads and stores"),
+    _m("persistent-pdl-wait-in-consumers", "PDL order", "7", P + "phase7_stream_k.py", "", "",
+       gpu=PDL_GPU, note="use_pdl: griddepcontrol.wait only in the consumers: the producer's first TMA loads run before it",
+       parts=(("        pdl_wait(cfg)\n\n        warp_group_idx", "\n        warp_group_idx"),
+              ("            cute.arch.setmaxregister_increase(self.consumer_regs)\n",
+               "            cute.arch.setmaxregister_increase(self.consumer_regs)\n            pdl_wait(cfg)\n"))),
     # --- tile coordinates, raster, epilogue mapping -----------------------------------------------------
     _m("cluster-tile-rank-dropped", "tile coordinate (M)", "6", CT,
        "return m_pair * cfg.cluster_m + cta_rank, n_tile", "return m_pair * cfg.cluster_m, n_tile", fast="machine",

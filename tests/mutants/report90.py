@@ -12,6 +12,7 @@ RULES = {
     "test_wgmma_fence_before_accumulating": "(h) wgmma.fence",
     "test_dsmem_reduce_between_cluster_barriers": "(e) DSMEM between cluster barriers",
     "test_griddepcontrol_wait_before_global_accesses": "(f) griddepcontrol.wait first",
+    "test_persistent_phases_with_programmatic_dependent_launch": "(f) griddepcontrol.wait first",
     "test_setmaxnreg_fits_the_registers_of_the_cta": "(i) setmaxnreg budget",
     "test_simulation": "PTX machine",
     "test_simulation_token_tile_multicast": "PTX machine",

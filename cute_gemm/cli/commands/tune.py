@@ -18,7 +18,8 @@ time that is right to about 10% per config, so where candidates are close its fi
 fastest. For each shape, tune checks the model's --top cheapest candidates (against cuBLASLt and float64,
 NaN-poisoned C, a bit-identical repeat) and times them interleaved on the same inputs, as `cute-gemm bench`
 does (CUDA graphs, median over rounds, cold L2 unless --warm-l2), beside cuBLAS and cuBLASLt (--peers). The
-fastest that passed is kept in this GPU's table (in the kernel cache's directory, one per GPU name; an edit
+fastest that passed is kept (the model's pick stays where it ran within 2% of the fastest: closer than that
+is the run's noise) in this GPU's table (in the kernel cache's directory, one per GPU name; an edit
 of the kernels or a new DSL starts a new one), and from then on gemm(phase="best") and linear() run it for
 that shape and operands. Shapes not in the table keep the model's pick; CUTE_GEMM_TUNED=0 ignores the table.
 A shape costs a few seconds (compiles are cached on disk); --show prints the table, --forget deletes it.
@@ -123,7 +124,8 @@ def _print_shape(t):
         print("  no candidate of phase 'best' takes this shape")
         return
     for label, us in sorted(t.timed.items(), key=lambda kv: (kv[1] is None, kv[1] or 0)):
-        mark = " <- kept" if label == t.fastest else ""
+        mark = " <- kept" if label == t.kept else (" (fastest, within the margin of the model's pick)"
+                                                    if label == t.fastest else "")
         model = " (model's pick)" if label == t.model else ""
         vendor = f"  {t.vendor_us / us:5.2f} x vendor" if us and t.vendor_us else ""
         print(f"  {'failed its check' if us is None else f'{us:8.1f} us'}{vendor}  {label}{model}{mark}")
@@ -132,12 +134,15 @@ def _print_shape(t):
 def _summary(done, gpu):
     import math
 
+    from cute_gemm.measure import tune
+
     gains = [t.gain for t in done if t.gain]
     if gains:
         geo = math.exp(sum(map(math.log, gains)) / len(gains))
-        moved = sum(1 for t in done if t.fastest and t.fastest != t.model)
-        print(f"\n{len(done)} shapes tuned on {gpu}: the model's pick was the fastest at {len(done) - moved}; where "
-              f"not, tuned / model's pick geomean over all shapes {geo:.3f}x (best {max(gains):.2f}x)")
+        moved = sum(1 for t in done if t.kept and t.kept != t.model)
+        print(f"\n{len(done)} shapes tuned on {gpu}: the model's pick kept at {len(done) - moved} (the fastest, or within "
+              f"{tune.MARGIN:.0%} of it); where not, tuned / model's pick geomean over all shapes {geo:.3f}x "
+              f"(best {max(gains):.2f}x)")
     from cute_gemm.runtime import tuned
 
     print(f"table: {tuned.path(gpu)}", file=sys.stderr)
