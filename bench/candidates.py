@@ -80,7 +80,7 @@ def main(argv=None) -> int:
         print(f"candidates: times sm90 kernels on an H100/H200 ({why}); `cute-gemm inspect --config ...` compiles "
               f"them without one", file=sys.stderr)
         return 2
-    doc = None
+    parts = []
     for i, shape in enumerate(args.shapes):
         specs = plan(shape, args.top, [spec for spec, at in extra if at in (None, shape)])
         print(f"[{i + 1}/{len(args.shapes)}] {shape}: {len(specs)} candidates", file=sys.stderr, flush=True)
@@ -88,10 +88,8 @@ def main(argv=None) -> int:
         plain = [registry.get("sm90", "7")] + [registry.get("sm90", s) for s in specs if ":" not in s]
         part = suite.run_bench(plain, [shape], [peers.PEERS["cublas"], peers.PEERS["cublaslt"]], rounds=args.rounds,
                                cold_l2=True, progress=False, best_arch="sm90", variants=variants)
-        if doc is None:
-            doc = part
-        else:
-            doc["results"] += part["results"]
+        parts.append(part)
+        doc = tune.merge(parts)
         _table(shape, part["results"])
         # after every shape: a run cut short keeps the shapes it measured
         doc["command"] = "python bench/candidates.py " + " ".join(sys.argv[1:] if argv is None else argv)

@@ -83,7 +83,7 @@ def parse_variant(spec: str, arch: str):
         cfg = entry.configured(over)
     except (LookupError, ValueError) as exc:  # an InputError is a ValueError
         raise UsageError(f"--config {spec!r}: {exc}") from None
-    return entry, cfg, " ".join(f"{k}={v}" for k, v in over.items())
+    return entry, cfg, registry.overrides_label(over)
 
 
 def buildable_variant(spec: str, arch: str):

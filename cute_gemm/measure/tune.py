@@ -72,8 +72,7 @@ def time_candidates(p: Problem, todo, peer_list=(), *, rounds: int = timing.ROUN
     from cute_gemm.measure import suite
 
     plain = [e for e, cfg in todo if cfg == e.default_config()]
-    variants = [(e, cfg, " ".join(f"{k}={v}" for k, v in e.overrides(cfg).items())) for e, cfg in todo
-                if cfg != e.default_config()]
+    variants = [(e, cfg, e.overrides_label(cfg)) for e, cfg in todo if cfg != e.default_config()]
     return suite.run_bench(plain, [p], list(peer_list), rounds=rounds, sustained_s=sustained_s, cold_l2=cold_l2,
                            progress=progress, variants=variants, operands=operands)
 

@@ -238,7 +238,8 @@ def explain(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
 
 
 def label(phase: str, over: dict) -> str:
-    return phase + "".join(f" {k}={v}" for k, v in over.items())
+    """'10 bm=128 bn=64': a candidate's phase and config overrides."""
+    return " ".join([phase, *([registry.overrides_label(over)] if over else [])])
 
 
 @lru_cache(maxsize=4096)

@@ -131,7 +131,7 @@ def compile_only(phase="5", config=None, arch: str = "sm90", layout="nn", dtype=
         return plan.compile_plan(entry, target, -1, cfg, ops)
     except Exception as exc:  # the DSL or the phase refused the config while tracing
         over = entry.overrides(cfg)
-        what = " ".join(f"{k}={v}" for k, v in over.items()) or "its default config"
+        what = registry.overrides_label(over) or "its default config"
         what += "" if ops.is_worklog else f" and {ops.label()}"
         raise UnsupportedError(f"{entry.key} with {what} does not compile for {target}: {one_line(exc)}") from exc
 

@@ -84,6 +84,10 @@ class PhaseEntry:
         return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)
                 if getattr(config, f.name) != getattr(default, f.name)}
 
+    def overrides_label(self, config) -> str:
+        """``overrides`` as a variant's label: 'bm=128 bn=64' ('' for the default)."""
+        return overrides_label(self.overrides(config))
+
     def configured(self, config=None):
         """A config of this phase from None (the default), a config object, or field overrides as a dict
         (``{"bn": 128}``) or a string (``"bn=128,stages=6"``); InputError names a field the phase's config
@@ -183,6 +187,11 @@ def get(arch: str, phase: str | int) -> PhaseEntry:
     except KeyError:
         have = ", ".join(e.phase for e in all_entries(fam)) or "none"
         raise LookupError(f"no {fam} kernel for phase {pid} (registered {fam} phases: {have})") from None
+
+
+def overrides_label(over: dict) -> str:
+    """Config overrides as the bench, tune and inspect label a variant: 'bm=128 bn=64' ('' for none)."""
+    return " ".join(f"{k}={v}" for k, v in over.items())
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:

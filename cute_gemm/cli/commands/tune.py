@@ -149,12 +149,12 @@ def _summary(done, gpu):
 
 
 def _show(gpu) -> int:
-    from cute_gemm.runtime import tuned
+    from cute_gemm.runtime import registry, tuned
 
     table = tuned.entries(gpu)
     print(f"{tuned.path(gpu)}: {len(table)} shapes")
     for key, e in sorted(table.items()):
-        cfg = " ".join(f"{k}={v}" for k, v in (e.get("config") or {}).items())
+        cfg = registry.overrides_label(e.get("config") or {})
         was = f"  (model's pick {e['model']}: {e['model_us']} us)" if e.get("model_us") and e.get("model") else ""
         print(f"  {key}: {e.get('phase')} {cfg}  {e.get('us', '?')} us{was}")
     return 0
