@@ -4,8 +4,9 @@
 are close, only a measurement can tell. ``tune`` measures the ``top`` cheapest candidates ``choose.explain``
 ranks for a shape -- each checked against cuBLASLt and float64 first (NaN-poisoned C, a bit-identical repeat),
 then timed interleaved on the same inputs as ``cute-gemm bench`` times (CUDA graphs, rounds, median; cold L2
-unless asked otherwise) -- and stores the fastest (unless the model's pick ran within ``MARGIN`` of it) in the GPU's table (``cute_gemm.runtime.tuned``), which
-``phase="best"`` reads from then on. A candidate that fails its check is never kept.
+unless asked otherwise) -- and stores the fastest in the GPU's table (``cute_gemm.runtime.tuned``), which
+``phase="best"`` reads from then on; where the model's pick ran within ``MARGIN`` of the fastest, the model's pick
+is kept instead. A candidate that fails its check is never kept.
 
 ``cute-gemm tune`` is the command; ``bench/candidates.py`` times candidates the same way for a refit of the
 model. ``candidate_rows`` and ``compact`` turn a run into the compact candidates file both write
@@ -166,4 +167,5 @@ def merge(docs: list[dict]) -> dict | None:
     return {**docs[0], "results": [r for d in docs for r in d["results"]]}
 
 
-__all__ = ["TOP", "MARGIN", "Tuned", "candidates", "time_candidates", "tune_shape", "candidate_rows", "compact", "merge"]
+__all__ = ["TOP", "MARGIN", "Tuned", "candidates", "time_candidates", "tune_shape", "candidate_rows", "compact",
+           "merge"]

@@ -134,7 +134,8 @@ def inspect_phase(entry, target: str | None = None, shape: Problem | None = None
     gx, gy, gz = kernel.grid(p.m, p.n, p.k)
     over = entry.overrides(kernel.cfg)
     return Inspection(
-        key=" ".join([entry.key, *([entry.overrides_label(kernel.cfg)] if over else [])]),  # "sm90:8 bn=128" for a variant
+        # "sm90:8 bn=128" for a variant
+        key=" ".join([entry.key, *([entry.overrides_label(kernel.cfg)] if over else [])]),
         target=target,
         shape=str(p),
         compile_s=round(comp.seconds, 2),

@@ -211,9 +211,11 @@ MUTANTS = [
     # launches, the second reading the first's output
     _m("persistent-pdl-no-wait", "PDL order", "6", P + "phase6_persistent.py",
        "        cute.arch.griddepcontrol_wait()\n", "        pass\n",
-       gpu=PDL_GPU, note="use_pdl: launched early, and nothing waits for the previous kernel before the first loads and stores"),
+       gpu=PDL_GPU,
+       note="use_pdl: launched early, and nothing waits for the previous kernel before the first loads and stores"),
     _m("persistent-pdl-wait-in-consumers", "PDL order", "7", P + "phase7_stream_k.py", "", "",
-       gpu=PDL_GPU, note="use_pdl: griddepcontrol.wait only in the consumers: the producer's first TMA loads run before it",
+       gpu=PDL_GPU,
+       note="use_pdl: griddepcontrol.wait only in the consumers: the producer's first TMA loads run before it",
        parts=(("        pdl_wait(cfg)\n\n        warp_group_idx", "\n        warp_group_idx"),
               ("            cute.arch.setmaxregister_increase(self.consumer_regs)\n",
                "            cute.arch.setmaxregister_increase(self.consumer_regs)\n            pdl_wait(cfg)\n"))),

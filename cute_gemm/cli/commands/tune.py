@@ -140,8 +140,8 @@ def _summary(done, gpu):
     if gains:
         geo = math.exp(sum(map(math.log, gains)) / len(gains))
         moved = sum(1 for t in done if t.kept and t.kept != t.model)
-        print(f"\n{len(done)} shapes tuned on {gpu}: the model's pick kept at {len(done) - moved} (the fastest, or within "
-              f"{tune.MARGIN:.0%} of it); where not, tuned / model's pick geomean over all shapes {geo:.3f}x "
+        print(f"\n{len(done)} shapes tuned on {gpu}: the model's pick kept at {len(done) - moved} (the fastest, or "
+              f"within {tune.MARGIN:.0%} of it); where not, tuned / model's pick geomean over all shapes {geo:.3f}x "
               f"(best {max(gains):.2f}x)")
     from cute_gemm.runtime import tuned
 
