@@ -57,6 +57,10 @@ def shapes_of(*docs: dict) -> dict:
     return out
 
 
+def _without_pdl(config: dict) -> dict:
+    return {f: v for f, v in config.items() if f != "use_pdl"}
+
+
 def kernels(shapes: dict) -> dict:
     """Each measured row's kernel instance (built once)."""
     out = {}
@@ -64,8 +68,11 @@ def kernels(shapes: dict) -> dict:
         for r in rows:
             entry = registry.get("sm90", r["phase"])
             cfg = dataclasses.replace(entry.default_config(), **r["config"])
-            bare = {f: v for f, v in r["config"].items() if f != "use_pdl"}  # pick adds use_pdl to PERSISTENT's
-            factor = next((f for ph, over, f in choose.PERSISTENT["sm90"] if ph == r["phase"] and over == bare),
+            # a persistent candidate's factor whether it ran with programmatic dependent launch or (measured
+            # before it was one of pick's) without
+            bare = _without_pdl(r["config"])
+            factor = next((f for ph, over, f in choose.PERSISTENT["sm90"]
+                           if ph == r["phase"] and _without_pdl(over) == bare),
                           0.98 if r["phase"] == "8" else 1.0)  # the persistent candidates' factors, as pick uses them
             out[id(r)] = (entry.make(cfg), factor)
     return out

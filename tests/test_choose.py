@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from cute_gemm.runtime import choose
+from cute_gemm.runtime import choose, registry
 from phases.operands import Operands
 
 
@@ -14,7 +14,7 @@ def test_big_problems_take_the_persistent_tiles():
     dependent launch."""
     def picked(shape):
         phase, cfg = choose.pick("sm90", *shape)
-        return phase, cfg is not None and choose.registry.get("sm90", phase).overrides(cfg)
+        return phase, cfg is not None and registry.get("sm90", phase).overrides(cfg)
 
     assert picked((4096, 4096, 4096)) == ("7", {"use_pdl": True})
     for shape in [(3072, 3072, 3072), (8192, 8192, 8192)]:

@@ -108,7 +108,7 @@ def tune_shape(arch: str, p: Problem, *, top: int = TOP, peer_list=(), rounds: i
         if gpu:
             tuned.store(gpu, arch, p.m, p.n, p.k, operands, result.phase, result.config,
                         us=round(by_label[result.kept][0], 2), model=result.model,
-                        model_us=None if by_label[result.model][0] is None else round(by_label[result.model][0], 2),
+                        model_us=None if model_us is None else round(model_us, 2),
                         vendor_us=None if result.vendor_us is None else round(result.vendor_us, 2),
                         date=doc.get("date", "")[:10], protocol=f"{'cold' if cold_l2 else 'warm'} L2, {rounds} rounds"
                         + (f", sustained {sustained_s:g} s" if sustained_s else ""))

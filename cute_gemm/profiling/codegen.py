@@ -132,10 +132,8 @@ def inspect_phase(entry, target: str | None = None, shape: Problem | None = None
     res = ptxas_resources(comp.ptxas)
     attrs = kernel.attributes()
     gx, gy, gz = kernel.grid(p.m, p.n, p.k)
-    over = entry.overrides(kernel.cfg)
     return Inspection(
-        # "sm90:8 bn=128" for a variant
-        key=" ".join([entry.key, *([entry.overrides_label(kernel.cfg)] if over else [])]),
+        key=" ".join(filter(None, [entry.key, entry.overrides_label(kernel.cfg)])),  # "sm90:8 bn=128" for a variant
         target=target,
         shape=str(p),
         compile_s=round(comp.seconds, 2),

@@ -85,9 +85,14 @@ SPLITS = (1, 2, 3, 4)
 PDL_MAX_FLOP = 40e9  # above this, programmatic dependent launch measured no better (or worse)
 
 # the persistent phases' candidates: (phase, config overrides, time factor); phase 8's epilogue hides
-# under the other warpgroup's MMAs (Nsight Compute, 8192^3: tensor pipe busy 96% vs 92%)
+# under the other warpgroup's MMAs (Nsight Compute, 8192^3: tensor pipe busy 96% vs 92%). sm90's run with
+# programmatic dependent launch: the next launch takes each SM as this one's CTA leaves it (1024x4096x4096
+# sustained: phase 7 610 TFLOP/s against 600 without, cuBLAS 603, cuBLASLt 614; 3072^3 phase 8 706 against 699;
+# 8192^3 within the noise either way); sm100's persistent phases do not take it
+_PDL = {"use_pdl": True}
 PERSISTENT = {
-    "sm90": (("7", {}, 1.0), ("7", {"bn": 192}, 1.03), ("7", {"bn": 128, "stages": 6}, 1.08), ("8", {}, 0.98)),
+    "sm90": (("7", _PDL, 1.0), ("7", {"bn": 192, **_PDL}, 1.03), ("7", {"bn": 128, "stages": 6, **_PDL}, 1.08),
+             ("8", _PDL, 0.98)),
     "sm100": (("7", {}, 1.0),),
 }
 
@@ -210,12 +215,7 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
 
 def _candidates(arch: str, m: int, n: int, k: int):
     """(entry, config, factor) of every candidate of ``arch`` for (m, n, k)."""
-    out = []
-    for phase, over, factor in PERSISTENT[arch]:
-        # sm90's persistent phases with programmatic dependent launch: the next launch takes each SM as this
-        # one's CTA leaves it (1024x4096x4096 sustained: phase 7 610 TFLOP/s against 600 without, cuBLAS 603,
-        # cuBLASLt 614; 3072^3 phase 8 706 against 699; 8192^3 within the noise either way)
-        out.append((phase, {**over, "use_pdl": True} if arch == "sm90" else over, factor))
+    out = list(PERSISTENT[arch])
     if arch == "sm90":
         out += [(phase, over, 1.0) for phase, over in split_candidates(m, n, k)]
     for phase, over, factor in out:
@@ -239,7 +239,7 @@ def explain(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
 
 def label(phase: str, over: dict) -> str:
     """'10 bm=128 bn=64': a candidate's phase and config overrides."""
-    return " ".join([phase, *([registry.overrides_label(over)] if over else [])])
+    return " ".join(filter(None, [phase, registry.overrides_label(over)]))
 
 
 @lru_cache(maxsize=4096)
