@@ -553,21 +553,17 @@ def consumer_waits(k: Kernel) -> set[int]:
     """The mbarrier waits after which a thread issues wgmma: the consumers' waits on a full barrier.
 
     A wait followed (before any other mbarrier operation or copy) by a ``wgmma.mma_async`` on every path
-    hands the thread a stage to read; the producers' waits (on empty barriers) are followed by loads.
-    So does a wait followed by another consumer wait: A and B in rings of their own (phase 9's
-    ``b_stages``) are two waits, on two full barriers, before the k-tile's wgmma."""
+    hands the thread a stage to read; the producers' waits (on empty barriers) are followed by loads."""
     def event(ins):
         return (ins.op.startswith(("mbarrier.", "cp.async", "st.async", "wgmma.mma_async", "ld.shared", "st.shared"))
                 or is_cta_barrier(ins))
-    waits = [i.index for i in k.instrs if i.op.startswith(("mbarrier.try_wait", "mbarrier.test_wait"))]
-    firsts = {w: _first_events(k, w, event) for w in waits}  # (the inline wait's retry loop leads back to it)
-    out: set[int] = set()
-    while True:
-        more = {w for w in waits if w not in out and firsts[w]
-                and all(is_wgmma(k.instrs[j]) or j in out for j in firsts[w])}
-        if not more:
-            return out
-        out |= more
+    out = set()
+    for ins in k.instrs:
+        if ins.op.startswith(("mbarrier.try_wait", "mbarrier.test_wait")):
+            firsts = _first_events(k, ins.index, event)  # (the inline wait's retry loop leads back to it)
+            if firsts and all(is_wgmma(k.instrs[j]) for j in firsts):
+                out.add(ins.index)
+    return out
 
 
 def wgmma_dest_registers(ins: Instr) -> tuple:
@@ -580,8 +576,7 @@ class WgmmaRule:
 
     Stages are counted, not named: a consumer wait on a full barrier acquires the next stage (the newest
     held), and a consumer's arrive on an mbarrier while it holds stages releases the oldest one (a ring is
-    released in the order it is acquired). A wgmma reads the stages acquired since the last commit (one;
-    two where A and B have rings of their own) and is tagged with the oldest of them. Stage tags
+    released in the order it is acquired). A wgmma reads the stage acquired last before it. Stage tags
     are relative: 0 the newest held stage, growing by one at each new acquire.
     """
 
@@ -594,9 +589,8 @@ class WgmmaRule:
         self.problems: dict = {}
 
     def initial(self):
-        # held, groups ((tag, regs),...), open (tag or None, regs), touched (regs written since fence; ALL at
-        # entry), fresh (stages acquired since the last commit)
-        return (0, (), None, frozenset(), "ALL", 0)
+        # held, groups ((tag, regs),...), open (tag or None, regs), touched (regs written since fence; ALL at entry)
+        return (0, (), None, frozenset(), "ALL")
 
     def key(self, st):
         return st
@@ -608,7 +602,7 @@ class WgmmaRule:
         pass
 
     def step(self, walker, ins: Instr, env: dict, st):
-        held, groups, open_, open_regs, touched, fresh = st
+        held, groups, open_, open_regs, touched = st
         op = ins.op
         if is_wgmma(ins):
             d = frozenset(wgmma_dest_registers(ins))
@@ -616,16 +610,16 @@ class WgmmaRule:
                 which = "before any wgmma.fence" if touched == "ALL" else \
                     f"after {sorted(d & touched)[0]} was written by another instruction since the last wgmma.fence"
                 self.report("h", ins, f"wgmma.mma_async {which}")
-            tag = min(max(fresh - 1, 0), held - 1) if held else None
+            tag = 0 if held else None
             open_ = tag if open_ is None else (min(open_, tag) if tag is not None else open_)
-            return (held, groups, open_, open_regs | d, touched, fresh)
+            return (held, groups, open_, open_regs | d, touched)
         if op.startswith("wgmma.fence"):
-            return (held, groups, open_, open_regs, frozenset(), fresh)
+            return (held, groups, open_, open_regs, frozenset())
         if op.startswith("wgmma.commit_group"):
-            return (held, groups + ((open_, open_regs),), None, frozenset(), touched, 0)
+            return (held, groups + ((open_, open_regs),), None, frozenset(), touched)
         if op.startswith("wgmma.wait_group"):
             n = int(ins.args[0])
-            return (held, groups[len(groups) - n:] if n else (), open_, open_regs, touched, fresh)
+            return (held, groups[len(groups) - n:] if n else (), open_, open_regs, touched)
         # registers read or written by other instructions while a group writing them is in flight (g)
         defs, uses = cfg.defs_uses(ins)
         inflight = frozenset().union(*(g[1] for g in groups)) | open_regs if (groups or open_regs) else frozenset()
@@ -643,10 +637,9 @@ class WgmmaRule:
                 touched = touched | frozenset(written)
         if ins.index in self.waits:
             if held >= self.MAX_HELD:
-                return (held, groups, open_, open_regs, touched, fresh)
+                return (held, groups, open_, open_regs, touched)
             shift = lambda t: None if t is None else t + 1  # noqa: E731
-            return (held + 1, tuple((shift(t), r) for t, r in groups), shift(open_), open_regs, touched,
-                    min(fresh + 1, 2))
+            return (held + 1, tuple((shift(t), r) for t, r in groups), shift(open_), open_regs, touched)
         if is_mbarrier_arrive(ins) and "expect_tx" not in op and held:
             oldest = held - 1
             late = [i for i, (t, _) in enumerate(groups) if t is not None and t >= oldest]
@@ -657,8 +650,8 @@ class WgmmaRule:
                 self.report("b", ins, f"releases a stage whose wgmma group is still in flight: {len(groups)} group(s) "
                                       f"may be pending and the one reading this stage was committed {depth} group(s) "
                                       f"before the last; a wgmma.wait_group {depth} (or less) must come first")
-            return (held - 1, groups, open_, open_regs, touched, fresh)
-        return (held, groups, open_, open_regs, touched, fresh)
+            return (held - 1, groups, open_, open_regs, touched)
+        return (held, groups, open_, open_regs, touched)
 
 
 def wgmma_problems(k: Kernel, threads: int | None = None, lanes=None) -> dict[str, list[str]]:

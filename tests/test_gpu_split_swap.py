@@ -44,10 +44,6 @@ CONFIGS = [
     ("10", {"bm": 128, "bn": 256, "bk": 64, "stages": 4, "split_k": 3}),
     ("10", {"bm": 192, "bn": 112, "bk": 64, "stages": 5, "split_k": 3}),
     ("9", {"bm": 192, "bn": 128, "stages": 4, "split_k": 3, "use_pdl": True}),
-    # B (the tokens) in a ring of its own, A (the weights) in a deeper one: split, unsplit, 128 weight rows
-    ("10", {"bn": 128, "stages": 8, "b_stages": 3}),
-    ("10", {"bn": 64, "stages": 9, "b_stages": 4, "split_k": 1}),
-    ("10", {"bm": 128, "bn": 128, "bk": 64, "stages": 10, "b_stages": 4}),
 ]
 SHAPES = [
     Problem(1, 4096, 4096),  # one token

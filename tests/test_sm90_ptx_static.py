@@ -124,28 +124,6 @@ def test_persistent_phases_with_programmatic_dependent_launch(phase):
     assert rules.unfenced_async_reads(k) == []
 
 
-@pytest.mark.parametrize("over", [{"bn": 128, "stages": 8, "b_stages": 3}, {"bn": 64, "stages": 9, "b_stages": 4, "split_k": 1},
-                                  {"bm": 128, "bn": 128, "bk": 64, "stages": 10, "b_stages": 4}],
-                         ids=lambda o: "phase10-two-rings-" + "-".join(f"{k}{v}" for k, v in o.items()))
-def test_phase10_with_two_rings(over):
-    """b_stages (B's own ring, its own producer warp): each k-tile's wgmma waits on both full barriers and both
-    stages are released only after that wgmma's group retired (rule b counts two acquires per k-tile); the
-    other rules as for every phase; the ring's smem and the registers fit."""
-    import dataclasses
-
-    e = registry.get("sm90", "10")
-    kernel, ptx, res = compiled("sm90:10", None, dataclasses.replace(e.default_config(), **over))
-    k = parse(ptx)
-    assert len(rules.consumer_waits(k)) == 2, "a consumer wait on A's full barrier and one on B's"
-    assert rules.wgmma_problems(k, kernel.attributes()["threads"]) == {"b": [], "g": [], "h": []}
-    assert rules.unfenced_async_reads(k) == []
-    assert rules.global_access_before_griddepcontrol_wait(k, True) == []
-    assert rules.setmaxnreg_over_budget(k, res["registers"], kernel.attributes()["threads"]) == []
-    assert res["spill_stores"] == 0 and kernel.smem_bytes <= 232_448
-    split = kernel.cfg.split_k
-    assert rules.dsmem_outside_cluster_barriers(k, split) == []
-
-
 def test_phase9_with_four_way_split():
     """split_k=4: the reduce reads ranks 0..3 between the cluster barriers; the ranks are constants."""
     import dataclasses

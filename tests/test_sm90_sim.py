@@ -87,22 +87,6 @@ WIDE = {
 }
 
 
-# phase 10 with B (the tokens) in a ring of its own (``b_stages``, a second producer warp): rings of different
-# depths that wrap at different k-tiles, with and without the split
-TWO_RINGS = {
-    "two-rings-split2": (40, 72, 392, {"bn": 16, "stages": 3, "b_stages": 2}),  # 4 k-tiles: 2 + 2 per rank
-    "two-rings-nosplit": (40, 136, 392, {"bn": 16, "stages": 2, "b_stages": 3, "split_k": 1}),  # 2 weight tiles
-}
-
-
-@pytest.mark.parametrize("case", list(TWO_RINGS))
-def test_simulation_two_rings(case):
-    m, n, k, over = TWO_RINGS[case]
-    cfg = dataclasses.replace(registry.get("sm90", "10").default_config(), **over)
-    res = simulate90("sm90:10", m, n, k, cfg)
-    assert res.ok, res.report()
-
-
 @pytest.mark.parametrize("case", list(WIDE))
 def test_simulation_wide_tiles_and_uneven_splits(case):
     phase, m, n, k, over = WIDE[case]

@@ -54,21 +54,8 @@ def make_tma_load(gmem: cute.Tensor, smem_layout_staged, tile_mk, num_multicast:
     return cpasync.make_tiled_tma_atom(op, gmem, smem_layout, tile_mk, num_multicast=num_multicast)
 
 
-def make_shared_storage(stages: int, sA_layout, sB_layout, ab_dtype=cutlass.Float16, b_stages: int = 0):
-    """Struct of the CTA's dynamic smem: NSTAGES full + NSTAGES empty mbarriers, then the A and B rings.
-
-    With ``b_stages`` B has a ring of its own (phase 9's ``b_stages``): its full/empty mbarriers follow A's.
-    """
-    if b_stages:
-
-        @cute.struct
-        class SharedStorageTwoRings:
-            full_empty: cute.struct.MemRange[cutlass.Int64, 2 * stages]  # A's ring
-            b_full_empty: cute.struct.MemRange[cutlass.Int64, 2 * b_stages]  # B's ring
-            sA: cute.struct.Align[cute.struct.MemRange[ab_dtype, cute.cosize(sA_layout)], SMEM_ALIGN]
-            sB: cute.struct.Align[cute.struct.MemRange[ab_dtype, cute.cosize(sB_layout)], SMEM_ALIGN]
-
-        return SharedStorageTwoRings
+def make_shared_storage(stages: int, sA_layout, sB_layout, ab_dtype=cutlass.Float16):
+    """Struct of the CTA's dynamic smem: NSTAGES full + NSTAGES empty mbarriers, then the A and B rings."""
 
     @cute.struct
     class SharedStorage:
@@ -185,32 +172,6 @@ def mma_k_tiles(ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tC
     ab_pipeline.consumer_release(release_state)  # the last stage: the producer may reuse it right away
     release_state.advance()
     return read_state, release_state
-
-
-@cute.jit
-def mma_k_tiles_two_rings(a_pipeline, b_pipeline, a_read, a_release, b_read, b_release, tiled_mma, acc, tCrA, tCrB,
-                          k_count):
-    """``mma_k_tiles`` where A and B have rings of their own (their depths may differ): each k-tile waits
-    for both stages, and both are released once the wgmma batch reading them is done."""
-    num_k_blocks = cute.size(tCrA, mode=[2])  # BK / 16
-    for kt in cutlass.range(k_count, unroll=1):
-        a_pipeline.consumer_wait(a_read)
-        b_pipeline.consumer_wait(b_read)
-        warpgroup.fence()
-        for kb in cutlass.range_constexpr(num_k_blocks):
-            cute.gemm(tiled_mma, acc, tCrA[(None, None, kb, a_read.index)], tCrB[(None, None, kb, b_read.index)], acc)
-        warpgroup.commit_group()
-        warpgroup.wait_group(1)
-        if kt > 0:
-            a_pipeline.consumer_release(a_release)
-            b_pipeline.consumer_release(b_release)
-            a_release.advance()
-            b_release.advance()
-        a_read.advance()
-        b_read.advance()
-    warpgroup.wait_group(0)
-    a_pipeline.consumer_release(a_release)
-    b_pipeline.consumer_release(b_release)
 
 
 @cute.jit

@@ -75,7 +75,6 @@ class Sm90Phase9Config(ct.TmaConfig):
     ctas_per_sm: int = 1  # residency the smem and register budgets are cut for
     use_pdl: bool = False  # programmatic dependent launch (phase 10 turns it on)
     cluster_m: int = 1  # M tiles per cluster sharing (multicasting) the B tile, as in phase 4; x split_k CTAs
-    b_stages: int = 0  # B's own ring of this depth (A's: stages), loaded by a second producer warp; 0: one ring
 
 
 class Sm90Phase9(GemmPhase):
@@ -103,14 +102,9 @@ class Sm90Phase9(GemmPhase):
         # wgmma takes any N in 8..256 step 8, but the DSL 4.8.1 compiler aborts the process on 24, 40, 72
         # (8 x odd > 8): refused here, with the reason, instead
         assert cfg.bn == 8 or cfg.bn % 16 == 0, f"bn={cfg.bn}: bn is 8 or a multiple of 16"
-        assert cfg.b_stages == 0 or (cfg.cluster_m == 1 and cfg.b_stages >= 2), \
-            "b_stages (B's own ring) is 0, or >= 2 without the multicast (cluster_m=1)"
         self.consumer_warpgroups = cfg.bm // common.WGMMA_M
         self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
-        if cfg.b_stages:
-            _, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.b_stages, self.types)
-        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab,
-                                                     b_stages=cfg.b_stages)
+        self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab)
         self.smem_bytes = self.shared_storage.size_in_bytes()
         assert self.smem_bytes * cfg.ctas_per_sm <= SMEM_PER_SM, \
             f"{self.smem_bytes} B of smem x {cfg.ctas_per_sm} CTAs per SM: fewer stages or a smaller tile"
@@ -224,25 +218,6 @@ class Sm90Phase9(GemmPhase):
         if cutlass.const_expr(CM > 1):
             # B multicast: phase 4's ring -- empty[s] counts the consumers of every CTA of the cluster
             ab_pipeline, b_mcast_mask = ct.make_pair_pipeline(storage, cfg, consumer_warps, cta_rank, split_k=S)
-        elif cutlass.const_expr(cfg.b_stages > 0):
-            # two rings of their own depths: A's (stages) and B's (b_stages), each armed with its own bytes
-            ab_pipeline = pipeline.PipelineTmaAsync.create(
-                barrier_storage=storage.full_empty.data_ptr(),
-                num_stages=NSTAGES,
-                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-                consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps),
-                tx_count=BM * BK * 2,
-                cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)),
-            )
-            b_pipeline = pipeline.PipelineTmaAsync.create(
-                barrier_storage=storage.b_full_empty.data_ptr(),
-                num_stages=cfg.b_stages,
-                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-                consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps),
-                tx_count=BN * BK * 2,
-                cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)),
-            )
-            b_mcast_mask = None
         else:
             # the ring is this CTA's alone (nothing is multicast): CTA-local barriers, a CTA-wide init sync
             ab_pipeline = pipeline.PipelineTmaAsync.create(
@@ -280,25 +255,7 @@ class Sm90Phase9(GemmPhase):
         # ---- producer warpgroup: one thread of warp 0 streams this CTA's A/B k-tiles into the ring ----
         if warp_group_idx == 0:
             cute.arch.setmaxregister_decrease(self.producer_regs)
-            if cutlass.const_expr(cfg.b_stages > 0):
-                # warp 0 streams A into its ring, warp 1 B into its own: neither waits on the other's ring
-                if warp_idx == 0:
-                    prod_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, NSTAGES)
-                    for kt in cutlass.range(k_count, unroll=1):
-                        ab_pipeline.producer_acquire(prod_state)
-                        full = ab_pipeline.producer_get_barrier(prod_state)
-                        cute.copy(tma_atom_a, tAgA[(None, k_first + kt)], tAsA[(None, prod_state.index)],
-                                  tma_bar_ptr=full)
-                        prod_state.advance()
-                if warp_idx == 1:
-                    b_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, cfg.b_stages)
-                    for kt in cutlass.range(k_count, unroll=1):
-                        b_pipeline.producer_acquire(b_state)
-                        full = b_pipeline.producer_get_barrier(b_state)
-                        cute.copy(tma_atom_b, tBgB[(None, k_first + kt)], tBsB[(None, b_state.index)],
-                                  tma_bar_ptr=full)
-                        b_state.advance()
-            elif warp_idx == 0:
+            if warp_idx == 0:
                 prod_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, NSTAGES)
                 for kt in cutlass.range(k_count, unroll=1):
                     ab_pipeline.producer_acquire(prod_state)  # empty wait + arrive.expect_tx on full[s]
@@ -323,15 +280,9 @@ class Sm90Phase9(GemmPhase):
             if k_count > 0:
                 read_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
                 release_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
-                if cutlass.const_expr(cfg.b_stages > 0):
-                    b_read = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, cfg.b_stages)
-                    b_release = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, cfg.b_stages)
-                    ct.mma_k_tiles_two_rings(ab_pipeline, b_pipeline, read_state, release_state, b_read, b_release,
-                                             tiled_mma, acc, tCrA, tCrB, k_count)
-                else:
-                    read_state, release_state = ct.mma_k_tiles(
-                        ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count
-                    )
+                read_state, release_state = ct.mma_k_tiles(
+                    ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count
+                )
             if cutlass.const_expr(cfg.use_pdl):
                 cute.arch.griddepcontrol_launch_dependents()  # the next kernel may start its prologue
             if cutlass.const_expr(self.register_epilogue()):

@@ -76,7 +76,6 @@ MULTICAST_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_conf
 WIDE_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and (bm192 or split_k3)")
 
 PDL_GPU = ("tests/test_gpu_phases.py", "-k", "persistent_phases_with_pdl")
-TWO_RINGS_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and b_stages")
 
 _PDL_WAIT = ("        if cutlass.const_expr(cfg.use_pdl):\n"
              "            # launched early (programmatic dependent launch): the prologue above overlapped the previous\n"
@@ -198,19 +197,6 @@ MUTANTS = [
        "in_tile = True if cutlass.const_expr(lines % split_k == 0) else line < lines", "in_tile = True",
        select="wide", gpu=WIDE_GPU,
        note="the last rank's share runs past the tile: it adds lines of the next tile's rows and stores them there"),
-    # --- B in a ring of its own (phase 10 b_stages: A's ring and B's, two producer warps) ------------------
-    _m("two-rings-no-b-wait", "pipeline wait", "10", CT,
-       "        b_pipeline.consumer_wait(b_read)\n", "", select="two_rings", gpu=TWO_RINGS_GPU, fast="machine",
-       note="the consumers wait for A's stage only: the wgmma may read B's stage before its TMA bytes landed"),
-    _m("two-rings-b-released-early", "stage release", "10", CT, "", "", select="two_rings", gpu=TWO_RINGS_GPU,
-       note="B's stage is released before the wgmma group reading it retired: the next TMA load may overwrite it",
-       parts=(("        warpgroup.commit_group()\n        warpgroup.wait_group(1)\n        if kt > 0:\n"
-               "            a_pipeline.consumer_release(a_release)\n            b_pipeline.consumer_release(b_release)\n",
-               "        warpgroup.commit_group()\n        b_pipeline.consumer_release(b_read)\n        warpgroup.wait_group(1)\n"
-               "        if kt > 0:\n            a_pipeline.consumer_release(a_release)\n"),)),
-    _m("two-rings-b-tx-bytes", "transaction bytes", "10", P + "phase9_split_k.py",
-       "                tx_count=BN * BK * 2,\n", "                tx_count=BM * BK * 2,\n", select="two_rings",
-       gpu=TWO_RINGS_GPU, note="B's full barrier expects A's stage bytes: it completes early or never"),
     # --- programmatic dependent launch ------------------------------------------------------------------
     _m("pdl-no-wait", "PDL order", "10", P + "phase9_split_k.py",
        "            cute.arch.griddepcontrol_wait()\n", "            pass\n", fast="rule:griddepcontrol",
