@@ -20,6 +20,8 @@
 #                                            bash bench/run_h200.sh pdl1       # persistent phases + PDL: tests, skinny, no-regression, small
 #                                            bash bench/run_h200.sh pdl2       # decode tuned and benched after it
 #                                            bash bench/run_h200.sh pdl3       # tune's margin: decode, no-regression; PDL sanitized
+#                                            bash bench/run_h200.sh tokens16   # token tiles in steps of 16: the picks they moved
+#                                            bash bench/run_h200.sh tokens16-checks  # their GPU tests, held-out sets (not run yet)
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -283,5 +285,39 @@ pdl3)
     --config 8:use_pdl=True --shapes 512,512,512 1000,264,520 --deadline 90 --jobs 4 --out "$OUT/sanitize" 2>&1 | tail -8
   timeout 50 python3 bench/stress.py --phases none --config 6:use_pdl=True --config 7:use_pdl=True --config 8:use_pdl=True \
     --calls 200 --thread-calls 100 --timeout 45 --out "$OUT/stress" 2>&1 | tail -6
+  ;;
+tokens16)
+  # 21. token tiles in steps of 16 (phase 10's bn: the tokens rounded up to 16, past 64 also to 32): the 14 shapes whose
+  #     pick the finer tiles moved, the model's 3 cheapest candidates and the pick before, one run (run with the steps of 16
+  #     alone, before token_tiles kept the multiple of 32 too; bench/results/h200_2026-12-02_best_candidates_tokens16.json)
+  timeout 420 python3 bench/candidates.py --top 3 --rounds 5 --shapes 200,11000,3000 144,6144,6144 112,9216,3072 \
+    232,4608,9216 80,5120,20480 136,10240,5120 72,9216,9216 104,7680,7680 176,13312,4608 136,8192,3072 168,3584,18944 \
+    112,6912,2560 144,9216,3584 168,4096,6144 \
+    --config 10:bm=128,bn=224,bk=64,stages=5,cluster_m=4,split_k=1@200,11000,3000 \
+    --config 10:bn=160,bk=64,split_k=1@144,6144,6144 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1@112,9216,3072 \
+    --config 10:bm=128,bn=256,bk=64,stages=4,split_k=3@232,4608,9216 \
+    --config 10:bm=192,bn=96,bk=64,stages=6,split_k=4@80,5120,20480 \
+    --config 10:bm=128,bn=160,bk=64,stages=6,cluster_m=4,split_k=1@136,10240,5120 \
+    --config 10:bm=192,bn=96,bk=64,stages=6@72,9216,9216 \
+    --config 10:bm=128,bn=128,bk=64,stages=7@104,7680,7680 \
+    --config 10:bm=128,bn=192,bk=64,stages=5,cluster_m=4,split_k=1@176,13312,4608 \
+    --config 10:bn=160,bk=64,split_k=1@136,8192,3072 \
+    --config 10:bm=128,bn=192,bk=64,stages=5,split_k=4@168,3584,18944 \
+    --config 10:bn=128,stages=4,split_k=1@112,6912,2560 \
+    --config 10:bm=128,bn=160,bk=64,stages=6,cluster_m=4,split_k=1@144,9216,3584 \
+    --config 10:bn=192,bk=64,stages=7@168,4096,6144 \
+    --out "$OUT/tokens16_candidates.json" --note "token tiles in steps of 16: the model's 3 cheapest and the pick before" \
+    > "$OUT/tokens16.log" 2>&1; tail -3 "$OUT/tokens16.log"
+  ;;
+tokens16-checks)
+  # 22. (not run yet: the session's device time ran out) the GPU tests of the new token widths; the held-out sets
+  #     whose picks they moved, model picks, cold L2
+  timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py \
+    -k "bn144 or bn80 or bn240 or bn176" 2>&1 | tail -3 | tee "$OUT/gpu_tests_tokens16.log"
+  for s in heldout3 heldout heldout4 heldout2; do
+    timeout 60 python3 -m cute_gemm bench --set $s --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+      --quiet --no-plot --out "$OUT/${s}_bench.json" 2>&1 | tail -1
+  done
   ;;
 esac

@@ -44,6 +44,12 @@ CONFIGS = [
     ("10", {"bm": 128, "bn": 256, "bk": 64, "stages": 4, "split_k": 3}),
     ("10", {"bm": 192, "bn": 112, "bk": 64, "stages": 5, "split_k": 3}),
     ("9", {"bm": 192, "bn": 128, "stages": 4, "split_k": 3, "use_pdl": True}),
+    # token tiles in steps of 16 (144, 80, 240, 176: no power of two, no multiple of 32), alone, split, multicast
+    ("10", {"bn": 144, "bk": 64, "split_k": 1}),
+    ("10", {"bm": 128, "bn": 144, "bk": 64, "stages": 6, "split_k": 1, "cluster_m": 2}),
+    ("10", {"bm": 128, "bn": 80, "stages": 4}),
+    ("10", {"bm": 128, "bn": 240, "bk": 64, "stages": 4, "split_k": 3}),
+    ("10", {"bm": 128, "bn": 176, "bk": 64, "stages": 5, "split_k": 4}),
 ]
 SHAPES = [
     Problem(1, 4096, 4096),  # one token

@@ -84,6 +84,8 @@ WIDE = {
     "bm192-cm2": ("10", 40, 400, 264, {"bm": 192, "bn": 16, "split_k": 1, "cluster_m": 2, "stages": 2}),
     "bm64-split3": ("10", 40, 136, 264, {"bm": 64, "bn": 16, "split_k": 3, "stages": 2}),
     "phase9-bm192-split3": ("9", 200, 72, 136, {"bm": 192, "split_k": 3, "stages": 3}),
+    # a token tile in a step of 16 that is no power of two (80 for 70 tokens), split, 3 k-tiles
+    "bn80-split2": ("10", 70, 136, 264, {"bm": 64, "bn": 80, "split_k": 2, "stages": 2}),
 }
 
 

@@ -15,7 +15,8 @@ are ``bench/results/h200_*_best_candidates*.json``, the fit and its report ``ben
 token tile multicast over ``cluster_m`` weight tiles, one wave, every token in the shared tile, x (1 - 0.25 (1 -
 1/cluster_m)).) Besides
 the fixed tile families, phase 9 gets a **wave-fitted** tile at 96 < M <= 128: 128 rows by the narrowest
-width that puts all tiles in one wave of the GPU (``wave_fitted_bn``); phase 10 gets a second token tile
+width that puts all tiles in one wave of the GPU (``wave_fitted_bn``); phase 10's token tiles hold the tokens
+in steps of 16 (``token_tiles``: and past 64 tokens also in a multiple of 32), with a second token tile
 past 128 tokens, the multicast over 2 or 4 weight tiles for token tiles of 128 or more, two CTAs per
 SM with 64-deep k-tiles where 128-deep ones leave too short a ring, 192-row weight tiles (three consumer
 warpgroups) for token tiles of 96 or more, and 3-way splits for token tiles of 128 or more.
@@ -75,8 +76,21 @@ class Machine:
 
 MACHINE = Machine()
 
-# token tiles of phase 10 (the MMA's N): 8, then multiples of 16 up to 64, then of 32 (phase 9's bn rule)
-TOKEN_TILES = (8, 16, 32, 48, 64, 96, 128, 160, 192, 224, 256)
+# token tiles of phase 10 (the MMA's N): 8, then multiples of 16 (8 x an odd number aborts the DSL's compiler).
+# Phase 10's token tile is K-major (the rows of A), so its swizzle does not depend on the width: the 32-step of
+# phase 9's N-major bn does not apply. Padded token rows are wgmma work: 144 rows in 144 against 160 measured
+# 394.7 against 369.7 TFLOP/s at 144x9216x3584, 454.4 against 406.1 at 144x6144x6144, 421.1 against 380.7 at
+# 136x8192x3072, 240 in 3 K ranges against two 128-token tiles 370.3 against 322.3 at 232x2048x5632 (H200, same runs)
+TOKEN_TILES = (8, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256)
+
+
+def token_tiles(m: int) -> list[int]:
+    """The token tiles that hold ``m`` tokens in one: the narrowest, and past 64 tokens also the narrowest
+    multiple of 32 (what the multicast over 4 weight tiles needs: 8-row slices of bn / 4; 200x11000x3000 in
+    128 x 224 over 4 ran 431.8 TFLOP/s, 128 x 208 over 2 428.7, the narrowest alone lost to both)."""
+    fine = next(t for t in TOKEN_TILES if t >= m)
+    wide = next(t for t in TOKEN_TILES if t >= m and (t <= 64 or t % 32 == 0))
+    return sorted({fine, wide})
 SMEM_BYTES = 227 * 1024 - 2048  # a CTA's ring budget (barriers and alignment aside)
 # phase 10's K ranges per tile. 3 (clusters of 3: 39 fit on an H200) only for token tiles of 128 or more, where
 # it measured faster (232x4608x9216: 36 x 3 CTAs of 128 x 256, 36.9 us against 48.2 for the best without it);
@@ -139,10 +153,10 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
             out.append(("9", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split, "use_pdl": pdl}))
     if m <= 256:
         # the tokens in one tile, or (past 128 tokens) in two: twice the weight reads, but twice the CTAs
-        token_tiles = [(next(t for t in TOKEN_TILES if t >= m), None)]
+        tiles_of_tokens = [(bn, None) for bn in token_tiles(m)]
         if m > 128:
-            token_tiles.append((_ceil(_ceil(m, 2), 16) * 16, 64))
-        for bn, bk_fixed in token_tiles:
+            tiles_of_tokens.append((_ceil(_ceil(m, 2), 16) * 16, 64))
+        for bn, bk_fixed in tiles_of_tokens:
             for bm in (64, 128, 192):
                 # 192 rows (three consumer warpgroups) only for token tiles of 96 or more: fewer CTAs pull the
                 # weights, which at few tokens is what sets the time (1x4096x14336: 34.9 us against 28.1 for 64

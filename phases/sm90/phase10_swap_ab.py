@@ -26,9 +26,11 @@ every SM and the time becomes bytes / bandwidth.
 
 Numbers: 64 x bn tile, one consumer warpgroup (+ the producer warpgroup), a stage is (64 + bn) x 128 x
 2 B (20 KiB at bn=16); the fp32 partial tile (bn x 68 x 4 B) overlays the ring. ``phase="best"`` picks
-bn (the tokens rounded up to a multiple of 8), split_k and ctas_per_sm per shape, and for token tiles of 128 or more
-``cluster_m`` (phase 9's multicast of the token tile over 2 or 4 weight tiles: each CTA loads 1/cluster_m
-of it; 128x14336x4096 35.7 us for phase 9's 128x128 -> 32.3-33.0, 91-93% of the copy bandwidth; 200x11000x3000
+bn (the tokens rounded up to 8, then to a multiple of 16: padded token rows are wgmma work -- 144 tokens
+in 144 rather than 160 ran 394.7 against 369.7 TFLOP/s at 144x9216x3584, 421.1 against 380.7 at 136x8192x3072;
+past 64 tokens also the multiple of 32 the multicast over 4 can slice), split_k and ctas_per_sm per shape,
+and for token tiles of 128 or more ``cluster_m`` (phase 9's multicast of the token tile over 2 or 4 weight
+tiles: each CTA loads 1/cluster_m of it; 128x14336x4096 35.7 us for phase 9's 128x128 -> 32.3-33.0, 91-93% of the copy bandwidth; 200x11000x3000
 38.8 -> 30.6). Where 128-row weight tiles leave the grid short at 120-250 tokens, 192 rows (three consumer
 warpgroups, 512 threads) make other tile counts: 208x6144x8192 in 32 x 2 x 2 CTAs of 192 x 112 ran 40.2 us
 against 42.6 for the best 128-row tile (cuBLASLt 37.4), 240x5120x13824 60.1 against 68.4; and a 3-way split
