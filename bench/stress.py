@@ -65,10 +65,13 @@ def memory_problems(before: dict, after: dict, torch_tol: int = TORCH_TOL_BYTES,
     if grew > torch_tol:
         out.append(f"torch allocated memory grew by {grew:,} bytes (tolerance {torch_tol:,})")
     if before.get("device_used_mib") is not None and after.get("device_used_mib") is not None:
-        dev = after["device_used_mib"] - before["device_used_mib"]
+        # torch's caching allocator keeps the blocks the concurrent streams needed (its reserved pool, not a
+        # leak: what is still allocated in it is checked above); the rest of the device's growth is not torch's
+        pool = (after.get("reserved", 0) - before.get("reserved", 0)) / 2**20
+        dev = after["device_used_mib"] - before["device_used_mib"] - max(pool, 0.0)
         if dev > device_tol_mib:
-            out.append(f"device used memory grew by {dev:,.0f} MiB (tolerance {device_tol_mib} MiB, "
-                       f"{after.get('device_source')})")
+            out.append(f"device used memory grew by {dev:,.0f} MiB beyond torch's reserved pool (which grew by "
+                       f"{pool:,.0f} MiB; tolerance {device_tol_mib} MiB, {after.get('device_source')})")
     return out
 
 

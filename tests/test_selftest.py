@@ -39,9 +39,29 @@ def test_a_hopper_is_refused_too(tmp_path):
 def test_list_needs_no_gpu(capsys):
     assert cli.main(["selftest", "--list", "--phases", "0,7"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 2 * len(selftest.SHAPES)
+    # phase 0, and phase 7 as taught and as phase="best" runs it (with programmatic dependent launch)
+    assert len(out) == 3 * len(selftest.SHAPES)
+    assert sum(line.startswith("sm100:7 use_pdl=True ") for line in out) == len(selftest.SHAPES)
     assert any(line.startswith("sm100:0") and "skip" in line and "1000x3000x520" in line for line in out)
     assert not any(line.startswith("sm100:7") and "skip" in line for line in out)
+
+
+def test_the_child_checks_a_variant_config(monkeypatch, capsys):
+    """``--one "sm100:7 use_pdl=True" MxNxK`` checks phase 7 with that config (what best runs on sm100)."""
+    import cute_gemm.measure.check as check
+
+    seen = []
+
+    def fake_check(entry, p, config=None, **kw):
+        seen.append((entry.key, str(p), config))
+        return check.CheckResult(key=entry.key, shape=str(p), passed=True, unwritten=0, mismatches=0,
+                                 max_abs_err=0.0, rel_fro_err=0.0, cublaslt_rel_fro_err=0.0)
+
+    monkeypatch.setattr(check, "check_phase", fake_check)
+    assert selftest.main([selftest.CHILD_FLAG, "sm100:7 use_pdl=True", "300x264x40"]) == 0
+    assert seen[0][:2] == ("sm100:7", "300x264x40") and seen[0][2].use_pdl is True
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["passed"] is True
+    assert selftest.main([selftest.CHILD_FLAG, "sm100:7", "300x264x40"]) == 0 and seen[1][2] is None
 
 
 def test_the_child_needs_key_and_shape(capsys):

@@ -223,3 +223,21 @@ def test_checks_catch_a_cta_scope_signal_between_ctas():
                    "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%r1], {%r2, %r3, %r4, %r5}, "
                    "[%r6];\n"):
         assert cfg.remote_signals(_kernel(signal)) and cfg.cta_scope_signals(_kernel(signal + cta_wait))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("phase", ["6", "7"], ids=lambda p: f"phase{p}-pdl")
+def test_persistent_phases_with_programmatic_dependent_launch(phase, target):
+    """use_pdl=True (what phase="best" runs): griddepcontrol.wait before every global access on every path (the
+    TMA loads, the TMA stores of the epilogue; sm90's rule (f), which reads PTX only), launch_dependents once a
+    CTA's tiles are stored; the phases as taught (use_pdl=False) have no griddepcontrol at all."""
+    import dataclasses
+
+    import sm90_rules
+
+    e = registry.get("sm100", phase)
+    _, ptx = compiled(f"sm100:{phase}", target, dataclasses.replace(e.default_config(), use_pdl=True))
+    k = parse(ptx)
+    assert sm90_rules.global_access_before_griddepcontrol_wait(k, True) == []
+    assert k.find("griddepcontrol.wait") and k.find("griddepcontrol.launch_dependents")
+    assert "griddepcontrol" not in compiled(f"sm100:{phase}", target)[1]

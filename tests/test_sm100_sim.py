@@ -57,6 +57,13 @@ CASES += [
     ("7", 200, 264, 72, {"sm_count": 12, "bn": 128}),
 ]
 
+# The persistent phases with programmatic dependent launch (what phase="best" runs): the machine holds every
+# global access of a PDL kernel to after its thread's griddepcontrol.wait
+CASES += [
+    ("6", 300, 520, 72, {"sm_count": 2, "use_pdl": True}),
+    ("7", 200, 520, 64, {"sm_count": 4, "use_pdl": True}),  # a round + a tile split over the pairs
+]
+
 # Other operands (phases.operands) on every TMA phase, on one partial tile (or pair tile) each, K past the
 # ring: "nt bf16->bf16" is x @ W.T with a bf16 nn.Linear weight (B K-major, bf16 in, bf16 out: the MMA's
 # type fields, K-major B descriptors, the rounding epilogue); "tn fp16->fp16", an M-major A (its SW128

@@ -61,17 +61,24 @@ def gpu_description() -> tuple[bool, str]:
     return family_of_capability(major, minor) == "sm100", f"{name} (compute capability {major}.{minor})"
 
 
+# the configs besides each phase's default that a check runs: what ``phase="best"`` runs on sm100 (the
+# persistent phases with programmatic dependent launch); a case's key is then "sm100:7 use_pdl=True"
+VARIANTS = {"6": "use_pdl=True", "7": "use_pdl=True"}
+
+
 def cases(phases: list[str] | None = None, shapes=SHAPES) -> list[tuple]:
-    """(entry key, shape, note, reason to skip or None) for every sm100 phase (or those of ``phases``)
-    and shape; LookupError naming a phase the sm100 ladder does not have."""
+    """(entry key [+ " " + config overrides], shape, note, reason to skip or None) for every sm100 phase (or
+    those of ``phases``), each in its default config and in ``VARIANTS``, and shape; LookupError naming a
+    phase the sm100 ladder does not have."""
     from cute_gemm.measure.suite import entries_for
 
     out = []
     for e in entries_for("sm100", phases):
-        kernel = e.make()
-        for p, note in shapes:
-            why = kernel.can_implement(p.m, p.n, p.k)
-            out.append((e.key, p, note, "; ".join(why) if why else None))
+        for over in ("", VARIANTS.get(e.phase, "")) if e.phase in VARIANTS else ("",):
+            kernel = e.make(e.configured(over) if over else None)
+            for p, note in shapes:
+                why = kernel.can_implement(p.m, p.n, p.k)
+                out.append((f"{e.key} {over}".strip(), p, note, "; ".join(why) if why else None))
     return out
 
 
@@ -85,8 +92,9 @@ def child(key: str, shape: str) -> int:
     from cute_gemm.measure.check import check_phase
     from cute_gemm.runtime import registry
 
+    key, _, over = key.partition(" ")  # "sm100:7 use_pdl=True": the phase, then its config overrides
     entry = registry.resolve(key, "sm100")
-    res = check_phase(entry, Problem.parse(shape))
+    res = check_phase(entry, Problem.parse(shape), config=entry.configured(over) if over else None)
     print(json.dumps(dataclasses.asdict(res)), flush=True)
     return 0
 
@@ -153,7 +161,7 @@ def report(rows: list, gpu: str, timeout_s: int, command: str) -> dict:
 def list_cases(phases: list[str] | None = None, out=None) -> None:
     """One line per check: phase, shape, why the shape is there, and why it is skipped (no GPU needed)."""
     for key, p, note, skip in cases(phases):
-        print(f"{key:10s} {str(p):16s} {note}{'  [skip: ' + skip + ']' if skip else ''}", file=out or sys.stdout)
+        print(f"{key:23s} {str(p):16s} {note}{'  [skip: ' + skip + ']' if skip else ''}", file=out or sys.stdout)
 
 
 def run(phases: list[str] | None, out_path: str, timeout_s: int, command: str, runner: Runner = subprocess_runner,

@@ -102,12 +102,13 @@ PDL_MAX_FLOP = 40e9  # above this, programmatic dependent launch measured no bet
 # under the other warpgroup's MMAs (Nsight Compute, 8192^3: tensor pipe busy 96% vs 92%). sm90's run with
 # programmatic dependent launch: the next launch takes each SM as this one's CTA leaves it (1024x4096x4096
 # sustained: phase 7 610 TFLOP/s against 600 without, cuBLAS 603, cuBLASLt 614; 3072^3 phase 8 706 against 699;
-# 8192^3 within the noise either way); sm100's persistent phases do not take it
+# 8192^3 within the noise either way); sm100's persistent phases take it the same way (compile- and
+# machine-checked only: no Blackwell GPU measured it)
 _PDL = {"use_pdl": True}
 PERSISTENT = {
     "sm90": (("7", _PDL, 1.0), ("7", {"bn": 192, **_PDL}, 1.03), ("7", {"bn": 128, "stages": 6, **_PDL}, 1.08),
              ("8", _PDL, 0.98)),
-    "sm100": (("7", {}, 1.0),),
+    "sm100": (("7", _PDL, 1.0),),
 }
 
 
@@ -223,7 +224,7 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
     rounds = _ceil(dp, clusters) + (0.5 if sk else 0.0)
     mma = rounds * 2 * cfg.bm * cfg.bn * k / mc.mma_flop_per_us * factor
     memory = memory_bytes / mc.hbm_bytes_per_us
-    pdl = getattr(cfg, "use_pdl", False)  # sm90's persistent phases take it; sm100's do not
+    pdl = getattr(cfg, "use_pdl", False)
     return mc.persistent_launch_us + (not pdl) * mc.no_pdl_us + max(mma, memory) + mc.overlap * min(mma, memory)
 
 

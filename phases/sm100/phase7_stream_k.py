@@ -50,7 +50,7 @@ The design, and why:
   cudaOccupancyMaxActiveClusters through ``cutlass.utils.HardwareInfo``), so every launched cluster is
   resident at once. A grid larger than that would still be correct (no cluster waits on another): its
   last clusters would run after others exit. Smem is phase 6's (the exchange reuses the A/B ring; its
-  two mbarriers fit in the barrier block).
+  two mbarriers fit in the barrier block). ``use_pdl`` is phase 6's (programmatic dependent launch).
 Nothing here is measured: no Blackwell GPU in this workplace (compile-verified; the CPU simulator in
 tests/ptxkit runs it on small problems, stream-K units included).
 
@@ -101,6 +101,7 @@ class Sm100Phase7Config(TileConfig):
     group_m: int = 8  # raster band height in pair tiles (8 x 256 = 2048 rows of C)
     sm_count: int = 148  # SMs the persistent grid fills without a GPU (a B200); on a GPU: 4 x the clusters that fit
     pairs: int = 2  # pairs per cluster: a split tile's two halves, one per pair
+    use_pdl: bool = False  # programmatic dependent launch (off as taught; phase="best"'s candidates turn it on)
 
 
 class Sm100Phase7(common.Guarded, GemmPhase):
@@ -199,7 +200,7 @@ class Sm100Phase7(common.Guarded, GemmPhase):
             self.tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, tma_atom_c, mC_tma,
             self.a_smem_layout, self.b_smem_layout, self.epi_smem_layout, self.cluster_vmnk,
         ).launch(grid=self.grid(*self.problem_mnk(mA, mC)), block=(self.threads, 1, 1), cluster=self.cluster,
-                 smem=self.smem_bytes, stream=stream)
+                 smem=self.smem_bytes, use_pdl=self.cfg.use_pdl, stream=stream)
 
     @cute.kernel
     def kernel(
@@ -324,6 +325,11 @@ class Sm100Phase7(common.Guarded, GemmPhase):
         tBsB, tBgB = cpasync.tma_partition(
             tma_atom_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 3), cute.group_modes(tCgB, 0, 3)
         )
+
+        if cutlass.const_expr(c.use_pdl):
+            # launched early (programmatic dependent launch): the prologue above overlapped the previous
+            # kernel's tail; no thread touches global memory before that kernel has finished and flushed
+            cute.arch.griddepcontrol_wait()
 
         k_tiles = cute.size(gA, mode=[3])
         k_half = k_tiles // c.pairs  # k-tiles of one half of a split tile
@@ -456,3 +462,5 @@ class Sm100Phase7(common.Guarded, GemmPhase):
 
                 # every epilogue warp's tcgen05.ld is done before the columns are freed
                 common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps))
+                if cutlass.const_expr(c.use_pdl):
+                    cute.arch.griddepcontrol_launch_dependents()  # this CTA's tiles are stored: the next kernel may start
