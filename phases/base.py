@@ -32,7 +32,7 @@ from phases.operands import WORKLOG, Operands
 
 # Every phase id, in ladder order. The one list: the registry, the CLI and the docs read it from here.
 # 2a = TMA loads, 2b = TMA + warp specialization; a bare "2" means 2b.
-PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6", "7", "8", "9", "10", "11")
+PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6", "7", "8", "9", "10")
 PHASE_ALIASES = {"2": "2b"}
 
 ROW_ALIGN = 8  # contiguous extents are multiples of 8: 16-byte rows of 16-bit A and B (TMA, 16-B cp.async)
@@ -102,13 +102,6 @@ class GemmPhase:
         if missing:
             raise RuntimeError(f"{self.arch}:{self.phase} did not set {', '.join(missing)} in _setup_attributes")
         return out
-
-    def workspace_words(self) -> int:
-        """32-bit words of global scratch the kernel takes beside A, B and C; 0 (the default): none. A kernel
-        that asks for one has a fifth argument, ``mW`` (int32, at least this many words), before the stream:
-        the harness keeps one per (device, stream), zeroed when it is allocated, and the kernel must leave
-        it as it found it (phase 11's flags; its partial tiles are scratch)."""
-        return 0
 
     # ---- the problem side ----
     @staticmethod

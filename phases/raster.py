@@ -45,10 +45,3 @@ def stream_k_schedule(tiles, slots, k_tiles, split: int):
     even = 1 - cutlass.min(k_tiles % split, 1)  # split divides k_tiles
     sk = rest * fits * even  # rest == 0: nothing to split
     return tiles - sk, sk, cutlass.min(tiles + (split - 1) * sk, slots)
-
-
-def stream_k_range(cta, ctas, units):
-    """[first, last) of the ``units`` (tile, k-tile) work units that CTA ``cta`` of ``ctas`` takes, in unit order:
-    share c is [c units / ctas, (c + 1) units / ctas) (integer division), so the shares differ by at most one
-    unit, cover every unit once, and none is empty when ``ctas <= units``. Python or DSL integers."""
-    return cta * units // ctas, (cta + 1) * units // ctas

@@ -44,7 +44,7 @@ def test_compile_only_a_config_variant(tmp_path, monkeypatch):
 @pytest.mark.parametrize("args,error,message", [
     (("8", {"tile": 3}, "sm90"), InputError, "'tile' is not a field of phase 8's config"),
     (("8", "bn=wide", "sm90"), InputError, "bn='wide' is not an integer"),
-    (("12", None, "sm90"), InputError, "unknown phase '12'"),
+    (("11", None, "sm90"), InputError, "unknown phase '11'"),
     (("5", None, "sm80"), InputError, "unknown arch 'sm80'"),
     (("8", None, "sm100"), UnsupportedError, "no sm100 kernel for phase 8"),
     (("6", {"epi_stages": 1}, "sm90"), UnsupportedError, "sm90:6 with epi_stages=1 does not compile for sm_90a: "

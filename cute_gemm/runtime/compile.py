@@ -44,23 +44,6 @@ class TorchFace:
             self.kernel(mA, mB_nk, mC, stream)
 
 
-class TorchFaceWorkspace(TorchFace):
-    """``TorchFace`` of a kernel with a workspace (``workspace_words``): (A, B, C, W) -> ``kernel(A, B, C, W, stream)``."""
-
-    @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, mW: cute.Tensor, stream):
-        mB_nk = _transposed(mB)
-        if cutlass.const_expr(getattr(self.kernel, "swap_ab", False)):
-            self.kernel(mB_nk, mA, _transposed(mC), mW, stream)
-        else:
-            self.kernel(mA, mB_nk, mC, mW, stream)
-
-
-def face(kernel) -> TorchFace:
-    """What is compiled for ``kernel``: its ``TorchFace``, with the workspace argument when it takes one."""
-    return TorchFaceWorkspace(kernel) if kernel.workspace_words() else TorchFace(kernel)
-
-
 def _transposed(t: cute.Tensor) -> cute.Tensor:
     """The same bytes with the two modes swapped."""
     return cute.make_tensor(t.iterator, cute.select(t.layout, mode=[1, 0]))
@@ -90,8 +73,7 @@ def _options(target: str, dump_dir: str | None, remarks: str | None) -> str:
 
 
 def fake_operands(kernel):
-    """Symbolic-extent stand-ins for A [M,K], B [K,N], C [M,N] (and a workspace W, for a kernel that takes one)
-    and the stream: no GPU, no shapes.
+    """Symbolic-extent stand-ins for A [M,K], B [K,N], C [M,N] and the stream: no GPU, no shapes.
 
     M, N, K are one symbol each, shared by every tensor that has that extent (and by the row strides,
     so the generated entry checks that each tensor is contiguous), with the phase's divisibility.
@@ -110,11 +92,7 @@ def fake_operands(kernel):
     a = make_fake_tensor(dtype(ops.ab), (m, k), stride=(k, 1) if ops.a_major == "k" else (1, m), assumed_align=16)
     b = make_fake_tensor(dtype(ops.ab), (k, n), stride=(n, 1) if ops.b_major == "n" else (1, k), assumed_align=16)
     c = make_fake_tensor(dtype(ops.c), (m, n), stride=(n, 1), assumed_align=16)
-    stream = make_fake_stream(use_tvm_ffi_env_stream=True)
-    if kernel.workspace_words():
-        w = make_fake_tensor(cutlass.Int32, (cute.sym_int32(symbol="W"),), stride=(1,), assumed_align=16)
-        return a, b, c, w, stream
-    return a, b, c, stream
+    return a, b, c, make_fake_stream(use_tvm_ffi_env_stream=True)
 
 
 def compile_kernel(kernel, target: str, *, keep: bool = False) -> Compiled:
@@ -130,7 +108,7 @@ def compile_kernel(kernel, target: str, *, keep: bool = False) -> Compiled:
         if dump:
             os.makedirs(dump)  # the DSL writes into it but does not create it
         t0 = time.perf_counter()
-        fn = cute.compile(face(kernel), *fake_operands(kernel), options=_options(target, dump, remarks))
+        fn = cute.compile(TorchFace(kernel), *fake_operands(kernel), options=_options(target, dump, remarks))
         out = Compiled(key=key, target=target, fn=fn, kernel=kernel, seconds=time.perf_counter() - t0)
         if keep:
             out.ptx = fn.__ptx__ if isinstance(fn.__ptx__, str) else None

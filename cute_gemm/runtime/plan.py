@@ -116,20 +116,8 @@ def max_active_clusters(cluster_ctas: int, device: int) -> int | None:
         return None
 
 
-@functools.lru_cache(maxsize=None)
-def sm_count(device: int) -> int | None:
-    """The SMs of GPU ``device`` (None when torch cannot say)."""
-    try:
-        import torch
-
-        return int(torch.cuda.get_device_properties(device).multi_processor_count)
-    except Exception:  # noqa: BLE001 -- keep the compiled-in default
-        return None
-
-
 def fitted_config(entry: registry.PhaseEntry, config, device: int):
-    """The config to compile for ``device``: sm90 phase 11 (one CTA per SM) whose ``sm_count`` is left at the
-    default gets the GPU's SM count; a persistent sm100 phase (a config with ``sm_count``) whose
+    """The config to compile for ``device``: a persistent sm100 phase (a config with ``sm_count``) whose
     ``sm_count`` is left at the phase's default gets ``sm_count`` = its cluster's CTAs x the clusters of that
     size the GPU holds at once (``max_active_clusters``): a B200 may hold fewer than 148 / 4 clusters of 4
     (clusters do not straddle GPCs), and a persistent grid larger than what fits runs its last clusters
@@ -137,11 +125,10 @@ def fitted_config(entry: registry.PhaseEntry, config, device: int):
     the caller chose, a failed query -- keeps ``config`` (None: the default), so the compile key (the
     config) changes only when the field does."""
     cfg = entry.configured(config)
-    if device < 0 or not hasattr(cfg, "sm_count") or cfg.sm_count != entry.default_config().sm_count:
+    if device < 0 or entry.arch != "sm100" or not hasattr(cfg, "sm_count"):
         return config
-    if entry.arch == "sm90":  # phase 11: one CTA per SM, no cluster
-        sms = sm_count(device)
-        return config if sms in (None, cfg.sm_count) else dataclasses.replace(cfg, sm_count=sms)
+    if cfg.sm_count != entry.default_config().sm_count:
+        return config
     ctas = entry.cluster_ctas(cfg)
     fits = max_active_clusters(ctas, device)
     if not fits:
@@ -167,69 +154,8 @@ def compile_plan(entry: registry.PhaseEntry, target: str, device: int, config=No
         source = "compiled"
         if cache.enabled():
             cache.store(name, fn)
-    if kernel.workspace_words():
-        fn = with_workspace(fn, kernel.workspace_words())
-        if device >= 0:
-            reserve_capture_workspace(device, kernel.workspace_words())
     return Plan(entry, kernel, target, device, fn, time.perf_counter() - t0, source, kernel.divisibility(), ops,
                 torch_dtype(ops.c))
-
-
-_WORKSPACES: dict = {}  # (device index, raw stream handle) -> the int32 workspace of that stream
-_CAPTURE_WORKSPACES: dict = {}  # device index -> the workspace of every launch captured in a CUDA graph
-# workspaces a larger one replaced: kept, never freed -- a CUDA graph captured with one (or a launch still queued
-# on its stream) holds its address, and memory torch handed to other tensors would corrupt (and be corrupted by) it
-_RETIRED: list = []
-
-
-def _zeros(device: int, words: int):
-    import torch
-
-    with torch.cuda.device(device):
-        return torch.zeros(words, dtype=torch.int32, device=f"cuda:{device}")  # on the current stream: before any use
-
-
-def reserve_capture_workspace(device: int, words: int) -> None:
-    """Allocate (zeroed) the workspace that launches captured in CUDA graphs on ``device`` will use; the plan
-    of a kernel with a workspace does this when it is made, before any capture can need it."""
-    ws = _CAPTURE_WORKSPACES.get(device)
-    if ws is None or ws.numel() < words:
-        if ws is not None:
-            _RETIRED.append(ws)
-        _CAPTURE_WORKSPACES[device] = _zeros(device, words)
-
-
-def workspace(device: int, words: int):
-    """The workspace of a launch on ``device``'s current torch stream, at least ``words`` int32: zeroed when it is
-    allocated (or grown), then the kernels' own (each leaves its flags at zero). One per stream, so launches on
-    different streams never share one; launches captured in CUDA graphs share one per device, allocated with the
-    plan (graphs that replay at the same time on different streams must not both hold such a kernel)."""
-    import torch
-
-    stream = torch._C._cuda_getCurrentRawStream(device)
-    ws = _WORKSPACES.get((device, stream))
-    if ws is not None and ws.numel() >= words:
-        return ws
-    if torch.cuda.is_current_stream_capturing():
-        ws = _CAPTURE_WORKSPACES.get(device)
-        if ws is None or ws.numel() < words:
-            raise UnsupportedError("a kernel with a workspace (phase 11) must be called once outside CUDA-graph capture "
-                                   "first: its plan allocates the workspace that captured launches use")
-        return ws
-    if ws is not None:
-        _RETIRED.append(ws)
-    ws = _WORKSPACES[(device, stream)] = _zeros(device, words)
-    return ws
-
-
-def with_workspace(fn, words: int):
-    """``fn(a, b, c, w)`` as the plans call it, ``(a, b, c)``, with the workspace of ``a``'s device and stream."""
-
-    def call(a, b, c):
-        return fn(a, b, c, workspace(a.get_device(), words))
-
-    call.compiled = fn
-    return call
 
 
 def plan_for(a, phase="5", config=None, arch: str | None = None, operands: Operands = WORKLOG) -> Plan:
