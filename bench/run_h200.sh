@@ -21,7 +21,8 @@
 #                                            bash bench/run_h200.sh pdl2       # decode tuned and benched after it
 #                                            bash bench/run_h200.sh pdl3       # tune's margin: decode, no-regression; PDL sanitized
 #                                            bash bench/run_h200.sh tokens16   # token tiles in steps of 16: the picks they moved
-#                                            bash bench/run_h200.sh tokens16-checks  # their GPU tests, held-out sets (not run yet)
+#                                            bash bench/run_h200.sh tokens16-checks  # their GPU checks, held-out sets
+#                                            bash bench/run_h200.sh stream-k   # phase 11 at a58f7fa (reverted)
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -311,13 +312,28 @@ tokens16)
     > "$OUT/tokens16.log" 2>&1; tail -3 "$OUT/tokens16.log"
   ;;
 tokens16-checks)
-  # 22. (not run yet: the session's device time ran out) the GPU tests of the new token widths; the held-out sets
-  #     whose picks they moved, model picks, cold L2
-  timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py \
+  # 22. (run 2026-12-03) the GPU tests, the four sanitizers and the stress run of the new token widths; the held-out
+  #     sets with the model's picks, cold L2; Nsight Compute on the weight stream (bench/results/h200_2026-12-03_runs.tar.gz)
+  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py \
     -k "bn144 or bn80 or bn240 or bn176" 2>&1 | tail -3 | tee "$OUT/gpu_tests_tokens16.log"
+  C="--config 10:bn=144,bk=64,split_k=1 --config 10:bm=128,bn=144,bk=64,stages=6,split_k=1,cluster_m=2
+     --config 10:bm=128,bn=80,stages=4 --config 10:bm=128,bn=240,bk=64,stages=4,split_k=3
+     --config 10:bm=128,bn=176,bk=64,stages=5,split_k=4"
+  timeout 150 python3 bench/sanitize.py --phases none $C --shapes 200,1032,520 80,3000,8200 --deadline 110 --jobs 4 \
+    --out "$OUT/sanitize" 2>&1 | tail -12
+  timeout 60 python3 bench/stress.py --phases none $C --shapes 144,1024,768 80,3000,520 240,512,4096 --calls 200 \
+    --thread-calls 100 --timeout 50 --out "$OUT/stress" 2>&1 | tail -6
   for s in heldout3 heldout heldout4 heldout2; do
-    timeout 60 python3 -m cute_gemm bench --set $s --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    timeout 75 python3 -m cute_gemm bench --set $s --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
       --quiet --no-plot --out "$OUT/${s}_bench.json" 2>&1 | tail -1
   done
+  ;;
+stream-k)
+  # 23. phase 11 (stream-K through a workspace), measured and reverted: run on a checkout of a58f7fa
+  timeout 200 python3 -m cute_gemm bench --shapes 128,4096,14336 144,6144,6144 72,9216,9216 16,4096,14336 \
+    --phases 10 --config 10:bn=128,stages=4 --config 11:bn=128,stages=4 --config 11:bn=128,stages=4,sm_count=128 \
+    --config 11:bm=128,bn=128,bk=64,stages=7,sm_count=128 --config 11:bm=128,bn=144,bk=64,stages=6,sm_count=96 \
+    --config 11:bm=128,bn=144,bk=64,stages=6 --config 11:bn=80,stages=6 --config 11:bm=128,bn=80,stages=4 \
+    --config 11:bn=16 --best --peers cublas,cublaslt --cold-l2 --rounds 3 --no-plot --out "$OUT/p11_bench.json"
   ;;
 esac
