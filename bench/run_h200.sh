@@ -313,7 +313,7 @@ tokens16)
   ;;
 tokens16-checks)
   # 22. (run 2026-12-03) the GPU tests, the four sanitizers and the stress run of the new token widths; the held-out
-  #     sets with the model's picks, cold L2; Nsight Compute on the weight stream (bench/results/h200_2026-12-03_runs.tar.gz)
+  #     sets with the model's picks, cold L2; Nsight Compute on the weight stream (bench/results/h200_2026-12-03_runs.tar.xz)
   timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py \
     -k "bn144 or bn80 or bn240 or bn176" 2>&1 | tail -3 | tee "$OUT/gpu_tests_tokens16.log"
   C="--config 10:bn=144,bk=64,split_k=1 --config 10:bm=128,bn=144,bk=64,stages=6,split_k=1,cluster_m=2
