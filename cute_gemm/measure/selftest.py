@@ -63,7 +63,7 @@ def gpu_description() -> tuple[bool, str]:
 
 # the configs besides each phase's default that a check runs: what ``phase="best"`` runs on sm100 (the
 # persistent phases with programmatic dependent launch); a case's key is then "sm100:7 use_pdl=True"
-VARIANTS = {"6": "use_pdl=True", "7": "use_pdl=True"}
+VARIANTS = {"6": ("use_pdl=True",), "7": ("use_pdl=True",)}
 
 
 def cases(phases: list[str] | None = None, shapes=SHAPES) -> list[tuple]:
@@ -74,7 +74,7 @@ def cases(phases: list[str] | None = None, shapes=SHAPES) -> list[tuple]:
 
     out = []
     for e in entries_for("sm100", phases):
-        for over in ("", VARIANTS.get(e.phase, "")) if e.phase in VARIANTS else ("",):
+        for over in ("", *VARIANTS.get(e.phase, ())):
             kernel = e.make(e.configured(over) if over else None)
             for p, note in shapes:
                 why = kernel.can_implement(p.m, p.n, p.k)

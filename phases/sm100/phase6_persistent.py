@@ -94,6 +94,7 @@ from cutlass.tensor_utils import LayoutEnum
 from phases import operands
 from phases.base import GemmPhase, TileConfig
 from phases.cluster import require_cluster_dims
+from phases.pdl import pdl_launch_dependents, pdl_wait
 from phases.raster import ceil_div, persistent_clusters
 from phases.raster import grouped_tile_coord as grouped_pair_tile  # tiles_m = pair rows
 from phases.sm100 import common
@@ -308,10 +309,7 @@ class Sm100Phase6(common.Guarded, GemmPhase):
             tma_atom_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 3), cute.group_modes(tCgB, 0, 3)
         )
 
-        if cutlass.const_expr(c.use_pdl):
-            # launched early (programmatic dependent launch): the prologue above overlapped the previous
-            # kernel's tail; no thread touches global memory before that kernel has finished and flushed
-            cute.arch.griddepcontrol_wait()
+        pdl_wait(c)  # launched early (use_pdl): no global access before the previous kernel has finished
 
         k_tiles = cute.size(gA, mode=[3])
         if warp_idx == TMA_WARP:
@@ -364,5 +362,4 @@ class Sm100Phase6(common.Guarded, GemmPhase):
 
                 # every epilogue warp's tcgen05.ld is done before the columns are freed
                 common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps))
-                if cutlass.const_expr(c.use_pdl):
-                    cute.arch.griddepcontrol_launch_dependents()  # this CTA's tiles are stored: the next kernel may start
+                pdl_launch_dependents(c)  # this CTA's tiles are stored: the next kernel may start

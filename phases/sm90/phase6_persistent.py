@@ -61,6 +61,7 @@ from cutlass.tensor_utils import LayoutEnum
 from phases import operands
 from phases.base import GemmPhase
 from phases.cluster import require_cluster_dims
+from phases.pdl import pdl_launch_dependents, pdl_wait
 from phases.raster import ceil_div, persistent_clusters
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
@@ -279,20 +280,3 @@ class Sm90Phase6(GemmPhase):
             if store_thread:
                 cute.arch.cp_async_bulk_wait_group(0, read=True)  # smem must outlive the stores' reads
 
-
-@cute.jit
-def pdl_wait(cfg: cutlass.Constexpr):
-    """With ``use_pdl``: the launch may have started while the previous kernel of the stream was still
-    running (its CTAs take SMs as that kernel's CTAs leave them); everything before this -- barrier init,
-    tensor-map prefetch, the schedule -- overlapped its tail, and no thread touches global memory before
-    that kernel has finished and flushed (``griddepcontrol.wait``). Without it, nothing."""
-    if cutlass.const_expr(cfg.use_pdl):
-        cute.arch.griddepcontrol_wait()
-
-
-@cute.jit
-def pdl_launch_dependents(cfg: cutlass.Constexpr):
-    """With ``use_pdl``: this CTA's last mainloop is done, the next kernel of the stream may launch
-    (``griddepcontrol.launch_dependents``; it still waits for this one to finish before its first access)."""
-    if cutlass.const_expr(cfg.use_pdl):
-        cute.arch.griddepcontrol_launch_dependents()

@@ -49,7 +49,8 @@ from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div, stream_k_schedule
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
-from phases.sm90.phase6_persistent import Sm90Phase6, Sm90Phase6Config, pdl_launch_dependents, pdl_wait
+from phases.pdl import pdl_launch_dependents, pdl_wait
+from phases.sm90.phase6_persistent import Sm90Phase6, Sm90Phase6Config
 
 
 @dataclasses.dataclass(frozen=True)

@@ -59,7 +59,8 @@ from phases.cluster import require_cluster_dims
 from phases.raster import ceil_div
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
-from phases.sm90.phase6_persistent import Sm90Phase6, Sm90Phase6Config, pdl_launch_dependents, pdl_wait
+from phases.pdl import pdl_launch_dependents, pdl_wait
+from phases.sm90.phase6_persistent import Sm90Phase6, Sm90Phase6Config
 
 # named barriers (0 is __syncthreads): 1 the epilogue's slab barrier (one warpgroup at a time),
 # 3 + w "warpgroup w may issue its mainloop", 5 + w "warpgroup w may run its epilogue"

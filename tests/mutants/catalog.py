@@ -241,13 +241,13 @@ MUTANTS = [
        "            cute.arch.griddepcontrol_wait()\n",
        "            if warp_idx != TMA_WARP:\n                cute.arch.griddepcontrol_wait()\n",
        note="the TMA warp loads before griddepcontrol.wait: it may read what the previous kernel still writes"),
-    # the persistent phases with use_pdl (phase="best"'s candidates); the phases' own checks run them with it
+    # the persistent phases with use_pdl (phase="best"'s candidates; phases.pdl's helpers, as in sm90's 6-8); the
+    # phases' own checks run them with it
     _m("persistent-pdl-no-wait", "programmatic dependent launch", "6", P + "phase6_persistent.py",
-       "            cute.arch.griddepcontrol_wait()\n", "            pass\n",
+       "        pdl_wait(c)  #", "        pass  #",
        note="use_pdl: launched early, and nothing waits for the previous kernel before the loads and stores"),
     _m("persistent-pdl-wait-not-in-producer", "programmatic dependent launch", "7", P + "phase7_stream_k.py",
-       "            cute.arch.griddepcontrol_wait()\n",
-       "            if warp_idx != TMA_WARP:\n                cute.arch.griddepcontrol_wait()\n",
+       "        pdl_wait(c)  #", "        if warp_idx != TMA_WARP:\n            pdl_wait(c)\n        #",
        note="use_pdl: the TMA warp loads before griddepcontrol.wait: it may read what the previous kernel still writes"),
     _m("swap-lines-rows", "swap-AB C^T store", "10", P9,
        "lines = BM if row_major else BN", "lines = BM",

@@ -207,10 +207,10 @@ MUTANTS = [
               ("            cute.arch.setmaxregister_increase(self.consumer_regs)\n",
                "            cute.arch.setmaxregister_increase(self.consumer_regs)\n"
                "            if cutlass.const_expr(cfg.use_pdl):\n                cute.arch.griddepcontrol_wait()\n"))),
-    # the persistent phases' (phase 6's helper, used by 7 and 8; what phase="best" runs); on the GPU the chained
+    # the persistent phases' (phases.pdl's helpers, called by 6-8; what phase="best" runs); on the GPU the chained
     # launches, the second reading the first's output
     _m("persistent-pdl-no-wait", "PDL order", "6", P + "phase6_persistent.py",
-       "        cute.arch.griddepcontrol_wait()\n", "        pass\n",
+       "        pdl_wait(cfg)\n", "        pass\n",
        gpu=PDL_GPU,
        note="use_pdl: launched early, and nothing waits for the previous kernel before the first loads and stores"),
     _m("persistent-pdl-wait-in-consumers", "PDL order", "7", P + "phase7_stream_k.py", "", "",
