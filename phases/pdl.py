@@ -1,7 +1,7 @@
 """Programmatic dependent launch in the kernels of both ladders (a config with ``use_pdl``): the two points
 of the protocol, written once. A kernel launched with it may start while the previous kernel of its stream is
 still running; it calls ``pdl_wait`` before its first global access and ``pdl_launch_dependents`` once its
-CTA's work is done (sm90 phases 6-8, sm100 phases 6-7)."""
+CTA's work is done (sm90 phases 6-10, sm100 phases 6, 7, 9 and 10)."""
 
 import cutlass
 import cutlass.cute as cute

@@ -48,6 +48,7 @@ from cutlass.tensor_utils import LayoutEnum
 from phases import operands
 from phases.base import GemmPhase, TileConfig
 from phases.cluster import add_in_rank_order, require_cluster_dims
+from phases.pdl import pdl_launch_dependents, pdl_wait
 from phases.raster import ceil_div, grouped_tile_coord
 from phases.sm100 import common
 from phases.sm100 import common_tma as ct
@@ -220,10 +221,9 @@ class Sm100Phase9(GemmPhase):
             tma_atom_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 3), cute.group_modes(tCgB, 0, 3)
         )
 
-        if cutlass.const_expr(c.use_pdl):
-            # launched early (programmatic dependent launch): the prologue above overlapped the previous
-            # kernel's tail; no thread touches global memory before that kernel has finished and flushed
-            cute.arch.griddepcontrol_wait()
+        # launched early (programmatic dependent launch, ``use_pdl``): the prologue above overlapped the previous
+        # kernel's tail; no thread touches global memory before that kernel has finished and flushed
+        pdl_wait(c)
 
         if warp_idx == TMA_WARP:
             # --- producer warp: this CTA's k-tiles only ---
@@ -259,8 +259,7 @@ class Sm100Phase9(GemmPhase):
                 acc_full.release()
                 common.free_tmem(tmem, tmem_ptr, pipeline.NamedBarrier(barrier_id=2, num_threads=32 * c.epi_warps))
 
-        if cutlass.const_expr(c.use_pdl):
-            cute.arch.griddepcontrol_launch_dependents()  # this CTA's mainloop is done: the next kernel may start
+        pdl_launch_dependents(c)  # this CTA's mainloop is done: the next kernel may start
         # --- every partial tile of the cluster is in smem and visible (release / acquire at cluster scope) ---
         cute.arch.cluster_arrive()
         cute.arch.cluster_wait()

@@ -55,6 +55,7 @@ from cutlass.tensor_utils import LayoutEnum
 from phases import operands
 from phases.base import GemmPhase
 from phases.cluster import add_in_rank_order, require_cluster_dims
+from phases.pdl import pdl_launch_dependents, pdl_wait
 from phases.raster import ceil_div
 from phases.sm90 import common
 from phases.sm90 import common_tma as ct
@@ -242,10 +243,9 @@ class Sm90Phase9(GemmPhase):
             cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2),
         )
 
-        if cutlass.const_expr(cfg.use_pdl):
-            # launched early (programmatic dependent launch): the prologue above overlapped the previous
-            # kernel's tail; no global memory access before that kernel has finished and flushed
-            cute.arch.griddepcontrol_wait()
+        # launched early (programmatic dependent launch, ``use_pdl``): the prologue above overlapped the previous
+        # kernel's tail; no global memory access before that kernel has finished and flushed
+        pdl_wait(cfg)
 
         warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
         mma_tidx = tidx - common.WARPGROUP_THREADS
@@ -283,8 +283,7 @@ class Sm90Phase9(GemmPhase):
                 read_state, release_state = ct.mma_k_tiles(
                     ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count
                 )
-            if cutlass.const_expr(cfg.use_pdl):
-                cute.arch.griddepcontrol_launch_dependents()  # the next kernel may start its prologue
+            pdl_launch_dependents(cfg)  # the next kernel may start its prologue
             if cutlass.const_expr(self.register_epilogue()):
                 # no split, fp32 C: phase 3's register epilogue, nothing to add up
                 common.store_acc_to_gmem(tiled_mma, mma_tidx, acc, mC, (BM, BN), m_tile, n_tile)

@@ -238,8 +238,8 @@ MUTANTS = [
        "sP, tidx, k_count > 0, c.epi_warps)", "sP, tidx, True, c.epi_warps)",
        note="a CTA whose K range is empty drains a TMEM accumulator no MMA wrote instead of writing zeros"),
     _m("pdl-wait-not-in-producer", "programmatic dependent launch", "10", P9,
-       "            cute.arch.griddepcontrol_wait()\n",
-       "            if warp_idx != TMA_WARP:\n                cute.arch.griddepcontrol_wait()\n",
+       "        pdl_wait(c)\n",
+       "        if warp_idx != TMA_WARP:\n            pdl_wait(c)\n",
        note="the TMA warp loads before griddepcontrol.wait: it may read what the previous kernel still writes"),
     # the persistent phases with use_pdl (phase="best"'s candidates; phases.pdl's helpers, as in sm90's 6-8); the
     # phases' own checks run them with it

@@ -77,10 +77,6 @@ WIDE_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs a
 
 PDL_GPU = ("tests/test_gpu_phases.py", "-k", "persistent_phases_with_pdl")
 
-_PDL_WAIT = ("        if cutlass.const_expr(cfg.use_pdl):\n"
-             "            # launched early (programmatic dependent launch): the prologue above overlapped the previous\n"
-             "            # kernel's tail; no global memory access before that kernel has finished and flushed\n"
-             "            cute.arch.griddepcontrol_wait()\n")
 
 MUTANTS = [
     # --- the two races of the independent run: proxy fence after the barrier, wgmma wait depth -----------
@@ -199,14 +195,13 @@ MUTANTS = [
        note="the last rank's share runs past the tile: it adds lines of the next tile's rows and stores them there"),
     # --- programmatic dependent launch ------------------------------------------------------------------
     _m("pdl-no-wait", "PDL order", "10", P + "phase9_split_k.py",
-       "            cute.arch.griddepcontrol_wait()\n", "            pass\n", fast="rule:griddepcontrol",
+       "        pdl_wait(cfg)\n", "        pass\n", fast="rule:griddepcontrol",
        note="launched early, and nothing waits for the previous kernel"),
     _m("pdl-wait-in-consumers", "PDL order", "10", P + "phase9_split_k.py", "", "",
        note="griddepcontrol.wait moved to the consumers: the producer's first loads run before it",
-       parts=((_PDL_WAIT, ""),
+       parts=(("        pdl_wait(cfg)\n\n        warp_group_idx", "\n        warp_group_idx"),
               ("            cute.arch.setmaxregister_increase(self.consumer_regs)\n",
-               "            cute.arch.setmaxregister_increase(self.consumer_regs)\n"
-               "            if cutlass.const_expr(cfg.use_pdl):\n                cute.arch.griddepcontrol_wait()\n"))),
+               "            cute.arch.setmaxregister_increase(self.consumer_regs)\n            pdl_wait(cfg)\n"))),
     # the persistent phases' (phases.pdl's helpers, called by 6-8; what phase="best" runs); on the GPU the chained
     # launches, the second reading the first's output
     _m("persistent-pdl-no-wait", "PDL order", "6", P + "phase6_persistent.py",
