@@ -1,11 +1,13 @@
 """Measure what ``phase="best"`` chooses among: per shape, the model's cheapest candidates, timed together.
 
-    python bench/candidates.py --shapes 208,6144,8192 232,4608,9216 [--top 8] [--config 10:bm=192,bn=112 ...]
+    python bench/candidates.py --shapes 208,6144,8192 232,4608,9216 [--top 8] [--families] [--config 10:bm=192,bn=112 ...]
                                [--out bench/results/latest_candidates.json] [--bench-out FULL.json] [--note TEXT]
 
 For each shape, one ``cute-gemm bench`` run (cold L2, CUDA graphs, interleaved rounds, every kernel checked
 against cuBLASLt and float64 first) of phase 7, ``best``, cuBLAS, cuBLASLt and the ``--top`` candidates that
-``cute_gemm.runtime.choose.explain`` ranks cheapest for it, plus every ``--config`` given. Every kernel of a
+``cute_gemm.runtime.choose.explain`` ranks cheapest for it, with ``--families`` also the cheapest of every family
+(``family``: phase 9, or phase 10 by weight-tile rows; split or not; multicast or not) -- a refit needs the kernels the model ranks low
+timed too, or it can only confirm its own ranking -- plus every ``--config`` given. Every kernel of a
 shape is timed in that shape's run only, so the table compares kernels measured side by side. ``--out`` is a
 candidates file (``cute-gemm/best-candidates-v1``: per kernel its shape, phase, config, measured and modelled
 microseconds and the faster vendor's, small enough to commit; ``cute_gemm.measure.tune.compact``) that
@@ -34,25 +36,44 @@ def spec_of(row) -> str:
     return row["phase"] + ":" + ",".join(f"{k}={v}" for k, v in over.items()) if over else row["phase"]
 
 
-def plan(shape, top: int, extra: list[str]) -> list[str]:
+def family(row) -> tuple | None:
+    """What kind of kernel an ``explain`` row is: (phase, tile rows of phase 10's weight tiles, split K or not,
+    multicast or not); None for the persistent phases (phase 7 is timed at every shape anyway)."""
+    cfg = row["config"]
+    if row["phase"] not in ("9", "10"):
+        return None
+    return (row["phase"], cfg.bm if row["phase"] == "10" else None, cfg.split_k > 1, getattr(cfg, "cluster_m", 1) > 1)
+
+
+def plan(shape, top: int, extra: list[str], families: bool = False) -> list[str]:
     """The ``--config`` specs measured at ``shape``: the model's ``top`` cheapest (phase 7's default aside:
-    it runs as a phase), then ``extra``, each once."""
+    it runs as a phase), with ``families`` then the cheapest of each family not yet among them, then ``extra``,
+    each once."""
     from cute_gemm.runtime import choose
 
+    rows = choose.explain("sm90", shape.m, shape.n, shape.k)
     specs = []
-    for row in choose.explain("sm90", shape.m, shape.n, shape.k):
+    for row in rows:
+        if len(specs) >= top:
+            break
         spec = spec_of(row)
         if spec != "7" and spec not in specs:
             specs.append(spec)
-        if len(specs) == top:
-            break
+    if families:
+        seen = {None} | {family(r) for r in rows if spec_of(r) in specs}
+        for row in rows:  # cheapest first: the first row of a family is its cheapest
+            if family(row) not in seen:
+                seen.add(family(row))
+                specs.append(spec_of(row))
     return specs + [s for s in extra if s not in specs]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", nargs="+", type=shape_arg, required=True, metavar="M,N,K")
-    ap.add_argument("--top", type=int, default=8, help="the model's cheapest candidates per shape (default 8)")
+    ap.add_argument("--top", type=int, default=8, help="the model's cheapest candidates per shape (default 8; 0: only best, phase 7 and --config)")
+    ap.add_argument("--families", action="store_true",
+                    help="also time the model's cheapest candidate of every family (phase, tile rows, split, multicast)")
     ap.add_argument("--config", action="append", default=[], metavar="PHASE:FIELD=V[,FIELD=V][@M,N,K]",
                     help="also time this config at every shape, or with @M,N,K at that shape only (repeatable)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds per shape (default 5)")
@@ -82,7 +103,7 @@ def main(argv=None) -> int:
         return 2
     parts = []
     for i, shape in enumerate(args.shapes):
-        specs = plan(shape, args.top, [spec for spec, at in extra if at in (None, shape)])
+        specs = plan(shape, args.top, [spec for spec, at in extra if at in (None, shape)], args.families)
         print(f"[{i + 1}/{len(args.shapes)}] {shape}: {len(specs)} candidates", file=sys.stderr, flush=True)
         variants = [steps.parse_variant(s, "sm90") for s in specs if ":" in s]
         plain = [registry.get("sm90", "7")] + [registry.get("sm90", s) for s in specs if ":" not in s]

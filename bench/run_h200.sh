@@ -23,6 +23,11 @@
 #                                            bash bench/run_h200.sh tokens16   # token tiles in steps of 16: the picks they moved
 #                                            bash bench/run_h200.sh tokens16-checks  # their GPU checks, held-out sets
 #                                            bash bench/run_h200.sh stream-k   # phase 11 at a58f7fa (reverted)
+#                                            bash bench/run_h200.sh families1  # 72-248 tokens: every family's cheapest
+#                                            bash bench/run_h200.sh families2  # (the second half of the shapes)
+#                                            bash bench/run_h200.sh families3  # 24 more (4 of them from the held-out sets)
+#                                            bash bench/run_h200.sh model5     # the refit: old and new picks, heldout5, decode
+#                                            bash bench/run_h200.sh model5-sets # the held-out and unlisted sets after it
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -335,5 +340,48 @@ stream-k)
     --config 11:bm=128,bn=128,bk=64,stages=7,sm_count=128 --config 11:bm=128,bn=144,bk=64,stages=6,sm_count=96 \
     --config 11:bm=128,bn=144,bk=64,stages=6 --config 11:bn=80,stages=6 --config 11:bm=128,bn=80,stages=4 \
     --config 11:bn=16 --best --peers cublas,cublaslt --cold-l2 --rounds 3 --no-plot --out "$OUT/p11_bench.json"
+  ;;
+families1|families2|families3)
+  # 24. 72-248 tokens, 16 shapes never measured before (layer widths of 7B-70B models), in two calls of 8: per shape
+  #     the model's 2 cheapest and the cheapest of every family (bench/candidates.py --families), what a refit reads
+  if [ "$1" = families1 ]; then
+    S="96,14336,4096 152,4096,14336 200,10240,8192 88,13824,5120 136,7168,5120 168,18944,3584 248,4608,3584 144,27648,5120"
+  elif [ "$1" = families3 ]; then  # 24 more, 8 of them the held-out sets' weakest, after families1-2 came back
+    S="72,6144,8192 144,3584,4608 160,4608,3584 176,8192,28672 192,14336,4096 208,2560,10240 240,7168,7168
+       80,28672,8192 112,8192,28672 152,5120,5120 168,10240,8192 184,4096,14336 200,3072,8192 248,13824,5120
+       120,13824,5120 88,8192,8192 72,9216,9216 232,2048,5632 192,5120,27648 216,10240,8192 144,9216,3584
+       160,9728,4096 136,10240,5120 144,6144,6144"
+  else
+    S="120,6144,4096 232,8192,8192 104,5120,13824 216,3584,18944 80,8192,3072 112,3072,8192 224,14336,4096 184,6144,2048"
+  fi
+  timeout 560 python3 bench/candidates.py --shapes $S --top 2 --families --rounds 3 --out "$OUT/$1.json" \
+    --note "72-248 tokens: the model's 2 cheapest and every family's cheapest" > "$OUT/$1.log" 2>&1; tail -3 "$OUT/$1.log"
+  ;;
+model5)
+  # 25. after the refit to families1-3 (swap_factor 0.85, split_body 0.05, no multicast past K = 5120): per shape the
+  #     new pick (best) beside the old one (--config ...@shape), at the 11 shapes of the named sets whose pick moved,
+  #     then heldout5 (chosen before this run; the old pick only where it differs); then the decode set as a whole
+  timeout 330 python3 bench/candidates.py --top 0 --rounds 5 --shapes 256,4096,4096 1,8192,8192 16,8192,8192 64,8192,8192 128,8192,8192 200,5120,5120 144,6144,6144\
+    12,6912,9216 104,7680,7680 16,7168,18432 216,10240,8192 8,13824,5120 40,6144,4096 56,10240,8192\
+    72,14336,4096 96,3584,18944 120,9216,9216 144,4096,11008 168,5120,13824 192,9216,3072 216,6144,6144\
+    232,11008,4096 248,7168,5120 \
+    --config 10:bn=256,bk=64,stages=5@256,4096,4096 --config 10:bm=128,bn=8,stages=6@1,8192,8192 --config \
+    10:bm=128,stages=6@16,8192,8192 --config 10:bm=128,bn=64,stages=4@64,8192,8192 --config \
+    10:bm=128,bn=128,bk=64,stages=7@128,8192,8192 --config 10:bm=192,bn=112,bk=64,stages=5@200,5120,5120 --config \
+    10:bm=128,bn=144,bk=64,stages=6@144,6144,6144 --config 10:bm=128,stages=6@12,6912,9216 --config \
+    10:bm=128,bn=112,bk=64,stages=7@104,7680,7680 --config 10:bm=128,stages=6@16,7168,18432 --config \
+    10:bm=128,bn=224,bk=64,stages=5,cluster_m=4,split_k=1@216,10240,8192 --config \
+    10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1@120,9216,9216 \
+    --out "$OUT/model5.json" --bench-out "$OUT/model5_bench.json" --note "the refit: new pick (best) and old pick per shape" \
+    > "$OUT/model5.log" 2>&1; tail -2 "$OUT/model5.log"
+  timeout 200 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/decode_bench.json" 2>&1 | tail -1
+  ;;
+model5-sets)
+  # 26. the held-out sets and the unlisted set with the refit model's picks (no tuned table), cold L2, 5 rounds
+  for s in heldout heldout2 heldout3 heldout4 unlisted; do
+    timeout 70 python3 -m cute_gemm bench --set $s --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+      --quiet --no-plot --out "$OUT/${s}_bench.json" 2>&1 | tail -1
+  done
   ;;
 esac

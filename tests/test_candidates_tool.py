@@ -35,6 +35,24 @@ def test_plan_is_the_models_cheapest_then_the_extras_once():
     assert specs.count("10:bm=192,bn=112,bk=64,stages=5") == 1 and specs[-1] == "9:split_k=4"
 
 
+def test_families_add_each_familys_cheapest_once():
+    """--families: after the model's cheapest, the cheapest candidate of every family (phase 9; phase 10 by weight-tile
+    rows, split or not, multicast or not) that is not yet among them -- what a refit needs timed."""
+    shape = Problem(160, 9728, 4096)
+    rows = choose.explain("sm90", 160, 9728, 4096)
+    specs = cand.plan(shape, 2, [], families=True)
+    assert specs[:2] == cand.plan(shape, 2, [])
+    fams = {cand.family(r) for r in rows} - {None}
+    by_spec = {cand.spec_of(r): cand.family(r) for r in rows}
+    assert {by_spec[s] for s in specs} == fams  # every family is there
+    first = {}
+    for r in rows:  # the cheapest of each family
+        first.setdefault(cand.family(r), cand.spec_of(r))
+    assert all(first[f] in specs for f in fams if f not in {by_spec[s] for s in specs[:2]})
+    assert len(specs) == len(set(specs)) and all(not s.startswith(("7", "8")) for s in specs)
+    assert cand.plan(shape, 0, ["9:split_k=4"]) == ["9:split_k=4"]
+
+
 def test_config_at_a_shape():
     assert cand._at("10:bm=192@208,6144,8192") == ("10:bm=192", Problem(208, 6144, 8192))
     assert cand._at("10:bm=192") == ("10:bm=192", None)

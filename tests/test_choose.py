@@ -155,6 +155,27 @@ def test_three_way_splits_count_the_clusters_of_three_that_fit():
     assert cost[5120] > 1.5 * cost[4992]
 
 
+def test_no_token_multicast_past_k_5120():
+    """The token tile's multicast over weight tiles won by a margin at four shapes of K <= 5120 (200x11000x3000 0.87x
+    the best unicast) and at none of 21 with K >= 6144 (200x10240x8192 and 216x10240x8192: 72.7 / 74.9 us against
+    64.5 / 64.4 for 192 x 112 tiles): not offered there."""
+    assert any(c["cluster_m"] > 1 for p, c in choose.split_candidates(200, 11000, 3000) if p == "10")
+    assert not any(c["cluster_m"] > 1 for p, c in choose.split_candidates(200, 10240, 8192) if p == "10")
+    phase, cfg = choose.pick("sm90", 216, 10240, 8192)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k, cfg.cluster_m) == (192, 112, 1, 1)
+
+
+def test_a_split_costs_more_than_its_reduce():
+    """64 weight rows whole against 128 rows split in two (the same CTAs, bytes and MMAs per CTA): the whole tile
+    measured faster at 48 of 53 pairs (1.07x geomean; 144x6144x6144: 23.9 us against 27.4), so the model charges a split
+    ``split_body`` on its k-loop besides the reduce."""
+    assert choose.MACHINE.split_body > 0
+    phase, cfg = choose.pick("sm90", 144, 6144, 6144)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (64, 144, 1)
+    rows = {r["label"]: r["cost"] for r in choose.explain("sm90", 144, 6144, 6144)}
+    assert rows["10 bn=144 bk=64 split_k=1"] < rows["10 bm=128 bn=144 bk=64 stages=6"]
+
+
 def test_a_pick_is_a_lookup_after_the_first():
     choose.pick("sm90", 48, 8192, 8192)
     t0 = time.perf_counter()

@@ -46,6 +46,11 @@ SETS = {
     "heldout4": tuple(Problem(*s) for s in ((16, 7168, 18432), (56, 14336, 3584), (88, 3584, 14336), (120, 6144, 16384),
                                             (144, 9216, 3584), (168, 4096, 6144), (200, 2560, 6912), (216, 10240, 8192),
                                             (240, 3072, 3072), (8, 5120, 17408), (184, 1536, 4096), (256, 5632, 2048))),
+    # and 12 more, chosen after the model's refit to every family's cheapest at 40 shapes of 72-248 tokens
+    # (2026-12-03), before they were measured
+    "heldout5": tuple(Problem(*s) for s in ((8, 13824, 5120), (40, 6144, 4096), (56, 10240, 8192), (72, 14336, 4096),
+                                            (96, 3584, 18944), (120, 9216, 9216), (144, 4096, 11008), (168, 5120, 13824),
+                                            (192, 9216, 3072), (216, 6144, 6144), (232, 11008, 4096), (248, 7168, 5120))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -57,6 +62,8 @@ SET_HELP = {
     "heldout2": "12 more (M 8..224), chosen after the heldout run and the fixes it led to, before they were measured",
     "heldout3": "12 more (M 40..248), chosen after the three-warpgroup tiles and 3-way splits, before they were measured",
     "heldout4": "12 more (M 8..256), chosen with `cute-gemm tune`, before they were measured (tuned, then benched)",
+    "heldout5": "12 more (M 8..248), chosen after the refit to every family's cheapest at 72-248 tokens, before they "
+                "were measured",
 }
 
 

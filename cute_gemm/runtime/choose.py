@@ -9,15 +9,17 @@ microseconds, with constants fitted to measurements on the H200 (``MACHINE``; th
 are ``bench/results/h200_*_best_candidates*.json``, the fit and its report ``bench/fit_best.py``):
 
     time = launch + (waves - 1) x wave + (max(mma, memory) + overlap x min(mma, memory)) [x swap_factor]
+           [x (1 + split_body) for a split]
            + waves x split x (split_fixed + partial tile bytes / dsmem_rate)   [phases 9, 10]
 
-(``swap_factor``: phase 10 in one wave; the fit found the model ~16% slow on it; ``mcast_gain``: phase 10's
+(``swap_factor``: phase 10 in one wave; the fits found the model 5-15% slow on it; ``split_body``: a split
+CTA's k-loop runs slower than a whole one's; ``mcast_gain``: phase 10's
 token tile multicast over ``cluster_m`` weight tiles, one wave, every token in the shared tile, x (1 - 0.25 (1 -
 1/cluster_m)).) Besides
 the fixed tile families, phase 9 gets a **wave-fitted** tile at 96 < M <= 128: 128 rows by the narrowest
 width that puts all tiles in one wave of the GPU (``wave_fitted_bn``); phase 10's token tiles hold the tokens
 in steps of 16 (``token_tiles``: and past 64 tokens also in a multiple of 32), with a second token tile
-past 128 tokens, the multicast over 2 or 4 weight tiles for token tiles of 128 or more, two CTAs per
+past 128 tokens, the multicast over 2 or 4 weight tiles for token tiles of 128 or more (K <= ``MCAST_MAX_K``), two CTAs per
 SM with 64-deep k-tiles where 128-deep ones leave too short a ring, 192-row weight tiles (three consumer
 warpgroups) for token tiles of 96 or more, and 3-way splits for token tiles of 128 or more.
 
@@ -65,9 +67,12 @@ class Machine:
     launch_us: float = 1.4  # launch, prologue, pipeline fill, epilogue of one CTA
     wave_us: float = 2.0  # each further wave of CTAs
     overlap: float = 0.6  # the smaller of mma/memory that does not hide under the larger
-    swap_factor: float = 0.95  # phase 10's time against the model's (its deep ring overlaps more: fitted)
+    # phase 10's time against the model's (its deep ring overlaps more): 0.95 fitted on 2026-12-01/02; 0.85 is the refit
+    # to those files alone, which picked better at 40 shapes of 72-248 tokens measured after them (2026-12-03)
+    swap_factor: float = 0.85
     split_us: float = 0.3  # cluster barriers of a split-K reduction, per wave
     dsmem_bytes_per_us: float = 2.0e4  # partial tile bytes reduced per us and CTA
+    split_body: float = 0.05  # a split CTA's k-loop against a whole one's (see modelled_us)
     no_pdl_us: float = 0.3  # what a launch without programmatic dependent launch pays more
     persistent_launch_us: float = 4.0  # the persistent phases' fixed cost
     # co-resident clusters per size (GPCs of unequal size: 39 of 3, not 44): a 3-way split of 40 tiles is two waves
@@ -96,6 +101,9 @@ SMEM_BYTES = 227 * 1024 - 2048  # a CTA's ring budget (barriers and alignment as
 # it measured faster (232x4608x9216: 36 x 3 CTAs of 128 x 256, 36.9 us against 48.2 for the best without it);
 # with narrower token tiles (memory-bound) it lost to the 2- and 4-way splits (1x4096x14336: 32.0 against 28.1)
 SPLITS = (1, 2, 3, 4)
+# phase 10's token multicast only where K <= this: it won by a margin at 4 shapes of K <= 5120 (200x11000x3000: 0.87x
+# the best unicast) and at none of 21 with K >= 6144 (216x10240x8192: 74.9 us against 64.4 for 192 x 112 tiles)
+MCAST_MAX_K = 5120
 PDL_MAX_FLOP = 40e9  # above this, programmatic dependent launch measured no better (or worse)
 
 # the persistent phases' candidates: (phase, config overrides, time factor); phase 8's epilogue hides
@@ -182,7 +190,7 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
                         # 128x224: 38.8 -> 32.4 / 30.6 us at cluster_m 2 / 4; 128x112: 25.3 -> 26.8 at 200x5120^2;
                         # bench/results/h200_2026-12-01_best_candidates_mcast.json)
                         # and without a split (the two together run correctly and were not measured faster)
-                        for cm in (1, 2, 4) if bm == 128 and bn >= 128 and split == 1 else (1,):
+                        for cm in (1, 2, 4) if bm == 128 and bn >= 128 and split == 1 and k <= MCAST_MAX_K else (1,):
                             if bn % (8 * cm):
                                 continue
                             out.append(("10", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split,
@@ -214,6 +222,9 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
             # 2 x 36 tiles of 128 x 128 over 4: 48.2 us, unicast 3-way split of 128 x 256 36.9)
             gain = mc.mcast_gain * (1 - 1 / cm) if bn >= m else 0.0
             body *= (mc.swap_factor * (1 - gain)) if waves == 1 else 1.0
+        # a split costs more than its reduce: 64 weight rows whole against 128 split in two (the same CTAs, bytes
+        # and MMAs per CTA) measured 1.07x faster (geomean of 53 pairs, faster at 48)
+        body *= 1 + mc.split_body * (split > 1)
         return fixed + body + reduce
     # the persistent phases: tile rounds of the busiest cluster (a split last round counts half)
     sched = kernel.schedule(m, n, k)
