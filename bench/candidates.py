@@ -42,7 +42,7 @@ def family(row) -> tuple | None:
     cfg = row["config"]
     if row["phase"] not in ("9", "10"):
         return None
-    return (row["phase"], cfg.bm if row["phase"] == "10" else None, cfg.split_k > 1, getattr(cfg, "cluster_m", 1) > 1)
+    return (row["phase"], cfg.bm if row["phase"] == "10" else None, cfg.split_k > 1, cfg.cluster_m > 1)
 
 
 def plan(shape, top: int, extra: list[str], families: bool = False) -> list[str]:
