@@ -28,6 +28,10 @@
 #                                            bash bench/run_h200.sh families3  # 24 more (4 of them from the held-out sets)
 #                                            bash bench/run_h200.sh model5     # the refit: old and new picks, heldout5, decode
 #                                            bash bench/run_h200.sh model5-sets # the held-out and unlisted sets after it
+#                                            bash bench/run_h200.sh model6     # multicast / reduce refit: moved picks, heldout6, heldout5
+#                                            bash bench/run_h200.sh families5  # heldout6's candidates, token-row alignment probes
+#                                            bash bench/run_h200.sh ring64     # 64-deep k-tiles at 64-128 tokens
+#                                            bash bench/run_h200.sh model6-sample  # the refit at random shapes whose pick moved
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -383,5 +387,81 @@ model5-sets)
     timeout 70 python3 -m cute_gemm bench --set $s --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
       --quiet --no-plot --out "$OUT/${s}_bench.json" 2>&1 | tail -1
   done
+  ;;
+model6)
+  # 27. after the multicast / split-K reduce refit (mcast_gain 0.08, 0.25 only where the token rows are not whole
+  #     128-B lines; split_us 2.0, dsmem 3e4): the 10 shapes of the named sets and candidate files whose pick moved,
+  #     new pick (best) beside the old one; then heldout6 (chosen before this run) and heldout5 as sets
+  timeout 200 python3 bench/candidates.py --top 0 --rounds 5 --shapes 72,9216,9216 136,10240,5120 144,3584,4608 \
+    144,9216,3584 160,4608,3584 168,5120,13824 176,13312,4608 184,12288,2048 216,3584,18944 232,11008,4096 \
+    --config 10:bm=192,bn=96,bk=64,stages=6@72,9216,9216 \
+    --config 10:bm=128,bn=160,bk=64,stages=6,cluster_m=4,split_k=1@136,10240,5120 --config 10:bn=144,bk=64@144,3584,4608 \
+    --config 10:bm=128,bn=160,bk=64,stages=6,cluster_m=4,split_k=1@144,9216,3584 \
+    --config 10:bn=160,bk=64,stages=4,split_k=3,ctas_per_sm=2@160,4608,3584 --config 10:bm=192,bn=96,bk=64,stages=6@168,5120,13824 \
+    --config 10:bm=128,bn=192,bk=64,stages=5,cluster_m=4,split_k=1@176,13312,4608 \
+    --config 10:bm=128,bn=192,bk=64,stages=5,cluster_m=4,split_k=1@184,12288,2048 --config 10:bn=224,bk=64,stages=6@216,3584,18944 \
+    --config 10:bm=128,bn=256,bk=64,stages=4,cluster_m=4,split_k=1@232,11008,4096 \
+    --out "$OUT/model6.json" --note "the multicast / reduce refit: new pick (best) and old pick per shape" \
+    > "$OUT/model6.log" 2>&1; tail -2 "$OUT/model6.log"
+  for s in heldout6 heldout5; do
+    timeout 90 python3 -m cute_gemm bench --set $s --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+      --quiet --no-plot --out "$OUT/${s}_bench.json" 2>&1 | tail -1
+  done
+  ;;
+families5)
+  # 28. heldout6's shapes and three token-row alignment probes (K x 2 B a multiple of 128 or not, N likewise): the
+  #     model's two cheapest, every family's cheapest, the old pick where it moved, the multicast's unicast twins
+  timeout 500 python3 bench/candidates.py --top 2 --families --rounds 3 --shapes 88,18176,4544 216,10240,2560 \
+    176,18944,3584 136,14336,3584 232,3584,14336 104,13824,5120 200,14336,5120 152,5120,14336 120,27648,5120 \
+    184,10944,2048 248,8192,3072 80,24576,6144 200,11008,3000 200,11000,4096 176,14336,2600 \
+    --config 10:bm=128,bn=224,bk=64,stages=5,cluster_m=4,split_k=1@216,10240,2560 \
+    --config 10:bm=128,bn=160,bk=64,stages=6,cluster_m=4,split_k=1@136,14336,3584 \
+    --config 10:bm=128,bn=224,bk=64,stages=5,cluster_m=4,split_k=1@200,14336,5120 \
+    --config 10:bm=128,bn=192,bk=64,stages=5,cluster_m=4,split_k=1@184,10944,2048 \
+    --config 10:bm=128,bn=224,bk=64,stages=5,cluster_m=4,split_k=1@200,11000,4096 \
+    --config 10:bm=128,bn=224,bk=64,stages=5,split_k=1@200,11000,4096 --config 10:bm=128,bn=224,bk=64,stages=5,split_k=1@200,11008,3000 \
+    --config 10:bm=128,bn=192,bk=64,stages=5,split_k=1@176,14336,2600 \
+    --out "$OUT/families5.json" --note "heldout6 and token-row alignment probes: the model's 2 cheapest, every family's cheapest, old picks, unicast twins" \
+    > "$OUT/families5.log" 2>&1; tail -2 "$OUT/families5.log"
+  ;;
+ring64)
+  # 29. the weight stream at 64-128 tokens: 64-deep k-tiles in an 8-deep ring against the picks' 128-deep in 4-7
+  #     (the same bytes in flight, twice the TMA transactions), and phase 9's unswapped 64-token tiles
+  timeout 300 python3 bench/candidates.py --top 0 --rounds 5 --shapes 128,8192,8192 120,6144,8192 112,8192,8192 \
+    128,4096,14336 64,8192,8192 64,4096,14336 \
+    --config 9:bm=64,bn=128,bk=64,stages=8,split_k=1,use_pdl=True@128,8192,8192 \
+    --config 10:bm=64,bn=128,bk=64,stages=8,split_k=1@128,8192,8192 \
+    --config 9:bm=64,bn=128,bk=64,stages=8,split_k=1,use_pdl=True@120,6144,8192 \
+    --config 10:bm=64,bn=128,bk=64,stages=8,split_k=1@120,6144,8192 \
+    --config 9:bm=64,bn=128,bk=64,stages=8,split_k=1,use_pdl=True@112,8192,8192 \
+    --config 10:bm=64,bn=112,bk=64,stages=8,split_k=1@112,8192,8192 \
+    --config 10:bm=64,bn=128,bk=64,stages=8,split_k=2@128,4096,14336 \
+    --config 10:bm=64,bn=64,bk=64,stages=8,split_k=1@64,8192,8192 \
+    --config 10:bm=64,bn=64,bk=64,stages=8,split_k=2@64,4096,14336 \
+    --out "$OUT/ring64.json" --note "64-deep k-tiles in an 8-deep ring against the picks, 64-128 tokens" \
+    > "$OUT/ring64.log" 2>&1; tail -2 "$OUT/ring64.log"
+  ;;
+model6-sample)
+  # 30. an unbiased check of the multicast / reduce refit away from the measured shapes: 308 random shapes (M 1..512,
+  #     N 2048..14336, K 2048..14336; seed 1), 29 distinct ones whose pick moved, every other one of them timed with its
+  #     old pick beside the new one
+  timeout 300 python3 bench/candidates.py --top 0 --rounds 5 --shapes 96,6144,14336 128,8192,5120 96,3072,2048 96,4096,14336 192,3072,5120 32,5120,8192 64,4096,3072 64,3072,2048 64,4096,2048 48,4096,4096 1,6144,4096 8,6144,3072 16,5120,4096 32,4096,2048 192,5120,4096 \
+    --config 10:bm=128,bn=96,stages=4@96,6144,14336 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1@128,8192,5120 \
+    --config 10:bn=96,stages=5@96,3072,2048 \
+    --config 10:bn=96,stages=5@96,4096,14336 \
+    --config 10:bn=192,bk=64,stages=7@192,3072,5120 \
+    --config 10:bm=128,bn=32,stages=5@32,5120,8192 \
+    --config 10:bn=64,stages=7@64,4096,3072 \
+    --config 10:bn=64,stages=7@64,3072,2048 \
+    --config 10:bn=64,stages=7@64,4096,2048 \
+    --config 10:bn=48@48,4096,4096 \
+    --config 10:bm=128,bn=8,stages=6@1,6144,4096 \
+    --config 10:bm=128,bn=8,stages=6@8,6144,3072 \
+    --config 10:bm=128,stages=6@16,5120,4096 \
+    --config 10:bn=32@32,4096,2048 \
+    --config 10:bm=192,bn=96,bk=64,stages=6@192,5120,4096 \
+    --out "$OUT/model6_sample.json" --note "refit check: every other random shape whose pick moved, new pick (best) and old" \
+    > "$OUT/model6_sample.log" 2>&1; tail -2 "$OUT/model6_sample.log"
   ;;
 esac

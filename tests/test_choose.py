@@ -176,6 +176,30 @@ def test_a_split_costs_more_than_its_reduce():
     assert rows["10 bn=144 bk=64 split_k=1"] < rows["10 bm=128 bn=144 bk=64 stages=6"]
 
 
+def test_token_multicast_pays_where_the_token_rows_are_not_whole_lines():
+    """The token tile's multicast against its unicast twin: 1.017x at 30 pairs whose token rows are whole 128-B lines,
+    1.15-1.27x at the 4 whose rows are not (K x 2 B not a multiple of 128). So at 232x11008x4096 the 192 x 128 tiles
+    (39.1 us) beat 128 x 256 over 4 (45.1), while at 200x11008x3000 and 176x14336x2600 the multicast is the pick
+    (30.0 / 26.8 us against 34.5 / 33.6 unicast)."""
+    assert choose.MACHINE.mcast_gain_ragged_rows > 2 * choose.MACHINE.mcast_gain
+    phase, cfg = choose.pick("sm90", 232, 11008, 4096)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.cluster_m) == (192, 128, 1)
+    for shape in ((200, 11008, 3000), (176, 14336, 2600)):
+        phase, cfg = choose.pick("sm90", *shape)
+        assert phase == "10" and cfg.cluster_m == 4, shape
+    # the same tile, one K whole lines and one not: only the ragged one gains the larger share
+    rows = {k: {r["label"]: r["cost"] for r in choose.explain("sm90", 200, 11008, k)} for k in (3008, 3000)}
+    uni, mc4 = "10 bm=128 bn=224 bk=64 stages=5 split_k=1", "10 bm=128 bn=224 bk=64 stages=5 cluster_m=4 split_k=1"
+    assert rows[3000][mc4] / rows[3000][uni] < rows[3008][mc4] / rows[3008][uni] < 1
+
+
+def test_a_big_partial_tile_reduces_faster_than_the_old_rate():
+    """168x5120x13824: 192 x 176 split 4 (108 CTAs) ran 46.5 / 45.6 us in two runs, the 192 x 96 split 2 the old rate
+    picked 56.8 / 56.9: the reduce's fixed part is larger (2 us) and its bytes go faster (3e4 B/us) than first fitted."""
+    phase, cfg = choose.pick("sm90", 168, 5120, 13824)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (192, 176, 4)
+
+
 def test_a_pick_is_a_lookup_after_the_first():
     choose.pick("sm90", 48, 8192, 8192)
     t0 = time.perf_counter()

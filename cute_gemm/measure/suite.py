@@ -51,6 +51,11 @@ SETS = {
     "heldout5": tuple(Problem(*s) for s in ((8, 13824, 5120), (40, 6144, 4096), (56, 10240, 8192), (72, 14336, 4096),
                                             (96, 3584, 18944), (120, 9216, 9216), (144, 4096, 11008), (168, 5120, 13824),
                                             (192, 9216, 3072), (216, 6144, 6144), (232, 11008, 4096), (248, 7168, 5120))),
+    # and 12 more at 80-248 tokens (the regime of heldout5's lowest), layer widths of 3B-32B models, chosen after the
+    # model's multicast and split-K reduce refit (2026-12-03), before they were measured
+    "heldout6": tuple(Problem(*s) for s in ((88, 18176, 4544), (216, 10240, 2560), (176, 18944, 3584), (136, 14336, 3584),
+                                            (232, 3584, 14336), (104, 13824, 5120), (200, 14336, 5120), (152, 5120, 14336),
+                                            (120, 27648, 5120), (184, 10944, 2048), (248, 8192, 3072), (80, 24576, 6144))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -64,6 +69,7 @@ SET_HELP = {
     "heldout4": "12 more (M 8..256), chosen with `cute-gemm tune`, before they were measured (tuned, then benched)",
     "heldout5": "12 more (M 8..248), chosen after the refit to every family's cheapest at 72-248 tokens, before they "
                 "were measured",
+    "heldout6": "12 more (M 80..248), chosen after the multicast and split-K reduce refit, before they were measured",
 }
 
 

@@ -10,12 +10,12 @@ are ``bench/results/h200_*_best_candidates*.json``, the fit and its report ``ben
 
     time = launch + (waves - 1) x wave + (max(mma, memory) + overlap x min(mma, memory)) [x swap_factor]
            [x (1 + split_body) for a split]
-           + waves x split x (split_fixed + partial tile bytes / dsmem_rate)   [phases 9, 10]
+           + waves x [split > 1] x (split_us + partial tile bytes / dsmem_rate)   [phases 9, 10]
 
 (``swap_factor``: phase 10 in one wave; the fits found the model 5-15% slow on it; ``split_body``: a split
 CTA's k-loop runs slower than a whole one's; ``mcast_gain``: phase 10's
-token tile multicast over ``cluster_m`` weight tiles, one wave, every token in the shared tile, x (1 - 0.25 (1 -
-1/cluster_m)).) Besides
+token tile multicast over ``cluster_m`` weight tiles, one wave, every token in the shared tile, x (1 - g (1 -
+1/cluster_m)), g = 0.08, or 0.25 where the token rows are not whole 128-B lines.) Besides
 the fixed tile families, phase 9 gets a **wave-fitted** tile at 96 < M <= 128: 128 rows by the narrowest
 width that puts all tiles in one wave of the GPU (``wave_fitted_bn``); phase 10's token tiles hold the tokens
 in steps of 16 (``token_tiles``: and past 64 tokens also in a multiple of 32), with a second token tile
@@ -62,7 +62,14 @@ class Machine:
     mma_flop_per_us: float = 7.0e6  # one SM's wgmma rate with 256-wide tiles (1.7 GHz x 4096 FLOP/clk)
     narrow_exponent: float = 0.5  # rate x (tile width per warpgroup / 256)^this
     hbm_bytes_per_us: float = 4.35e6
-    mcast_gain: float = 0.25  # phase 10, one wave, a >= 128-token tile multicast over cluster_m weight tiles: x (1 - this (1 - 1/cluster_m))
+    # phase 10, one wave, a >= 128-token tile multicast over cluster_m weight tiles: x (1 - this (1 - 1/cluster_m)).
+    # Against its unicast twin (same tile, H200, 2026-12-01/03): 1.017x geomean at 30 pairs whose token rows are whole
+    # 128-B lines (0.91-1.09 but one; 232x11008x4096's pick over 4 ran 45.1 us, 192 x 128 tiles unicast 39.1), 1.15-1.27x
+    # at all 4 whose rows are not (K x 2 B not a multiple of 128: every row of the token box touches one more L2
+    # sector, and the multicast loads the box once, not cluster_m times: 200x11000x3000 30.4 us against 38.8,
+    # 200x11008x3000 30.0 / 34.5, 176x14336x2600 26.8 / 33.6)
+    mcast_gain: float = 0.08
+    mcast_gain_ragged_rows: float = 0.25
     inflight_for_full_bw: float = 16e6  # bytes the resident rings must hold to keep the HBM busy
     launch_us: float = 1.4  # launch, prologue, pipeline fill, epilogue of one CTA
     wave_us: float = 2.0  # each further wave of CTAs
@@ -70,8 +77,11 @@ class Machine:
     # phase 10's time against the model's (its deep ring overlaps more): 0.95 fitted on 2026-12-01/02; 0.85 is the refit
     # to those files alone, which picked better at 40 shapes of 72-248 tokens measured after them (2026-12-03)
     swap_factor: float = 0.85
-    split_us: float = 0.3  # cluster barriers of a split-K reduction, per wave
-    dsmem_bytes_per_us: float = 2.0e4  # partial tile bytes reduced per us and CTA
+    # a split-K reduction, per wave: a fixed part (cluster barriers, the partial tile's trip through smem) and the partial
+    # tile's bytes over DSMEM. 0.3 us + 2e4 B/us overcharged big tiles (refit 2026-12-03 with 168x5120x13824: 192 x 176
+    # split 4 ran 46.5 us, the model said 57.0 and picked 192 x 96 split 2, 56.8)
+    split_us: float = 2.0
+    dsmem_bytes_per_us: float = 3.0e4
     split_body: float = 0.05  # a split CTA's k-loop against a whole one's (see modelled_us)
     no_pdl_us: float = 0.3  # what a launch without programmatic dependent launch pays more
     persistent_launch_us: float = 4.0  # the persistent phases' fixed cost
@@ -220,7 +230,10 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         if kernel.phase == "10":
             # the multicast measured a gain only with every token in the one tile it shares (232x4608x9216 in
             # 2 x 36 tiles of 128 x 128 over 4: 48.2 us, unicast 3-way split of 128 x 256 36.9)
-            gain = mc.mcast_gain * (1 - 1 / cm) if bn >= m else 0.0
+            # the token rows (A's K-major rows, or its M-major columns) in whole 128-B lines or not (see Machine)
+            row_bytes = (k if kernel.operands.a_major == "k" else m) * 2  # fp16 / bf16
+            per_cm = mc.mcast_gain_ragged_rows if row_bytes % 128 else mc.mcast_gain
+            gain = per_cm * (1 - 1 / cm) if bn >= m else 0.0
             body *= (mc.swap_factor * (1 - gain)) if waves == 1 else 1.0
         # a split costs more than its reduce: 64 weight rows whole against 128 split in two (the same CTAs, bytes
         # and MMAs per CTA) measured 1.07x faster (geomean of 53 pairs, faster at 48)
