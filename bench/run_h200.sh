@@ -442,9 +442,9 @@ ring64)
     > "$OUT/ring64.log" 2>&1; tail -2 "$OUT/ring64.log"
   ;;
 model6-sample)
-  # 30. an unbiased check of the multicast / reduce refit away from the measured shapes: 308 random shapes (M 1..512,
+  # 30. an unbiased check of the multicast / reduce refit away from the measured shapes: 300 random shapes (M 1..512,
   #     N 2048..14336, K 2048..14336; seed 1), 29 distinct ones whose pick moved, every other one of them timed with its
-  #     old pick beside the new one
+  #     old pick beside the new one (the random half of `python bench/moved_picks.py 17d9d26`'s command)
   timeout 300 python3 bench/candidates.py --top 0 --rounds 5 --shapes 96,6144,14336 128,8192,5120 96,3072,2048 96,4096,14336 192,3072,5120 32,5120,8192 64,4096,3072 64,3072,2048 64,4096,2048 48,4096,4096 1,6144,4096 8,6144,3072 16,5120,4096 32,4096,2048 192,5120,4096 \
     --config 10:bm=128,bn=96,stages=4@96,6144,14336 \
     --config 10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1@128,8192,5120 \

@@ -1,25 +1,15 @@
 """bench/candidates.py without a GPU: what it plans to time per shape, its --config parsing, the compact
 candidates file it writes from a bench document (``cute_gemm.measure.tune.compact``) (read back by bench/fit_best.py), and its refusals."""
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 
+from bench_scripts import ROOT, load_script
 from cute_gemm.measure import tune
 from cute_gemm.runtime import choose
 from cute_gemm.runtime.problem import Problem
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def load_script(name):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", os.path.join(ROOT, "bench", f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 cand = load_script("candidates")

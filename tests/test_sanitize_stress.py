@@ -3,7 +3,6 @@ documented compute-sanitizer formats (tests/fixtures/sanitizer_*_sample.log), ve
 summary table, the commands, and the stress script's schedule and memory verdicts. The GPU runs themselves
 are the scripts; one small GPU test runs the stress end to end."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -11,19 +10,11 @@ import sys
 
 import pytest
 
+from bench_scripts import ROOT, load_script
 from conftest import gpu_family
 from cute_gemm.runtime import registry
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures")
-
-
-def load_script(name):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", os.path.join(ROOT, "bench", f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
 
 
 san = load_script("sanitize")

@@ -24,7 +24,8 @@ SM with 64-deep k-tiles where 128-deep ones leave too short a ring, 192-row weig
 warpgroups) for token tiles of 96 or more, and 3-way splits for token tiles of 128 or more.
 
 The model was checked on shapes chosen *after* each fit and measured once (``cute-gemm bench --set
-heldout`` / ``heldout2`` / ``heldout3``): that, not the fit, is the evidence for shapes nobody listed.
+heldout`` ... ``heldout6``), and where a refit moved picks, old and new were timed side by side, also at random
+shapes (``bench/run_h200.sh model6-sample``): that, not the fit, is the evidence for shapes nobody listed.
 ``bench/candidates.py`` measures the cheapest candidates of any shapes side by side (what a refit reads).
 
 - ``mma``: the busiest SM's MMA work, waves x (CTAs sharing an SM) x one CTA's padded FLOPs / rate; a
