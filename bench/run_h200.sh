@@ -32,6 +32,7 @@
 #                                            bash bench/run_h200.sh families5  # heldout6's candidates, token-row alignment probes
 #                                            bash bench/run_h200.sh ring64     # 64-deep k-tiles at 64-128 tokens
 #                                            bash bench/run_h200.sh model6-sample  # the refit at random shapes whose pick moved
+#                                            bash bench/run_h200.sh ring192    # 192-deep k-tiles at the decode picks
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -463,5 +464,16 @@ model6-sample)
     --config 10:bm=192,bn=96,bk=64,stages=6@192,5120,4096 \
     --out "$OUT/model6_sample.json" --note "refit check: every other random shape whose pick moved, new pick (best) and old" \
     > "$OUT/model6_sample.log" 2>&1; tail -2 "$OUT/model6_sample.log"
+  ;;
+ring192)
+  # 31. 192-deep k-tiles in a 3-7 deep ring against the decode picks' 128-deep (fewer, larger TMA transactions
+  #     and wgmma batches per ring slot; the same or more bytes in flight)
+  timeout 300 python3 bench/candidates.py --top 0 --rounds 5 --shapes 128,4096,14336 128,8192,8192 64,4096,14336 \
+    64,8192,8192 16,8192,8192 \
+    --config 10:bn=128,bk=192,stages=3@128,4096,14336 --config 10:bn=128,bk=192,stages=3,split_k=1@128,8192,8192 \
+    --config 10:bn=64,bk=192,stages=4@64,4096,14336 --config 10:bn=64,bk=192,stages=4,split_k=1@64,8192,8192 \
+    --config 10:bk=192,stages=7,split_k=1@16,8192,8192 \
+    --out "$OUT/ring192.json" --note "192-deep k-tiles against the decode picks" > "$OUT/ring192.log" 2>&1
+  tail -2 "$OUT/ring192.log"
   ;;
 esac
