@@ -33,6 +33,7 @@
 #                                            bash bench/run_h200.sh ring64     # 64-deep k-tiles at 64-128 tokens
 #                                            bash bench/run_h200.sh model6-sample  # the refit at random shapes whose pick moved
 #                                            bash bench/run_h200.sh ring192    # 192-deep k-tiles at the decode picks
+#                                            bash bench/run_h200.sh tokens2    # 128 tokens in two 64-token tiles (cuBLAS's split)
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -475,5 +476,25 @@ ring192)
     --config 10:bk=192,stages=7,split_k=1@16,8192,8192 \
     --out "$OUT/ring192.json" --note "192-deep k-tiles against the decode picks" > "$OUT/ring192.log" 2>&1
   tail -2 "$OUT/ring192.log"
+  ;;
+tokens2)
+  # 32. 128 tokens in two 64-token tiles of 128 or 192 weight rows (what cuBLAS's nvjet 128x64 split-K does at
+  #     128x4096x14336), and phase 9's unswapped 64 tokens x 128 weights, against the picks of the B >= 64 MB
+  #     decode shapes at 128 tokens and of heldout4's 120x6144x16384
+  timeout 420 python3 bench/candidates.py --top 0 --rounds 5 --shapes 128,4096,14336 128,8192,8192 128,14336,4096 \
+    120,6144,16384 \
+    --config 10:bm=128,bn=64,bk=128,stages=4@128,4096,14336 --config 10:bm=128,bn=64,bk=64,stages=8@128,4096,14336 \
+    --config 9:bm=64,bn=128,bk=128,stages=4,use_pdl=True@128,4096,14336 \
+    --config 10:bm=128,bn=64,bk=128,stages=4,split_k=1@128,8192,8192 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1@128,8192,8192 \
+    --config 9:bm=64,bn=128,bk=64,stages=8,split_k=1,use_pdl=True@128,8192,8192 \
+    --config 9:bm=64,bn=128,bk=128,stages=4,split_k=1,use_pdl=True@128,8192,8192 \
+    --config 10:bm=128,bn=64,bk=64,stages=4,ctas_per_sm=2,split_k=1@128,14336,4096 \
+    --config 9:bm=64,bn=128,bk=64,stages=4,ctas_per_sm=2,split_k=1,use_pdl=True@128,14336,4096 \
+    --config 10:bm=128,bn=64,bk=128,stages=4,split_k=1@120,6144,16384 \
+    --config 10:bm=192,bn=64,bk=64,stages=6@120,6144,16384 \
+    --config 10:bm=128,bn=64,bk=64,stages=4,ctas_per_sm=2@120,6144,16384 \
+    --out "$OUT/tokens2.json" --note "128 tokens in two 64-token tiles against the picks" > "$OUT/tokens2.log" 2>&1
+  tail -25 "$OUT/tokens2.log"
   ;;
 esac
