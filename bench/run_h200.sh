@@ -34,6 +34,8 @@
 #                                            bash bench/run_h200.sh model6-sample  # the refit at random shapes whose pick moved
 #                                            bash bench/run_h200.sh ring192    # 192-deep k-tiles at the decode picks
 #                                            bash bench/run_h200.sh tokens2    # 128 tokens in two 64-token tiles (cuBLAS's split)
+#                                            bash bench/run_h200.sh wmcast     # 64-token tiles sharing the weights (multicast)
+#                                            bash bench/run_h200.sh tune-decode  # the decode set tuned with them, then benched
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -496,5 +498,30 @@ tokens2)
     --config 10:bm=128,bn=64,bk=64,stages=4,ctas_per_sm=2@120,6144,16384 \
     --out "$OUT/tokens2.json" --note "128 tokens in two 64-token tiles against the picks" > "$OUT/tokens2.log" 2>&1
   tail -25 "$OUT/tokens2.log"
+  ;;
+wmcast)
+  # 33. phase 9's unswapped 64-token tiles with the weight tile multicast over cluster_m = 2 token tiles (each CTA
+  #     loads half of the weights' box: one L2 read per weight byte and pair) against their unicast twins and the picks
+  timeout 420 python3 bench/candidates.py --top 0 --rounds 5 --shapes 128,8192,8192 128,4096,14336 128,14336,4096 \
+    232,2048,5632 256,4096,14336 \
+    --config 9:bm=64,bn=128,bk=64,stages=8,split_k=1,cluster_m=2,use_pdl=True@128,8192,8192 \
+    --config 9:bm=64,bn=128,bk=64,stages=8,split_k=1,use_pdl=True@128,8192,8192 \
+    --config 9:bm=64,bn=64,bk=64,stages=8,split_k=1,cluster_m=2,use_pdl=True@128,4096,14336 \
+    --config 9:bm=64,bn=64,bk=64,stages=8,split_k=1,use_pdl=True@128,4096,14336 \
+    --config 9:bm=64,bn=128,bk=64,stages=4,split_k=1,cluster_m=2,ctas_per_sm=2,use_pdl=True@128,14336,4096 \
+    --config 9:bm=64,bn=128,bk=64,stages=4,split_k=1,ctas_per_sm=2,use_pdl=True@128,14336,4096 \
+    --config 9:bm=64,bn=64,bk=64,stages=8,split_k=1,cluster_m=2,use_pdl=True@232,2048,5632 \
+    --config 9:bm=64,bn=64,bk=64,stages=8,split_k=1,use_pdl=True@232,2048,5632 \
+    --config 9:bm=64,bn=128,bk=64,stages=8,split_k=1,cluster_m=2,use_pdl=True@256,4096,14336 \
+    --config 9:bm=64,bn=128,bk=64,stages=8,split_k=1,use_pdl=True@256,4096,14336 \
+    --out "$OUT/wmcast.json" --note "64-token tiles with the weights multicast over 2 token tiles" > "$OUT/wmcast.log" 2>&1
+  tail -40 "$OUT/wmcast.log"
+  ;;
+tune-decode)
+  # 34. tune2 again with the shared 64-token tiles among the candidates: the decode set tuned (cold L2), then benched
+  timeout 330 python3 -m cute_gemm tune --set decode --rounds 3 --quiet --out "$OUT/tune_decode.json" \
+    > "$OUT/tune_decode.log" 2>&1; tail -2 "$OUT/tune_decode.log"
+  timeout 230 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/decode_bench.json" 2>&1 | tail -3
   ;;
 esac

@@ -200,6 +200,19 @@ def test_a_big_partial_tile_reduces_faster_than_the_old_rate():
     assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (192, 176, 4)
 
 
+def test_token_tiles_in_pairs_may_share_the_weights():
+    """Phase 9's 64-token tiles in pairs multicast the 128-wide weight tile (128x8192x8192: 35.5 us against 36.8
+    unicast): a candidate where the 64-token tiles pair up, modelled below its unicast twin in one wave, and among the
+    six `cute-gemm tune` times at 128x8192x8192 -- but not where a pair would need a padded token tile."""
+    shared, unicast = "9 bm=64 stages=8 cluster_m=2 split_k=1 use_pdl=True", "9 bm=64 stages=8 split_k=1 use_pdl=True"
+    rows = choose.explain("sm90", 128, 8192, 8192)
+    cost = {r["label"]: r["cost"] for r in rows}
+    assert cost[shared] < cost[unicast]
+    assert shared in [r["label"] for r in rows[:6]]
+    for shape in ((64, 8192, 8192), (192, 5120, 8192), (512, 8192, 8192)):  # 1 or 3 tiles; past the decode regime
+        assert not any(r["phase"] == "9" and r["config"].cluster_m > 1 for r in choose.explain("sm90", *shape)), shape
+
+
 def test_a_pick_is_a_lookup_after_the_first():
     choose.pick("sm90", 48, 8192, 8192)
     t0 = time.perf_counter()

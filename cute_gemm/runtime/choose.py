@@ -15,9 +15,11 @@ are ``bench/results/h200_*_best_candidates*.json``, the fit and its report ``ben
 (``swap_factor``: phase 10 in one wave; the fits found the model 5-15% slow on it; ``split_body``: a split
 CTA's k-loop runs slower than a whole one's; ``mcast_gain``: phase 10's
 token tile multicast over ``cluster_m`` weight tiles, one wave, every token in the shared tile, x (1 - g (1 -
-1/cluster_m)), g = 0.08, or 0.25 where the token rows are not whole 128-B lines.) Besides
+1/cluster_m)), g = 0.08, or 0.25 where the token rows are not whole 128-B lines; phase 9's weight tile shared by two
+64-token tiles, in one wave, x (1 - 0.08 / 2).) Besides
 the fixed tile families, phase 9 gets a **wave-fitted** tile at 96 < M <= 128: 128 rows by the narrowest
-width that puts all tiles in one wave of the GPU (``wave_fitted_bn``); phase 10's token tiles hold the tokens
+width that puts all tiles in one wave of the GPU (``wave_fitted_bn``), and at 65-256 tokens in an even number of
+64-token tiles those tiles in pairs multicasting the 128-wide weight tile (``cluster_m=2``); phase 10's token tiles hold the tokens
 in steps of 16 (``token_tiles``: and past 64 tokens also in a multiple of 32), with a second token tile
 past 128 tokens, the multicast over 2 or 4 weight tiles for token tiles of 128 or more (K <= ``MCAST_MAX_K``), two CTAs per
 SM with 64-deep k-tiles where 128-deep ones leave too short a ring, 192-row weight tiles (three consumer
@@ -171,6 +173,12 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
     for bm, bn, bk, stages in tiles:
         for split in (1, 2, 4):
             out.append(("9", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split, "use_pdl": pdl}))
+    if 64 < m <= 256 and _ceil(m, 64) % 2 == 0:
+        # 64-token tiles in pairs sharing the weights' 128-wide tile (the multicast of B over 2 token tiles: each CTA
+        # loads 64 weight columns, whole 128-B lines, for both): 128x8192x8192 35.5 us against 36.8 unicast (the picked
+        # swapped tile 38.4), 128x14336x4096 34.6 / 35.5, 256x4096x14336 48.5 / 48.8; 64-wide weight tiles (32 columns
+        # each, 64-B rows) lost: 0.94-0.97x (H200, 2026-12-03, bench/results/h200_2026-12-03_best_candidates_wmcast.json)
+        out.append(("9", {"bm": 64, "bn": 128, "bk": 64, "stages": 8, "split_k": 1, "use_pdl": pdl, "cluster_m": 2}))
     if m <= 256:
         # the tokens in one tile, or (past 128 tokens) in two: twice the weight reads, but twice the CTAs
         tiles_of_tokens = [(bn, None) for bn in token_tiles(m)]
@@ -238,6 +246,8 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
             body *= (mc.swap_factor * (1 - gain)) if waves == 1 else 1.0
         # a split costs more than its reduce: 64 weight rows whole against 128 split in two (the same CTAs, bytes
         # and MMAs per CTA) measured 1.07x faster (geomean of 53 pairs, faster at 48)
+        elif cm > 1 and waves == 1:
+            body *= 1 - mc.mcast_gain * (1 - 1 / cm)  # phase 9: the weights' tile shared by cm token tiles
         body *= 1 + mc.split_body * (split > 1)
         return fixed + body + reduce
     # the persistent phases: tile rounds of the busiest cluster (a split last round counts half)
