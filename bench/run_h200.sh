@@ -36,6 +36,7 @@
 #                                            bash bench/run_h200.sh tokens2    # 128 tokens in two 64-token tiles (cuBLAS's split)
 #                                            bash bench/run_h200.sh wmcast     # 64-token tiles sharing the weights (multicast)
 #                                            bash bench/run_h200.sh tune-decode  # the decode set tuned with them, then benched
+#                                            bash bench/run_h200.sh wmcast-checks  # their GPU tests, sanitizers, stress run
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -523,5 +524,17 @@ tune-decode)
     > "$OUT/tune_decode.log" 2>&1; tail -2 "$OUT/tune_decode.log"
   timeout 230 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
     --quiet --no-plot --out "$OUT/decode_bench.json" 2>&1 | tail -3
+  ;;
+wmcast-checks)
+  # 35. the checks of the shared 64-token tiles (phase 9, bm=64 bn=128, no split, cluster_m=2): its split/swap GPU tests
+  #     (M = 1, K >> N, fewer k-tiles than CTAs, ragged, more tokens than a tile), the four sanitizers, the stress run
+  export CUTE_GEMM_GPU_TEST_TIMEOUT=120
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py -k "bm64-bn128-split_k1-cluster_m2" \
+    2>&1 | tail -4 | tee "$OUT/checks.log"
+  C1=9:bm=64,bn=128,split_k=1,cluster_m=2,use_pdl=True
+  timeout 150 python3 bench/sanitize.py --phases none --shapes 200,1032,520 16,4104,1032 1000,264,520 --deadline 120 --jobs 4 \
+    --config $C1 --out "$OUT/sanitize" 2>&1 | tail -8 | tee -a "$OUT/checks.log"
+  timeout 90 python3 bench/stress.py --phases none --config $C1 --calls 300 --thread-calls 150 --timeout 80 \
+    --shapes 512,512,512 1000,264,520 200,1032,520 16,4104,1032 --out "$OUT/stress" 2>&1 | tail -3 | tee -a "$OUT/checks.log"
   ;;
 esac

@@ -35,6 +35,8 @@ CONFIGS = [
     # two 128 x 64 CTAs per SM with 64-deep k-tiles (64x28672x8192's pick: 224 weight tiles in one wave)
     ("10", {"bm": 128, "bn": 64, "bk": 64, "stages": 4, "split_k": 1, "ctas_per_sm": 2}),
     ("9", {"bm": 64, "bn": 128, "split_k": 4, "cluster_m": 2, "use_pdl": True}),
+    # 64-token tiles in pairs sharing the weights' tile, no split (best's candidate at 65-256 tokens)
+    ("9", {"bm": 64, "bn": 128, "split_k": 1, "cluster_m": 2, "use_pdl": True}),
     # three consumer warpgroups (192 weight rows, 512 threads): split, unsplit (the register epilogue), multicast;
     # 3-way splits, whose 128 / 112 lines do not divide by 3 (the last rank reduces fewer)
     ("10", {"bm": 192, "bn": 112, "bk": 64, "stages": 5, "split_k": 2}),
