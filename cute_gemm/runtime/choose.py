@@ -244,10 +244,10 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
             per_cm = mc.mcast_gain_ragged_rows if row_bytes % 128 else mc.mcast_gain
             gain = per_cm * (1 - 1 / cm) if bn >= m else 0.0
             body *= (mc.swap_factor * (1 - gain)) if waves == 1 else 1.0
-        # a split costs more than its reduce: 64 weight rows whole against 128 split in two (the same CTAs, bytes
-        # and MMAs per CTA) measured 1.07x faster (geomean of 53 pairs, faster at 48)
         elif cm > 1 and waves == 1:
             body *= 1 - mc.mcast_gain * (1 - 1 / cm)  # phase 9: the weights' tile shared by cm token tiles
+        # a split costs more than its reduce: 64 weight rows whole against 128 split in two (the same CTAs, bytes
+        # and MMAs per CTA) measured 1.07x faster (geomean of 53 pairs, faster at 48)
         body *= 1 + mc.split_body * (split > 1)
         return fixed + body + reduce
     # the persistent phases: tile rounds of the busiest cluster (a split last round counts half)
