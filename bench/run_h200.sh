@@ -37,6 +37,8 @@
 #                                            bash bench/run_h200.sh wmcast     # 64-token tiles sharing the weights (multicast)
 #                                            bash bench/run_h200.sh tune-decode  # the decode set tuned with them, then benched
 #                                            bash bench/run_h200.sh wmcast-checks  # their GPU tests, sanitizers, stress run
+#                                            bash bench/run_h200.sh stalls     # where the weight stream's warps wait, per SASS line
+#                                            bash bench/run_h200.sh deep64     # 128 tokens as two 64-token tiles in a deep ring
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -536,5 +538,22 @@ wmcast-checks)
     --config $C1 --out "$OUT/sanitize" 2>&1 | tail -8 | tee -a "$OUT/checks.log"
   timeout 90 python3 bench/stress.py --phases none --config $C1 --calls 300 --thread-calls 150 --timeout 80 \
     --shapes 512,512,512 1000,264,520 200,1032,520 16,4104,1032 --out "$OUT/stress" 2>&1 | tail -3 | tee -a "$OUT/checks.log"
+  ;;
+stalls)
+  # 36. ncu's warp samples per SASS line of the weight stream's picks at 128 and 16 tokens (the same weights, split 2):
+  #     which wait the 128-token kernel's warps spend their time in
+  for s in 128,4096,14336 16,4096,14336; do
+    timeout 200 python3 bench/stall_sites.py --shape $s --out "$OUT" --top 20 > "$OUT/stalls_$s.log" 2>&1
+    tail -24 "$OUT/stalls_$s.log"
+  done
+  ;;
+deep64)
+  # 37. 128x4096x14336 as 64 x 64 tiles (two token tiles, no split: 128 CTAs) in a 7-deep ring of 128-deep k-tiles:
+  #     112 KiB of weights in flight per SM against the pick's 64 (its stages are 2/3 tokens)
+  timeout 200 python3 bench/candidates.py --top 0 --rounds 5 --shapes 128,4096,14336 \
+    --config 10:bm=64,bn=64,bk=128,stages=7,split_k=1 --config 10:bm=64,bn=64,bk=64,stages=8,split_k=1 \
+    --config 9:bm=64,bn=64,bk=128,stages=7,split_k=1,use_pdl=True \
+    --out "$OUT/deep64.json" --note "two 64-token tiles in a deep ring at 128 tokens" > "$OUT/deep64.log" 2>&1
+  tail -9 "$OUT/deep64.log"
   ;;
 esac

@@ -1,0 +1,120 @@
+"""Where one kernel's warps wait, instruction by instruction: Nsight Compute's warp-state samples per SASS line.
+
+    python bench/stall_sites.py --shape 128,4096,14336 [--phase best|10 --config bn=128,stages=4] --out DIR [--top 25]
+
+Runs ``ncu`` (SourceCounters, one launch after three warm-ups, caches flushed, clocks free) on a
+``cute_gemm.gemm`` call, exports the report's source page as SASS and prints the instructions that collected the
+most warp samples, with their share of all samples. That answers what a per-kernel stall table cannot: *which* wait
+holds a pipelined kernel back -- the consumers' wait for a full stage (``SYNCS...TRYWAIT`` after the
+consumer's loop head), the producer's wait for an empty one, the wgmma wait (``WARPGROUP.DEPBAR``), or the tail's
+cluster barrier. Warps with nothing to do park at a barrier and collect samples there too (a producer warpgroup's
+three idle warps): read a line's share with the warp that runs it in mind. Needs a GPU and ncu; ``summarize`` (the
+CSV -> table step) runs anywhere and is what the CPU test holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def summarize(csv_text: str, top: int = 25) -> list[tuple[str, str, int, float, int]]:
+    """(address, SASS line, samples, share of all samples, warp instructions executed) of the ``top`` most-sampled
+    instructions of ncu's source page CSV (``--page source --csv --print-source sass``); the samples column is
+    "Warp Stall Sampling (All Samples)". The executed count tells whose line it is: once per k-tile per CTA is the
+    producer's one warp, four times that the consumer warpgroup's four."""
+    lines = csv_text.splitlines()
+    start = next((i for i, line in enumerate(lines) if "Source" in line and "Sampling" in line), None)
+    if start is None:
+        raise ValueError("no source-page header (a 'Source' and a 'Warp Stall Sampling' column) in the CSV")
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines[start:]))))
+    col = next(c for c in rows[0] if c.startswith("Warp Stall Sampling (All"))
+    address = next((c for c in rows[0] if c.strip("# ") == "Address"), None)
+
+    def count(r, c):
+        return int(float((r.get(c) or "0").replace(",", ""))) if c else 0
+
+    samples = []
+    for r in rows:
+        try:
+            n, executed = count(r, col), count(r, "Instructions Executed")
+        except ValueError:  # a second kernel's header or a blank line
+            continue
+        samples.append(((r.get(address) or "").strip(), (r.get("Source") or "").strip(), n, executed))
+    total = sum(s[2] for s in samples) or 1
+    samples.sort(key=lambda s: -s[2])
+    return [(addr, src, n, n / total, executed) for addr, src, n, executed in samples[:top]]
+
+
+def _launch(shape, phase: str, config: dict | None) -> None:
+    """Three warm-up calls, then one inside cudaProfilerStart/Stop (what ncu --profile-from-start off records)."""
+    import torch
+
+    import cute_gemm
+
+    m, n, k = shape
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    for _ in range(3):
+        cute_gemm.gemm(a, b, phase=phase, config=config)
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    cute_gemm.gemm(a, b, phase=phase, config=config)
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+
+
+def _config(text: str | None) -> dict | None:
+    if not text:
+        return None
+    out = {}
+    for item in text.split(","):
+        key, value = item.split("=")
+        out[key] = True if value == "True" else False if value == "False" else int(value)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shape", required=True, help="M,N,K")
+    ap.add_argument("--phase", default="best")
+    ap.add_argument("--config", help="field=value,... (the phase's config overrides)")
+    ap.add_argument("--out", default="out", help="folder for the ncu report, its CSV and the table")
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)  # the process ncu profiles
+    args = ap.parse_args(argv)
+    shape = tuple(int(x) for x in args.shape.split(","))
+    if args.launch:
+        _launch(shape, args.phase, _config(args.config))
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"stalls_{'x'.join(map(str, shape))}"
+    me = [sys.executable, str(Path(__file__).resolve()), "--launch", "--shape", args.shape, "--phase", args.phase]
+    if args.config:
+        me += ["--config", args.config]
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    subprocess.run(["ncu", "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
+                    "--section", "SourceCounters", "--section", "WarpStateStats", "-f", "-o", str(stem), *me],
+                   check=True, env=env)
+    page = subprocess.run(["ncu", "-i", f"{stem}.ncu-rep", "--page", "source", "--csv", "--print-source", "sass"],
+                          check=True, capture_output=True, text=True).stdout
+    Path(f"{stem}.csv").write_text(page)
+    table = [f"{args.shape} phase={args.phase} config={args.config or '-'}: the {args.top} most-sampled SASS lines",
+             "| share | samples | executed | address | SASS |", "|---:|---:|---:|---|---|"]
+    table += [f"| {share:.1%} | {n} | {executed} | {addr[-5:]} | `{src}` |"
+              for addr, src, n, share, executed in summarize(page, args.top)]
+    Path(f"{stem}.md").write_text("\n".join(table) + "\n")
+    print("\n".join(table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
