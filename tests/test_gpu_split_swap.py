@@ -92,7 +92,8 @@ def test_split_and_swap_configs(phase, over, shape):
                                         ("10", {"bm": 128, "bn": 112, "bk": 64, "stages": 7, "split_k": 1,
                                                 "cluster_m": 2}),
                                         ("10", {"bm": 64, "bn": 128, "bk": 128, "stages": 4, "split_k": 2,
-                                                "cluster_m": 2})])
+                                                "cluster_m": 2}),
+                                        ("9", {"bm": 64, "bn": 128, "split_k": 1, "cluster_m": 2, "use_pdl": True})])
 def test_unsplit_tiles_in_every_c_type(phase, over, ops):
     """Without a split, fp32 C goes straight from the accumulators; a 16-bit C goes through the smem tile
     (rounded there, not in the accumulator registers)."""
