@@ -35,7 +35,6 @@
 #                                            bash bench/run_h200.sh ring192    # 192-deep k-tiles at the decode picks
 #                                            bash bench/run_h200.sh tokens2    # 128 tokens in two 64-token tiles (cuBLAS's split)
 #                                            bash bench/run_h200.sh wmcast     # 64-token tiles sharing the weights (multicast)
-#                                            bash bench/run_h200.sh tune-decode  # the decode set tuned with them, then benched
 #                                            bash bench/run_h200.sh wmcast-checks  # their GPU tests, sanitizers, stress run
 #                                            bash bench/run_h200.sh stalls     # where the weight stream's warps wait, per SASS line
 #                                            bash bench/run_h200.sh deep64     # 128 tokens as two 64-token tiles in a deep ring
@@ -520,15 +519,8 @@ wmcast)
     --out "$OUT/wmcast.json" --note "64-token tiles with the weights multicast over 2 token tiles" > "$OUT/wmcast.log" 2>&1
   tail -40 "$OUT/wmcast.log"
   ;;
-tune-decode)
-  # 34. tune2 again with the shared 64-token tiles among the candidates: the decode set tuned (cold L2), then benched
-  timeout 330 python3 -m cute_gemm tune --set decode --rounds 3 --quiet --out "$OUT/tune_decode.json" \
-    > "$OUT/tune_decode.log" 2>&1; tail -2 "$OUT/tune_decode.log"
-  timeout 230 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
-    --quiet --no-plot --out "$OUT/decode_bench.json" 2>&1 | tail -3
-  ;;
 wmcast-checks)
-  # 35. the checks of the shared 64-token tiles (phase 9, bm=64 bn=128, no split, cluster_m=2): its split/swap GPU tests
+  # 34. the checks of the shared 64-token tiles (phase 9, bm=64 bn=128, no split, cluster_m=2): its split/swap GPU tests
   #     (M = 1, K >> N, fewer k-tiles than CTAs, ragged, more tokens than a tile), the four sanitizers, the stress run
   export CUTE_GEMM_GPU_TEST_TIMEOUT=120
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py -k "bm64-bn128-split_k1-cluster_m2" \
@@ -540,7 +532,7 @@ wmcast-checks)
     --shapes 512,512,512 1000,264,520 200,1032,520 16,4104,1032 --out "$OUT/stress" 2>&1 | tail -3 | tee -a "$OUT/checks.log"
   ;;
 stalls)
-  # 36. ncu's warp samples per SASS line of the weight stream's picks at 128 and 16 tokens (the same weights, split 2):
+  # 35. ncu's warp samples per SASS line of the weight stream's picks at 128 and 16 tokens (the same weights, split 2):
   #     which wait the 128-token kernel's warps spend their time in
   for s in 128,4096,14336 16,4096,14336; do
     timeout 200 python3 bench/stall_sites.py --shape $s --out "$OUT" --top 20 > "$OUT/stalls_$s.log" 2>&1
@@ -548,7 +540,7 @@ stalls)
   done
   ;;
 deep64)
-  # 37. 128x4096x14336 as 64 x 64 tiles (two token tiles, no split: 128 CTAs) in a 7-deep ring of 128-deep k-tiles:
+  # 36. 128x4096x14336 as 64 x 64 tiles (two token tiles, no split: 128 CTAs) in a 7-deep ring of 128-deep k-tiles:
   #     112 KiB of weights in flight per SM against the pick's 64 (its stages are 2/3 tokens)
   timeout 200 python3 bench/candidates.py --top 0 --rounds 5 --shapes 128,4096,14336 \
     --config 10:bm=64,bn=64,bk=128,stages=7,split_k=1 --config 10:bm=64,bn=64,bk=64,stages=8,split_k=1 \
