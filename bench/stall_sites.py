@@ -23,6 +23,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from cute_gemm.runtime.registry import parse_overrides  # noqa: E402  (the CLI's FIELD=VALUE,... parser)
 
 
 def summarize(csv_text: str, top: int = 25) -> list[tuple[str, str, int, float, int]]:
@@ -71,16 +74,6 @@ def _launch(shape, phase: str, config: dict | None) -> None:
     torch.cuda.cudart().cudaProfilerStop()
 
 
-def _config(text: str | None) -> dict | None:
-    if not text:
-        return None
-    out = {}
-    for item in text.split(","):
-        key, value = item.split("=")
-        out[key] = True if value == "True" else False if value == "False" else int(value)
-    return out
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shape", required=True, help="M,N,K")
@@ -91,8 +84,9 @@ def main(argv=None) -> int:
     ap.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)  # the process ncu profiles
     args = ap.parse_args(argv)
     shape = tuple(int(x) for x in args.shape.split(","))
+    config = parse_overrides(args.config) if args.config else None  # a bad one refused here, before ncu runs
     if args.launch:
-        _launch(shape, args.phase, _config(args.config))
+        _launch(shape, args.phase, config)
         return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 import pytest
 
 from bench_scripts import load_script
+from cute_gemm.errors import InputError
 
 ss = load_script("stall_sites")
 
@@ -32,5 +33,7 @@ def test_a_csv_without_the_sampling_column_is_refused():
 
 
 def test_config_overrides_parse_like_the_cli():
-    assert ss._config("bn=128,stages=4,use_pdl=True") == {"bn": 128, "stages": 4, "use_pdl": True}
-    assert ss._config(None) is None
+    """--config goes through the CLI's parser (registry.parse_overrides), and a bad one stops before ncu runs."""
+    assert ss.parse_overrides("bn=128,stages=4,use_pdl=True") == {"bn": 128, "stages": 4, "use_pdl": True}
+    with pytest.raises(InputError, match="FIELD=VALUE"):
+        ss.main(["--shape", "128,4096,14336", "--config", "bn"])
