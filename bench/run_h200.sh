@@ -38,6 +38,9 @@
 #                                            bash bench/run_h200.sh wmcast-checks  # their GPU tests, sanitizers, stress run
 #                                            bash bench/run_h200.sh stalls     # where the weight stream's warps wait, per SASS line
 #                                            bash bench/run_h200.sh deep64     # 128 tokens as two 64-token tiles in a deep ring
+#                                            bash bench/run_h200.sh l2pf       # k-tiles past the ring prefetched into L2
+#                                            bash bench/run_h200.sh l2hints    # the TMA loads' L2 policy; the weights' prefetch alone
+#                                            bash bench/run_h200.sh l2hints2   # the policy again, 9 rounds, each half alone
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -547,5 +550,70 @@ deep64)
     --config 9:bm=64,bn=64,bk=128,stages=7,split_k=1,use_pdl=True \
     --out "$OUT/deep64.json" --note "two 64-token tiles in a deep ring at 128 tokens" > "$OUT/deep64.log" 2>&1
   tail -9 "$OUT/deep64.log"
+  ;;
+l2pf)
+  # 37. the producer asks l2_prefetch k-tiles past the ring into L2 (cp.async.bulk.prefetch.tensor): more HBM reads in
+  #     flight than the smem ring holds, at the weight-stream shapes (64-128 tokens) and at two 120-200-token gaps
+  P10="10:bm=64,bn=128,bk=128,stages=4,split_k=2"
+  S9="9:bm=64,bn=128,bk=64,stages=8,split_k=1,cluster_m=2,use_pdl=True"
+  timeout 560 python3 bench/candidates.py --top 1 --rounds 5 \
+    --shapes 128,4096,14336 128,8192,8192 128,14336,4096 64,4096,14336 64,28672,8192 120,6144,16384 160,9728,4096 200,11000,3000 \
+    --config "$P10,l2_prefetch=2@128,4096,14336" --config "$P10,l2_prefetch=4@128,4096,14336" \
+    --config "$P10,l2_prefetch=8@128,4096,14336" \
+    --config "$S9@128,8192,8192" --config "$S9,l2_prefetch=4@128,8192,8192" \
+    --config "10:bm=64,bn=128,bk=128,stages=4,split_k=1,l2_prefetch=4@128,8192,8192" \
+    --config "10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1,l2_prefetch=4@128,14336,4096" \
+    --config "10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1,l2_prefetch=8@128,14336,4096" \
+    --config "10:bm=64,bn=64,bk=128,stages=7,split_k=2,l2_prefetch=4@64,4096,14336" \
+    --config "10:bm=64,bn=64,bk=128,stages=7,split_k=2,l2_prefetch=8@64,4096,14336" \
+    --config "10:bm=128,bn=64,bk=64,stages=4,split_k=1,ctas_per_sm=2,l2_prefetch=4@64,28672,8192" \
+    --config "10:bm=128,bn=64,bk=64,stages=4,split_k=1,ctas_per_sm=2,l2_prefetch=8@64,28672,8192" \
+    --config "10:bm=128,bn=128,bk=64,stages=7,split_k=2,l2_prefetch=4@120,6144,16384" \
+    --config "10:bm=128,bn=128,bk=64,stages=7,split_k=2,l2_prefetch=8@120,6144,16384" \
+    --config "10:bm=128,bn=160,bk=64,stages=6,cluster_m=4,split_k=1,l2_prefetch=4@160,9728,4096" \
+    --out "$OUT/l2pf.json" --note "L2 prefetch of k-tiles past the ring (l2_prefetch)" > "$OUT/l2pf.log" 2>&1
+  tail -40 "$OUT/l2pf.log"
+  ;;
+l2hints)
+  # 38. the TMA loads' L2 policy (l2_hints: 1 = A evict-first, B evict-last; 2 = the reverse; 3 = both evict-normal;
+  #     0 = the DSL's policy operand 0) -- phase 10's A and phase 9's B are the weights -- and the L2 prefetch of the
+  #     weights alone (l2_prefetch < 0), after l2pf measured the prefetch of both operands slower everywhere
+  P10="10:bm=64,bn=128,bk=128,stages=4,split_k=2"
+  S9="9:bm=64,bn=128,bk=64,stages=8,split_k=1,cluster_m=2,use_pdl=True"
+  M4="10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1"
+  D64="10:bm=128,bn=64,bk=64,stages=4,split_k=1,ctas_per_sm=2"
+  G120="10:bm=128,bn=128,bk=64,stages=7,split_k=2"
+  timeout 560 python3 bench/candidates.py --top 1 --rounds 5 \
+    --shapes 128,4096,14336 128,8192,8192 128,14336,4096 64,28672,8192 120,6144,16384 16,4096,14336 200,11000,3000 \
+    --config "$P10,l2_hints=1@128,4096,14336" --config "$P10,l2_hints=2@128,4096,14336" \
+    --config "$P10,l2_hints=3@128,4096,14336" --config "$P10,l2_prefetch=-2@128,4096,14336" \
+    --config "$P10,l2_prefetch=-4@128,4096,14336" \
+    --config "$S9@128,8192,8192" --config "$S9,l2_hints=2@128,8192,8192" --config "$S9,l2_hints=3@128,8192,8192" \
+    --config "$M4,l2_hints=1@128,14336,4096" --config "$M4,l2_hints=3@128,14336,4096" \
+    --config "$D64,l2_hints=1@64,28672,8192" --config "$D64,l2_hints=3@64,28672,8192" \
+    --config "$G120,l2_hints=1@120,6144,16384" --config "$G120,l2_hints=3@120,6144,16384" \
+    --config "10:bm=64,bn=16,bk=128,stages=8,split_k=2,l2_hints=1@16,4096,14336" \
+    --config "10:bm=128,bn=224,bk=64,stages=5,cluster_m=4,split_k=1,l2_hints=1@200,11000,3000" \
+    --out "$OUT/l2hints.json" --note "the TMA loads' L2 policy; the L2 prefetch of the weights alone" > "$OUT/l2hints.log" 2>&1
+  tail -60 "$OUT/l2hints.log"
+  ;;
+l2hints2)
+  # 39. l2hints again, 9 rounds, at the shapes where weights evict-first / tokens evict-last moved the time by 2-4%
+  #     either way, and each half of that policy alone (4: tokens evict-last; 5: weights evict-first)
+  P10="10:bm=64,bn=128,bk=128,stages=4,split_k=2"
+  M4="10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1"
+  G120="10:bm=128,bn=128,bk=64,stages=7,split_k=2"
+  G160="10:bm=128,bn=160,bk=64,stages=6,cluster_m=4,split_k=1"
+  timeout 560 python3 bench/candidates.py --top 1 --rounds 9 \
+    --shapes 128,4096,14336 120,6144,16384 128,14336,4096 160,9728,4096 \
+    --config "$P10,l2_hints=1@128,4096,14336" --config "$P10,l2_hints=4@128,4096,14336" \
+    --config "$P10,l2_hints=5@128,4096,14336" \
+    --config "$G120,l2_hints=1@120,6144,16384" --config "$G120,l2_hints=4@120,6144,16384" \
+    --config "$G120,l2_hints=5@120,6144,16384" \
+    --config "$M4,l2_hints=1@128,14336,4096" --config "$M4,l2_hints=4@128,14336,4096" \
+    --config "$M4,l2_hints=5@128,14336,4096" \
+    --config "$G160,l2_hints=1@160,9728,4096" --config "$G160,l2_hints=4@160,9728,4096" \
+    --out "$OUT/l2hints2.json" --note "the TMA loads' L2 policy again, 9 rounds" > "$OUT/l2hints2.log" 2>&1
+  grep -v -i warn "$OUT/l2hints2.log" | tail -50
   ;;
 esac
