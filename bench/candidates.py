@@ -1,25 +1,29 @@
 """Measure what ``phase="best"`` chooses among: per shape, the model's cheapest candidates, timed together.
 
     python bench/candidates.py --shapes 208,6144,8192 232,4608,9216 [--top 8] [--families] [--config 10:bm=192,bn=112 ...]
-                               [--out bench/results/latest_candidates.json] [--bench-out FULL.json] [--note TEXT]
+                               [--twin evict_first_a=false] [--out bench/results/latest_candidates.json]
+                               [--bench-out FULL.json] [--note TEXT]
 
 For each shape, one ``cute-gemm bench`` run (cold L2, CUDA graphs, interleaved rounds, every kernel checked
 against cuBLASLt and float64 first) of phase 7, ``best``, cuBLAS, cuBLASLt and the ``--top`` candidates that
 ``cute_gemm.runtime.choose.explain`` ranks cheapest for it, with ``--families`` also the cheapest of every family
 (``family``: phase 9, or phase 10 by weight-tile rows; split or not; multicast or not) -- a refit needs the kernels the model ranks low
-timed too, or it can only confirm its own ranking -- plus every ``--config`` given. Every kernel of a
+timed too, or it can only confirm its own ranking -- plus every ``--config`` given, and with ``--twin FIELD=V`` each of
+those configs again with the field set (one switch, with and without, side by side). Every kernel of a
 shape is timed in that shape's run only, so the table compares kernels measured side by side. ``--out`` is a
 candidates file (``cute-gemm/best-candidates-v1``: per kernel its shape, phase, config, measured and modelled
 microseconds and the faster vendor's, small enough to commit; ``cute_gemm.measure.tune.compact``) that
 ``python bench/fit_best.py FILE`` reads;
 ``--bench-out`` keeps the full bench-v2 document too (checks, clocks, power). On stdout, a table per shape:
-each candidate's measured time beside its modelled one, fastest first.
+each candidate's measured time beside its modelled one, fastest first, then any kernel not timed and why (a failed
+check, a refused shape).
 GPU only (sm90): without one it says so and exits 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -76,6 +80,9 @@ def main(argv=None) -> int:
                     help="also time the model's cheapest candidate of every family (phase, tile rows, split, multicast)")
     ap.add_argument("--config", action="append", default=[], metavar="PHASE:FIELD=V[,FIELD=V][@M,N,K]",
                     help="also time this config at every shape, or with @M,N,K at that shape only (repeatable)")
+    ap.add_argument("--twin", metavar="FIELD=V[,FIELD=V]",
+                    help="also time each planned config of a phase that has these fields with them set (e.g. "
+                         "evict_first_a=false: the picks with and without one switch, side by side)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds per shape (default 5)")
     ap.add_argument("--out", default="bench/results/latest_candidates.json", help="the candidates file")
     ap.add_argument("--bench-out", help="also write the full bench-v2 document here")
@@ -92,6 +99,7 @@ def main(argv=None) -> int:
                 steps.parse_variant(spec, "sm90")
             else:  # a bare phase id: its default config
                 registry.get("sm90", spec)
+        twin = registry.parse_overrides(args.twin) if args.twin else {}
     except (UsageError, LookupError, ValueError) as exc:
         print(f"candidates: {exc}", file=sys.stderr)
         return 2
@@ -104,6 +112,7 @@ def main(argv=None) -> int:
     parts = []
     for i, shape in enumerate(args.shapes):
         specs = plan(shape, args.top, [spec for spec, at in extra if at in (None, shape)], args.families)
+        specs += [t for t in (twin_of(spec, twin) for spec in specs) if t and t not in specs]
         print(f"[{i + 1}/{len(args.shapes)}] {shape}: {len(specs)} candidates", file=sys.stderr, flush=True)
         variants = [steps.parse_variant(s, "sm90") for s in specs if ":" in s]
         plain = [registry.get("sm90", "7")] + [registry.get("sm90", s) for s in specs if ":" not in s]
@@ -119,6 +128,25 @@ def main(argv=None) -> int:
             results.save(doc, args.bench_out)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def twin_of(spec: str, fields: dict) -> str | None:
+    """``spec`` with ``fields`` set ('10:bn=128' + {'evict_first_a': False} -> '10:bn=128,evict_first_a=False');
+    None where the phase lacks one of the fields or already has those values (no twin to time)."""
+    from cute_gemm.runtime import registry
+
+    if not fields:
+        return None
+    phase, _, over = spec.partition(":")
+    entry = registry.get("sm90", phase)
+    names = {f.name for f in dataclasses.fields(entry.config_cls)}
+    if not set(fields) <= names:
+        return None
+    config = {**(registry.parse_overrides(over) if over else {})}
+    if all(getattr(dataclasses.replace(entry.default_config(), **config), f) == v for f, v in fields.items()):
+        return None
+    config.update(fields)
+    return phase + ":" + ",".join(f"{k}={v}" for k, v in config.items())
 
 
 def _at(spec: str):
@@ -147,6 +175,9 @@ def _table(shape, rows):
             cfg = entry.configured(r.get("config") or {})
             cost = f"model {choose.modelled_us(entry.make(cfg), shape.m, shape.n, shape.k):7.1f}"
         print(f"  {us:8.1f} us  {cost:>13}  {r['label']}")
+    for r in rows:  # a kernel that failed its check (or was skipped, or errored) is never left out silently
+        if not r.get("timing"):
+            print(f"  {'not timed':>11}  {r.get('status', '?'):>13}  {r['label']}: {r.get('reason', '')}")
 
 
 if __name__ == "__main__":

@@ -117,9 +117,11 @@ def candidates(shape) -> set:
 
 
 def _unstaged(cfg):
-    """A config without its ring depth and launch mode: they follow the smem budget and the PDL rule, which an
-    older run may have set otherwise; the tile, split, residency and cluster make the candidate."""
-    return dataclasses.replace(cfg, stages=0, **({"use_pdl": False} if hasattr(cfg, "use_pdl") else {}))
+    """A config without its ring depth, launch mode and L2 policy: they follow the smem budget, the PDL rule and
+    the evict-first rule, which an older run may have set otherwise; the tile, split, residency and cluster make
+    the candidate."""
+    policies = {f: False for f in ("use_pdl", "evict_first_a") if hasattr(cfg, f)}
+    return dataclasses.replace(cfg, stages=0, **policies)
 
 
 def evaluate(shapes: dict, kerns: dict, mc: choose.Machine, verbose: bool = False):

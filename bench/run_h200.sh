@@ -38,9 +38,10 @@
 #                                            bash bench/run_h200.sh wmcast-checks  # their GPU tests, sanitizers, stress run
 #                                            bash bench/run_h200.sh stalls     # where the weight stream's warps wait, per SASS line
 #                                            bash bench/run_h200.sh deep64     # 128 tokens as two 64-token tiles in a deep ring
-#                                            bash bench/run_h200.sh l2pf       # k-tiles past the ring prefetched into L2
-#                                            bash bench/run_h200.sh l2hints    # the TMA loads' L2 policy; the weights' prefetch alone
-#                                            bash bench/run_h200.sh l2hints2   # the policy again, 9 rounds, each half alone
+#                                            bash bench/run_h200.sh evict      # phase 10's weights evict-first in L2, with and without
+#                                            bash bench/run_h200.sh evict-checks  # its GPU tests, the decode set after it
+#                                            bash bench/run_h200.sh evict2     # best's evict-first rule: decode, twins, held-out sets
+#                                            bash bench/run_h200.sh evict3     # the rule at random shapes, with and without
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -551,69 +552,52 @@ deep64)
     --out "$OUT/deep64.json" --note "two 64-token tiles in a deep ring at 128 tokens" > "$OUT/deep64.log" 2>&1
   tail -9 "$OUT/deep64.log"
   ;;
-l2pf)
-  # 37. the producer asks l2_prefetch k-tiles past the ring into L2 (cp.async.bulk.prefetch.tensor): more HBM reads in
-  #     flight than the smem ring holds, at the weight-stream shapes (64-128 tokens) and at two 120-200-token gaps
-  P10="10:bm=64,bn=128,bk=128,stages=4,split_k=2"
-  S9="9:bm=64,bn=128,bk=64,stages=8,split_k=1,cluster_m=2,use_pdl=True"
-  timeout 560 python3 bench/candidates.py --top 1 --rounds 5 \
-    --shapes 128,4096,14336 128,8192,8192 128,14336,4096 64,4096,14336 64,28672,8192 120,6144,16384 160,9728,4096 200,11000,3000 \
-    --config "$P10,l2_prefetch=2@128,4096,14336" --config "$P10,l2_prefetch=4@128,4096,14336" \
-    --config "$P10,l2_prefetch=8@128,4096,14336" \
-    --config "$S9@128,8192,8192" --config "$S9,l2_prefetch=4@128,8192,8192" \
-    --config "10:bm=64,bn=128,bk=128,stages=4,split_k=1,l2_prefetch=4@128,8192,8192" \
-    --config "10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1,l2_prefetch=4@128,14336,4096" \
-    --config "10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1,l2_prefetch=8@128,14336,4096" \
-    --config "10:bm=64,bn=64,bk=128,stages=7,split_k=2,l2_prefetch=4@64,4096,14336" \
-    --config "10:bm=64,bn=64,bk=128,stages=7,split_k=2,l2_prefetch=8@64,4096,14336" \
-    --config "10:bm=128,bn=64,bk=64,stages=4,split_k=1,ctas_per_sm=2,l2_prefetch=4@64,28672,8192" \
-    --config "10:bm=128,bn=64,bk=64,stages=4,split_k=1,ctas_per_sm=2,l2_prefetch=8@64,28672,8192" \
-    --config "10:bm=128,bn=128,bk=64,stages=7,split_k=2,l2_prefetch=4@120,6144,16384" \
-    --config "10:bm=128,bn=128,bk=64,stages=7,split_k=2,l2_prefetch=8@120,6144,16384" \
-    --config "10:bm=128,bn=160,bk=64,stages=6,cluster_m=4,split_k=1,l2_prefetch=4@160,9728,4096" \
-    --out "$OUT/l2pf.json" --note "L2 prefetch of k-tiles past the ring (l2_prefetch)" > "$OUT/l2pf.log" 2>&1
-  tail -40 "$OUT/l2pf.log"
+evict)
+  # 37. phase 10's weights evict-first in L2 (evict_first_a, now its default) against the same pick without, side by
+  #     side: the decode set's shapes up to 256 tokens and the held-out sets' lowest. (The probes that led here --
+  #     l2pf, l2hints, l2hints2: the L2 prefetch and every policy pair -- ran at commit 5c38ba5.)
+  DEC=""
+  for m in 1 16 64 128 256; do for nk in 4096,4096 14336,4096 4096,14336 8192,8192 28672,8192; do DEC="$DEC $m,$nk"; done; done
+  timeout 580 python3 bench/candidates.py --top 1 --twin evict_first_a=false --rounds 5 --shapes $DEC \
+    232,2048,5632 192,5120,27648 200,11000,3000 120,6144,16384 160,9728,4096 232,11008,4096 120,27648,5120 \
+    80,5120,20480 240,5120,13824 \
+    --out "$OUT/evict.json" --note "phase 10's pick with the weights evict-first (now) and without" > "$OUT/evict.log" 2>&1
+  grep -v -i warn "$OUT/evict.log" | tail -30
   ;;
-l2hints)
-  # 38. the TMA loads' L2 policy (l2_hints: 1 = A evict-first, B evict-last; 2 = the reverse; 3 = both evict-normal;
-  #     0 = the DSL's policy operand 0) -- phase 10's A and phase 9's B are the weights -- and the L2 prefetch of the
-  #     weights alone (l2_prefetch < 0), after l2pf measured the prefetch of both operands slower everywhere
-  P10="10:bm=64,bn=128,bk=128,stages=4,split_k=2"
-  S9="9:bm=64,bn=128,bk=64,stages=8,split_k=1,cluster_m=2,use_pdl=True"
-  M4="10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1"
-  D64="10:bm=128,bn=64,bk=64,stages=4,split_k=1,ctas_per_sm=2"
-  G120="10:bm=128,bn=128,bk=64,stages=7,split_k=2"
-  timeout 560 python3 bench/candidates.py --top 1 --rounds 5 \
-    --shapes 128,4096,14336 128,8192,8192 128,14336,4096 64,28672,8192 120,6144,16384 16,4096,14336 200,11000,3000 \
-    --config "$P10,l2_hints=1@128,4096,14336" --config "$P10,l2_hints=2@128,4096,14336" \
-    --config "$P10,l2_hints=3@128,4096,14336" --config "$P10,l2_prefetch=-2@128,4096,14336" \
-    --config "$P10,l2_prefetch=-4@128,4096,14336" \
-    --config "$S9@128,8192,8192" --config "$S9,l2_hints=2@128,8192,8192" --config "$S9,l2_hints=3@128,8192,8192" \
-    --config "$M4,l2_hints=1@128,14336,4096" --config "$M4,l2_hints=3@128,14336,4096" \
-    --config "$D64,l2_hints=1@64,28672,8192" --config "$D64,l2_hints=3@64,28672,8192" \
-    --config "$G120,l2_hints=1@120,6144,16384" --config "$G120,l2_hints=3@120,6144,16384" \
-    --config "10:bm=64,bn=16,bk=128,stages=8,split_k=2,l2_hints=1@16,4096,14336" \
-    --config "10:bm=128,bn=224,bk=64,stages=5,cluster_m=4,split_k=1,l2_hints=1@200,11000,3000" \
-    --out "$OUT/l2hints.json" --note "the TMA loads' L2 policy; the L2 prefetch of the weights alone" > "$OUT/l2hints.log" 2>&1
-  tail -60 "$OUT/l2hints.log"
+evict-checks)
+  # 38. after evict: the shape whose twin went untimed there, with the full bench document (why); phase 10's GPU
+  #     tests in 7 of its configs with the policy on; the decode set benched with the model's picks (no tuned table)
+  timeout 90 python3 bench/candidates.py --top 1 --twin evict_first_a=false --rounds 5 --shapes 192,5120,27648 \
+    --out "$OUT/evict_long.json" --bench-out "$OUT/evict_long_bench.json" > "$OUT/evict_long.log" 2>&1
+  grep -v -i warn "$OUT/evict_long.log" | tail -9
+  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py \
+    -k "test_split_and_swap_configs and 10- and (bn8 or cluster_m4 or bm192-bn128)" > "$OUT/evict_tests.log" 2>&1
+  tail -3 "$OUT/evict_tests.log"
+  timeout 260 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/decode_evict_bench.json" 2>&1 | tail -3
   ;;
-l2hints2)
-  # 39. l2hints again, 9 rounds, at the shapes where weights evict-first / tokens evict-last moved the time by 2-4%
-  #     either way, and each half of that policy alone (4: tokens evict-last; 5: weights evict-first)
-  P10="10:bm=64,bn=128,bk=128,stages=4,split_k=2"
-  M4="10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1"
-  G120="10:bm=128,bn=128,bk=64,stages=7,split_k=2"
-  G160="10:bm=128,bn=160,bk=64,stages=6,cluster_m=4,split_k=1"
-  timeout 560 python3 bench/candidates.py --top 1 --rounds 9 \
-    --shapes 128,4096,14336 120,6144,16384 128,14336,4096 160,9728,4096 \
-    --config "$P10,l2_hints=1@128,4096,14336" --config "$P10,l2_hints=4@128,4096,14336" \
-    --config "$P10,l2_hints=5@128,4096,14336" \
-    --config "$G120,l2_hints=1@120,6144,16384" --config "$G120,l2_hints=4@120,6144,16384" \
-    --config "$G120,l2_hints=5@120,6144,16384" \
-    --config "$M4,l2_hints=1@128,14336,4096" --config "$M4,l2_hints=4@128,14336,4096" \
-    --config "$M4,l2_hints=5@128,14336,4096" \
-    --config "$G160,l2_hints=1@160,9728,4096" --config "$G160,l2_hints=4@160,9728,4096" \
-    --out "$OUT/l2hints2.json" --note "the TMA loads' L2 policy again, 9 rounds" > "$OUT/l2hints2.log" 2>&1
-  grep -v -i warn "$OUT/l2hints2.log" | tail -50
+evict2)
+  # 39. best with the weights evict-first where a tile of >= 128 weight rows holds every token: the decode set, each
+  #     such pick with and without the policy at five shapes, and every held-out set (model picks, no tuned table)
+  timeout 150 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/decode_evict2_bench.json" 2>&1 | tail -1
+  timeout 100 python3 bench/candidates.py --top 1 --twin evict_first_a=false --rounds 5 \
+    --shapes 120,6144,16384 160,9728,4096 200,11000,3000 128,14336,4096 16,14336,4096 \
+    --out "$OUT/evict2.json" --note "best's picks with the weights evict-first, and without" > "$OUT/evict2.log" 2>&1
+  grep -v -i warn "$OUT/evict2.log" | grep -v "^\[" | tail -40
+  for set in heldout heldout2 heldout3 heldout4 heldout5 heldout6 unlisted; do
+    timeout 60 python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+      --quiet --no-plot --out "$OUT/${set}_evict2_bench.json" > /dev/null 2>&1; echo "$set rc=$?"
+  done
+  ;;
+evict3)
+  # 40. the rule at random shapes (seed 1 of bench/moved_picks.py) where it turned the policy on: each pick with and
+  #     without it, side by side
+  timeout 200 python3 bench/candidates.py --top 1 --twin evict_first_a=false --rounds 5 \
+    --shapes 8,11008,2048 48,3072,14336 160,5120,14336 1,11008,4096 32,11008,3072 8,5120,5120 48,14336,2048 \
+    96,14336,5120 48,11008,8192 24,11008,5120 128,14336,8192 8,14336,14336 \
+    --out "$OUT/evict3.json" --note "best's evict-first rule at random shapes where it is on: with and without" \
+    > "$OUT/evict3.log" 2>&1
+  grep -v -i warn "$OUT/evict3.log" | grep "evict_first_a\|^[0-9]"
   ;;
 esac

@@ -87,3 +87,31 @@ def test_fit_best_says_where_picks_own_choice_was_never_measured():
     kerns = fit.kernels(rows)
     *_, judged, unmeasured = fit.evaluate(rows, kerns, choose.MACHINE)
     assert judged == 1 and unmeasured == [shape]  # only phase 7 was timed; pick runs phase 10
+
+
+def test_twin_sets_the_fields_where_the_phase_has_them():
+    """--twin FIELD=V: each planned config with one switch flipped, timed beside it -- not for a phase without the
+    field, nor where the config already has that value (nothing to compare)."""
+    off, on = {"evict_first_a": False}, {"evict_first_a": True}
+    pick = "10:bm=128,bn=128,evict_first_a=True"  # what best runs where a 128-row weight tile holds every token
+    assert cand.twin_of(pick, off) == "10:bm=128,bn=128,evict_first_a=False"
+    assert cand.twin_of("10:bn=128,stages=4", on) == "10:bn=128,stages=4,evict_first_a=True"
+    assert cand.twin_of("10", off) is None  # phase 10's default is already off
+    assert cand.twin_of("9:bm=64", off) is None  # and phase 9's
+    assert cand.twin_of("7", on) is None  # phase 7 has no such field
+    assert cand.twin_of("10:bn=128", {}) is None
+    script = os.path.join(ROOT, "bench", "candidates.py")
+    bad = subprocess.run([sys.executable, script, "--shapes", "208,6144,8192", "--twin", "evict_first_a"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "FIELD=VALUE" in bad.stderr
+
+
+def test_the_table_names_what_was_not_timed(capsys):
+    """A kernel whose check failed is in the table with its reason, not left out of it."""
+    rows = [{"kind": "peer", "label": "cuBLAS", "timing": {"ms_median": 0.0921}},
+            {"kind": "phase", "phase": "10", "label": "phase 10 bn=96", "status": "failed",
+             "reason": "max rel err 3e-2 > 1e-2"}]
+    cand._table(Problem(192, 5120, 27648), rows)
+    out = capsys.readouterr().out
+    assert "92.1 us" in out and "cuBLAS" in out
+    assert "not timed" in out and "failed" in out and "phase 10 bn=96: max rel err 3e-2 > 1e-2" in out

@@ -1,5 +1,6 @@
 """phase="best": a time model over every candidate (persistent phases 7/8, split-K phase 9, swap-AB phase 10)."""
 
+import dataclasses
 import time
 
 import pytest
@@ -149,7 +150,7 @@ def test_three_way_splits_count_the_clusters_of_three_that_fit():
     assert dict(choose.MACHINE.clusters_that_fit)[3] == 39
     phase, cfg = choose.pick("sm90", 232, 4608, 9216)
     assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (128, 240, 3)
-    label = "10 bm=128 bn=256 bk=64 stages=4 split_k=3"
+    label = "10 bm=128 bn=256 bk=64 stages=4 split_k=3 evict_first_a=True"  # every token in the tile: evict-first
     cost = {n: next(r["cost"] for r in choose.explain("sm90", 240, n, 13824) if r["label"] == label) for n in (4992, 5120)}
     # 39 weight tiles x 3 in one wave; 40 x 3: the 40th cluster waits for a second (measured 104 us against 60.8)
     assert cost[5120] > 1.5 * cost[4992]
@@ -173,7 +174,7 @@ def test_a_split_costs_more_than_its_reduce():
     phase, cfg = choose.pick("sm90", 144, 6144, 6144)
     assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (64, 144, 1)
     rows = {r["label"]: r["cost"] for r in choose.explain("sm90", 144, 6144, 6144)}
-    assert rows["10 bn=144 bk=64 split_k=1"] < rows["10 bm=128 bn=144 bk=64 stages=6"]
+    assert rows["10 bn=144 bk=64 split_k=1"] < rows["10 bm=128 bn=144 bk=64 stages=6 evict_first_a=True"]
 
 
 def test_token_multicast_pays_where_the_token_rows_are_not_whole_lines():
@@ -189,7 +190,8 @@ def test_token_multicast_pays_where_the_token_rows_are_not_whole_lines():
         assert phase == "10" and cfg.cluster_m == 4, shape
     # the same tile, one K whole lines and one not: only the ragged one gains the larger share
     rows = {k: {r["label"]: r["cost"] for r in choose.explain("sm90", 200, 11008, k)} for k in (3008, 3000)}
-    uni, mc4 = "10 bm=128 bn=224 bk=64 stages=5 split_k=1", "10 bm=128 bn=224 bk=64 stages=5 cluster_m=4 split_k=1"
+    uni = "10 bm=128 bn=224 bk=64 stages=5 split_k=1 evict_first_a=True"
+    mc4 = "10 bm=128 bn=224 bk=64 stages=5 cluster_m=4 split_k=1 evict_first_a=True"
     assert rows[3000][mc4] / rows[3000][uni] < rows[3008][mc4] / rows[3008][uni] < 1
 
 
@@ -211,6 +213,24 @@ def test_token_tiles_in_pairs_may_share_the_weights():
     assert shared in [r["label"] for r in rows[:6]]
     for shape in ((64, 8192, 8192), (192, 5120, 8192), (512, 8192, 8192)):  # 1 or 3 tiles; past the decode regime
         assert not any(r["phase"] == "9" and r["config"].cluster_m > 1 for r in choose.explain("sm90", *shape)), shape
+
+
+def test_weights_evict_first_where_one_tile_of_128_or_more_rows_holds_every_token():
+    """Phase 10's weights evict-first in L2 (a policy the cost leaves alone): on where a weight tile of >= 128 rows
+    holds every token (160x9728x4096 28.5 against 29.8 us, 120x6144x16384 60.0 / 61.1), off where two token tiles
+    read each weight line twice (192x5120x27648 116.1 / 111.6) and for 64-row tiles (128x4096x14336: slower in three
+    of four runs); the PTX has the policy's operand only where it is on."""
+    for shape in ((160, 9728, 4096), (120, 6144, 16384), (128, 14336, 4096), (200, 11000, 3000), (16, 14336, 4096)):
+        phase, cfg = choose.pick("sm90", *shape)
+        assert phase == "10" and cfg.bm >= 128 and cfg.bn >= shape[0] and cfg.evict_first_a, shape
+    for shape in ((192, 5120, 27648), (128, 4096, 14336), (16, 4096, 4096)):
+        phase, cfg = choose.pick("sm90", *shape)  # None: phase 10's defaults (16 tokens, 64 rows, split 2)
+        assert phase == "10" and not (cfg or registry.get("sm90", "10").default_config()).evict_first_a, shape
+    for r in choose.explain("sm90", 232, 11008, 4096):
+        if r["phase"] == "10":
+            assert r["config"].evict_first_a == (r["config"].bm >= 128 and r["config"].bn >= 232), r["label"]
+            twin = dataclasses.replace(r["config"], evict_first_a=not r["config"].evict_first_a)
+            assert choose.modelled_us(registry.get("sm90", "10").make(twin), 232, 11008, 4096) == pytest.approx(r["cost"])
 
 
 def test_a_pick_is_a_lookup_after_the_first():

@@ -17,7 +17,10 @@ tokens, N = 8..256:
    how many bytes each SM keeps in flight, and phase 9's split-K fills the SMs N/64 tiles leave idle;
 4. programmatic dependent launch (``use_pdl``): a launch may start while the previous kernel of the
    stream drains; its prologue (barrier init, tensor-map prefetch) overlaps that tail and
-   ``griddepcontrol.wait`` holds every thread before the first global access.
+   ``griddepcontrol.wait`` holds every thread before the first global access;
+5. the weights' TMA loads may carry an L2 evict-first policy (``evict_first_a``): with every token in one
+   tile each weight line is read once, and L2 evicts those lines before the tokens, which every weight tile
+   reads again.
 
 Why: a decode step multiplies a few tokens by every weight: 16x4096x4096 moves 32 MiB of weights for
 0.5 GFLOP. Data-parallel 128-row tiles leave 100 of 132 SMs idle and each busy SM walks all of K
@@ -38,6 +41,16 @@ against 42.6 for the best 128-row tile (cuBLASLt 37.4), 240x5120x13824 60.1 agai
 
 Constraints: phase 9's, in swapped coordinates: any M (the tokens: TMA zero-fills what is past M),
 N and K as the layout needs (16-B rows); C row-major (stored as C^T column-major).
+
+The evict-first policy, on the H200 (2026-12-03, cold L2, interleaved rounds, each pick with and without it
+in one run): faster where a tile of 128 or 192 weight rows holds every token -- 160x9728x4096 28.5 against
+29.8 us, 200x11000x3000 30.0 / 30.9, 128x14336x4096 32.3 / 33.1 (2.1-2.5% in two more runs), 120x6144x16384
+60.0 / 61.1 (4% in two more runs), 16x14336x4096 28.5 / 29.1; slower where the tokens fill two tiles, which
+read each weight line twice (192x5120x27648 116.1 / 111.6), and mixed with 64-row tiles (0.5-2% faster at
+4096 and 8192 weight rows, 1-4% slower in three of four runs at 128x4096x14336). So ``best`` turns it on for
+weight tiles of 128 or more rows holding every token, and the default is off. Asking L2 to keep the tokens
+(evict-last) changed nothing, and prefetching k-tiles past the ring into L2 (``cp.async.bulk.prefetch.tensor``)
+ran 1.1-1.6x slower at every shape tried.
 """
 
 import dataclasses
@@ -56,6 +69,7 @@ class Sm90Phase10Config(Sm90Phase9Config):
     split_k: int = 2
     ctas_per_sm: int = 1
     use_pdl: bool = True  # programmatic dependent launch
+    evict_first_a: bool = False  # the weights' (the kernel's A) lines evicted from L2 first (``best`` sets it; below)
 
 
 class Sm90Phase10(Sm90Phase9):

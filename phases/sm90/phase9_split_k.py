@@ -34,6 +34,7 @@ Numbers: 128x128x64 tile, 6 stages x 32 KiB = 192 KiB, one CTA per SM; the parti
 of B's box and multicast it, arrive on each other's empty barriers (``mcast_mode_mn``: the B partners
 only), and the producer waits out the peers' last arrivals before it leaves; the reduce adds the partial
 tiles of its own M tile's K ranges. Measured on the H200 at 200x11000x3000: 38.8 -> 30.6 us with 4.
+``evict_first_a`` gives A's TMA loads an L2 evict-first policy (phase 10's A is the weights, read once: see there).
 
 Constraints:
 - split_k in 1..8, cluster_m in (1, 2, 4), split_k x cluster_m <= 8 (a portable cluster); bm in (64, 128,
@@ -63,10 +64,7 @@ from phases.sm90 import common_tma as ct
 SMEM_PER_SM = 232_448  # the most dynamic smem the SM's CTAs may share (and one CTA may opt into)
 REGS_PER_SM = 65_536
 VEC = 4  # fp32 per vector of the reduce: 16 B, one ld.shared::cluster.v4 / st.global.v4
-# L2 cache policies of a TMA load (the encodings CUTLASS's CacheHintSm90 names): evict-normal, -first, -last
-EVICT_NORMAL, EVICT_FIRST, EVICT_LAST = 0x1000000000000000, 0x12F0000000000000, 0x14F0000000000000
-L2_HINTS = {1: (EVICT_FIRST, EVICT_LAST), 2: (EVICT_LAST, EVICT_FIRST), 3: (EVICT_NORMAL, EVICT_NORMAL),
-            4: (EVICT_NORMAL, EVICT_LAST), 5: (EVICT_FIRST, EVICT_NORMAL)}
+EVICT_FIRST = 0x12F0000000000000  # a TMA load's L2 cache policy: evict-first (the encoding CUTLASS's CacheHintSm90 names)
 PAD = 4  # fp32 appended to each line of the partial tile: rows start 16 B apart in the banks
 
 
@@ -80,8 +78,7 @@ class Sm90Phase9Config(ct.TmaConfig):
     ctas_per_sm: int = 1  # residency the smem and register budgets are cut for
     use_pdl: bool = False  # programmatic dependent launch (phase 10 turns it on)
     cluster_m: int = 1  # M tiles per cluster sharing (multicasting) the B tile, as in phase 4; x split_k CTAs
-    l2_prefetch: int = 0  # k-tiles past the ring the producer asks into L2 ahead of their TMA load (0: none; < 0: A only)
-    l2_hints: int = 0  # the TMA loads' L2 policy: 0 the DSL's (0); 1 A evict-first, B evict-last; 2 A evict-last, B evict-first; 3 both evict-normal; 4 B evict-last; 5 A evict-first
+    evict_first_a: bool = False  # A's TMA loads ask L2 to evict their lines first (an operand read once: phase 10's)
 
 
 class Sm90Phase9(GemmPhase):
@@ -104,8 +101,6 @@ class Sm90Phase9(GemmPhase):
         assert 1 <= cfg.split_k <= 8, "split_k is 1..8: a portable cluster"
         assert cfg.cluster_m in (1, 2, 4), "cluster_m is 1, 2 or 4"
         assert cfg.split_k * cfg.cluster_m <= 8, "split_k x cluster_m CTAs per cluster: at most 8 (a portable cluster)"
-        assert -16 <= cfg.l2_prefetch <= 16, "l2_prefetch is 0..16 k-tiles ahead of the ring"
-        assert cfg.l2_hints in (0, 1, 2, 3, 4, 5), "l2_hints is 0..5"
         # each CTA of the cluster loads bn / cluster_m rows of B's box: whole 8-row swizzle atoms
         assert cfg.bn % (8 * cfg.cluster_m) == 0, f"bn={cfg.bn} must split into {cfg.cluster_m} slices of 8-row multiples"
         # wgmma takes any N in 8..256 step 8, but the DSL 4.8.1 compiler aborts the process on 24, 40, 72
@@ -194,7 +189,6 @@ class Sm90Phase9(GemmPhase):
     ):
         cfg = self.cfg
         BM, BN, BK, NSTAGES, S, CM = cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.split_k, cfg.cluster_m
-        PF, PF_B = abs(cfg.l2_prefetch), cfg.l2_prefetch > 0
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, _, _ = cute.arch.block_idx()
@@ -266,29 +260,15 @@ class Sm90Phase9(GemmPhase):
             cute.arch.setmaxregister_decrease(self.producer_regs)
             if warp_idx == 0:
                 prod_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, NSTAGES)
-                if cutlass.const_expr(PF > 0):
-                    # the k-tiles just past the first fill of the ring: into L2 now (the loop asks for the rest)
-                    for j in cutlass.range_constexpr(NSTAGES, NSTAGES + PF - 1):
-                        if j < k_count:
-                            prefetch_k_tile(tma_atom_a, tAgA, tma_atom_b, tBgB, k_first + j, PF_B)
+                # an L2 policy for A's lines, or none (the DSL's default operand)
+                a_policy = cutlass.Int64(EVICT_FIRST) if cutlass.const_expr(cfg.evict_first_a) else None
                 for kt in cutlass.range(k_count, unroll=1):
-                    if cutlass.const_expr(PF > 0):
-                        # k-tile kt + NSTAGES + PF - 1 toward L2: the HBM reads in flight are the ring's and PF
-                        # k-tiles more, which take no smem (the TMA load finds them in L2)
-                        if kt + NSTAGES + PF - 1 < k_count:
-                            prefetch_k_tile(tma_atom_a, tAgA, tma_atom_b, tBgB, k_first + kt + NSTAGES + PF - 1, PF_B)
                     ab_pipeline.producer_acquire(prod_state)  # empty wait + arrive.expect_tx on full[s]
                     full = ab_pipeline.producer_get_barrier(prod_state)
-                    if cutlass.const_expr(cfg.l2_hints == 0):
-                        cute.copy(tma_atom_a, tAgA[(None, k_first + kt)], tAsA[(None, prod_state.index)], tma_bar_ptr=full)
-                        cute.copy(tma_atom_b, tBgB[(None, k_first + kt)], tBsB[(None, prod_state.index)], tma_bar_ptr=full,
-                                  mcast_mask=b_mcast_mask)
-                    else:
-                        hint_a, hint_b = L2_HINTS[cfg.l2_hints]
-                        cute.copy(tma_atom_a, tAgA[(None, k_first + kt)], tAsA[(None, prod_state.index)], tma_bar_ptr=full,
-                                  cache_policy=cutlass.Int64(hint_a))
-                        cute.copy(tma_atom_b, tBgB[(None, k_first + kt)], tBsB[(None, prod_state.index)], tma_bar_ptr=full,
-                                  mcast_mask=b_mcast_mask, cache_policy=cutlass.Int64(hint_b))
+                    cute.copy(tma_atom_a, tAgA[(None, k_first + kt)], tAsA[(None, prod_state.index)], tma_bar_ptr=full,
+                              cache_policy=a_policy)
+                    cute.copy(tma_atom_b, tBgB[(None, k_first + kt)], tBsB[(None, prod_state.index)], tma_bar_ptr=full,
+                              mcast_mask=b_mcast_mask)
                     prod_state.advance()
                 if cutlass.const_expr(CM > 1):
                     # the peers' consumers arrive on this CTA's empty barriers: stay until the last of them has
@@ -335,15 +315,6 @@ class Sm90Phase9(GemmPhase):
             # no CTA leaves while a peer may still read its partial tile
             cute.arch.cluster_arrive()
             cute.arch.cluster_wait()
-
-
-@cute.jit
-def prefetch_k_tile(tma_atom_a, tAgA, tma_atom_b, tBgB, k_tile, also_b: cutlass.Constexpr = True):
-    """``cp.async.bulk.prefetch.tensor.L2``: A's (and B's) boxes of ``k_tile`` into L2, nothing into smem (one lane)."""
-    with cute.arch.elect_one():
-        cute.prefetch(tma_atom_a, tAgA[(None, k_tile)])
-        if cutlass.const_expr(also_b):
-            cute.prefetch(tma_atom_b, tBgB[(None, k_tile)])
 
 
 @cute.jit
