@@ -281,6 +281,28 @@ def test_sm90_phase10_puts_the_tokens_on_the_mma_n():
     assert ins.grid_ctas == (BIG.n // 64) * (-(-BIG.m // cfg.bn)) * cfg.split_k
 
 
+def test_sm90_phase10_weights_evict_first_only_when_asked():
+    """``evict_first_a``: the weights' TMA loads (phase 10's A) carry the evict-first L2 policy (CUTLASS's
+    CacheHintSm90::EVICT_FIRST, 0x12F0000000000000) as their cache-hint operand; the tokens' loads keep the DSL's
+    operand 0, and without the switch nothing carries it (the PTX of every config that leaves it off is the old one)."""
+    import dataclasses
+
+    from phases.sm90.phase9_split_k import EVICT_FIRST
+
+    e = registry.get("sm90", "10")
+    cfg = dataclasses.replace(e.default_config(), bm=128, bn=128, bk=64, stages=7, split_k=1)
+    policy = re.compile(r"mov\.b64\s+(%rd\d+),\s*(\d+);")
+    loads = re.compile(r"cp\.async\.bulk\.tensor\.2d\.shared::cta\.global\.tile\.mbarrier::complete_tx::bytes"
+                       r"\.L2::cache_hint \[[^]]+\], \[[^]]+\], \[[^]]+\], (%rd\d+);")
+    for on in (True, False):
+        ins = inspect_phase(e, "sm_90a", BIG, config=dataclasses.replace(cfg, evict_first_a=on))
+        values = dict(policy.findall(ins.ptx))
+        hints = [int(values[r]) for r in loads.findall(ins.ptx)]
+        # per stage, A's box (the weights: two loads of 64 rows, one per 128-B swizzle atom of its M-major rows), then B's
+        assert len(hints) == 3, hints
+        assert hints == ([EVICT_FIRST, EVICT_FIRST, 0] if on else [0, 0, 0]), hints
+
+
 @pytest.mark.parametrize("bn", __import__("cute_gemm.runtime.choose", fromlist=["x"]).TOKEN_TILES)
 def test_sm90_phase10_every_token_tile_compiles(bn):
     """Every token tile ``phase="best"`` may pick builds (the DSL's compiler aborts the process on some
