@@ -41,12 +41,12 @@ def spec_of(row) -> str:
 
 
 def family(row) -> tuple | None:
-    """What kind of kernel an ``explain`` row is: (phase, tile rows of phase 10's weight tiles, split K or not,
-    multicast or not); None for the persistent phases (phase 7 is timed at every shape anyway)."""
-    cfg = row["config"]
-    if row["phase"] not in ("9", "10"):
-        return None
-    return (row["phase"], cfg.bm if row["phase"] == "10" else None, cfg.split_k > 1, cfg.cluster_m > 1)
+    """What kind of kernel an ``explain`` row is (``cute_gemm.measure.tune.family``): (phase, tile rows of phase 10's
+    weight tiles, split K or not, multicast or not); None for the persistent phases (phase 7 is timed at every shape
+    anyway)."""
+    from cute_gemm.measure import tune
+
+    return tune.family(row["phase"], row["config"])
 
 
 def plan(shape, top: int, extra: list[str], families: bool = False) -> list[str]:

@@ -26,6 +26,9 @@ TOP = 6  # candidates timed per shape by default: the model's pick and the 5 it 
 # two kernels is the run's noise (at the power cap one kernel's median moves 2-3% between runs), not their speed
 # (256x28672x8192 tuned cold: phase 10 cluster_m=4 185.5 us against the model's phase 7 187.2; benched after, 201.1)
 MARGIN = 0.02
+# with families: a family's cheapest is timed when modelled within this factor of the model's pick. The largest miss
+# across families measured: 192x5120x27648, phase 9's 64 x 128 modelled 1.25x the pick's time, ran 0.86x of it
+FAMILY_REACH = 1.5
 
 
 @dataclasses.dataclass
@@ -51,19 +54,36 @@ class Tuned:
         return self.timed[self.model] / self.timed[self.kept]
 
 
-def candidates(arch: str, p: Problem, top: int = TOP, operands=WORKLOG) -> list[tuple]:
-    """The model's ``top`` cheapest candidates of ``p``: [(entry, config, label, modelled us)], cheapest first."""
+def family(phase: str, config) -> tuple | None:
+    """What kind of kernel a candidate is: (phase, weight-tile rows of phase 10, split K or not, multicast or not);
+    None for the persistent phases. The model is right to ~10% within a family and can be further off between
+    them (192x5120x27648: phase 9's 64 x 128 tiles, ranked 8th, ran 95-96 us; the model's pick 111-116)."""
+    if phase not in ("9", "10"):
+        return None
+    return (phase, config.bm if phase == "10" else None, config.split_k > 1, config.cluster_m > 1)
+
+
+def candidates(arch: str, p: Problem, top: int = TOP, operands=WORKLOG, families: bool = False) -> list[tuple]:
+    """The model's ``top`` cheapest candidates of ``p``: [(entry, config, label, modelled us)], cheapest first; with
+    ``families``, then the cheapest candidate of every ``family`` none of those belongs to, if modelled within
+    ``FAMILY_REACH`` of the cheapest."""
     from cute_gemm.runtime import choose, registry
 
-    out, seen = [], set()
+    rows, seen = [], set()
     for row in choose.explain(arch, p.m, p.n, p.k, operands):
-        if (row["phase"], row["config"]) in seen:
-            continue
-        seen.add((row["phase"], row["config"]))
-        out.append((registry.get(arch, row["phase"]), row["config"], row["label"], row["cost"]))
-        if len(out) == top:
-            break
-    return out
+        if (row["phase"], row["config"]) not in seen:  # one row per config, cheapest first
+            seen.add((row["phase"], row["config"]))
+            rows.append(row)
+    chosen = rows[:top]
+    if families:
+        covered = {None} | {family(r["phase"], r["config"]) for r in chosen}
+        for row in rows[top:]:  # cheapest first: the first row of a family is its cheapest
+            if row["cost"] > FAMILY_REACH * rows[0]["cost"]:
+                break
+            if family(row["phase"], row["config"]) not in covered:
+                covered.add(family(row["phase"], row["config"]))
+                chosen.append(row)
+    return [(registry.get(arch, r["phase"]), r["config"], r["label"], r["cost"]) for r in chosen]
 
 
 def time_candidates(p: Problem, todo, peer_list=(), *, rounds: int = timing.ROUNDS, sustained_s: float = 0.0,
@@ -80,12 +100,12 @@ def time_candidates(p: Problem, todo, peer_list=(), *, rounds: int = timing.ROUN
 
 def tune_shape(arch: str, p: Problem, *, top: int = TOP, peer_list=(), rounds: int = timing.ROUNDS,
                sustained_s: float = 0.0, cold_l2: bool = True, operands=WORKLOG, gpu: str | None = None,
-               progress: bool = False) -> tuple[Tuned, dict]:
-    """Time the model's ``top`` candidates of ``p``; with ``gpu`` (the GPU's name), store the fastest in its
-    table. Returns (the tuning, the bench document of its run)."""
+               progress: bool = False, families: bool = False) -> tuple[Tuned, dict]:
+    """Time the model's ``top`` candidates of ``p`` (with ``families`` also each family's cheapest); with ``gpu``
+    (the GPU's name), store the fastest in its table. Returns (the tuning, the bench document of its run)."""
     from cute_gemm.runtime import tuned
 
-    todo = candidates(arch, p, top, operands)
+    todo = candidates(arch, p, top, operands, families)
     if not todo:
         return Tuned(p, {}, "", None), {}
     doc = time_candidates(p, [t[:2] for t in todo], peer_list, rounds=rounds, sustained_s=sustained_s,
@@ -167,5 +187,5 @@ def merge(docs: list[dict]) -> dict | None:
     return {**docs[0], "results": [r for d in docs for r in d["results"]]}
 
 
-__all__ = ["TOP", "MARGIN", "Tuned", "candidates", "time_candidates", "tune_shape", "candidate_rows", "compact",
+__all__ = ["TOP", "MARGIN", "Tuned", "family", "candidates", "time_candidates", "tune_shape", "candidate_rows", "compact",
            "merge"]

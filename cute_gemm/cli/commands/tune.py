@@ -15,7 +15,8 @@ from cute_gemm.runtime import arch as _arch
 DESCRIPTION = """\
 Tune phase="best" on this GPU. best's model ranks every (phase, config) candidate of a shape by a modelled
 time that is right to about 10% per config, so where candidates are close its first is not always the
-fastest. For each shape, tune checks the model's --top cheapest candidates (against cuBLASLt and float64,
+fastest. For each shape, tune checks the model's --top cheapest candidates (with --families also the cheapest
+of every kind of kernel they leave out, for shapes where the model ranks a whole kind low) (against cuBLASLt and float64,
 NaN-poisoned C, a bit-identical repeat) and times them interleaved on the same inputs, as `cute-gemm bench`
 does (CUDA graphs, median over rounds, cold L2 unless --warm-l2), beside cuBLAS and cuBLASLt (--peers). The
 fastest that passed is kept (the model's pick stays where it ran within 2% of the fastest: closer than that
@@ -41,6 +42,11 @@ def add_arguments(p):
                                                      "added to --shapes")
     p.add_argument("--top", type=top_arg, default=tune.TOP, metavar="N",
                    help=f"candidates timed per shape: the model's N cheapest (default {tune.TOP})")
+    p.add_argument("--families", action="store_true",
+                   help="also time the model's cheapest candidate of every family the --top ones leave out (phase 9; "
+                        "phase 10 by weight-tile rows; split or not; multicast or not) modelled within 1.5x of its "
+                        "pick: the model ranks within a family better than across families, so this finds a kernel "
+                        "it ranks far down; up to twice the candidates per shape")
     p.add_argument("--rounds", type=rounds_arg, default=timing.ROUNDS, metavar="N",
                    help=f"interleaved timing rounds; the median counts (default {timing.ROUNDS})")
     p.add_argument("--sustained", type=seconds_arg, default=0.0, metavar="SECONDS",
@@ -88,11 +94,12 @@ def run(args) -> int:
         return _show_all()
     if tgt is None:
         fam = "sm90"
+        also = " and every family's cheapest" if args.families else ""
         print(f"cute-gemm tune: times kernels on a GPU ({steps.no_gpu_reason()}). What it would time on an H100/H200, "
-              f"the model's {args.top} cheapest candidates per shape:", file=sys.stderr)
+              f"the model's {args.top} cheapest candidates per shape{also}:", file=sys.stderr)
         for p in shapes:
             print(f"\n{p}")
-            for _, _, label, cost in tune.candidates(fam, p, args.top, ops):
+            for _, _, label, cost in tune.candidates(fam, p, args.top, ops, args.families):
                 print(f"  model {cost:8.1f} us  {label}")
         return 2
     fam, gpu = _arch.family(tgt), plan.device_name(0)
@@ -102,11 +109,12 @@ def run(args) -> int:
     peer_list = [peers.PEERS[n] for n in peer_names]
     done, docs = [], []
     for i, p in enumerate(shapes):
-        print(f"[{i + 1}/{len(shapes)}] {p}: timing the model's {args.top} cheapest candidates", file=sys.stderr,
+        also = " and every family's cheapest" if args.families else ""
+        print(f"[{i + 1}/{len(shapes)}] {p}: timing the model's {args.top} cheapest candidates{also}", file=sys.stderr,
               flush=True)
         t, doc = tune.tune_shape(fam, p, top=args.top, peer_list=peer_list, rounds=args.rounds,
                                  sustained_s=args.sustained, cold_l2=not args.warm_l2, operands=ops, gpu=gpu,
-                                 progress=not args.quiet)
+                                 progress=not args.quiet, families=args.families)
         done.append(t)
         docs.append(doc)
         _print_shape(t)
