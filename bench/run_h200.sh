@@ -42,6 +42,7 @@
 #                                            bash bench/run_h200.sh evict-checks  # its GPU tests, the decode set after it
 #                                            bash bench/run_h200.sh evict2     # best's evict-first rule: decode, twins, held-out sets
 #                                            bash bench/run_h200.sh evict3     # the rule at random shapes, with and without
+#                                            bash bench/run_h200.sh tune-families  # tune --families where best is below 0.9 (next)
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -599,5 +600,16 @@ evict3)
     --out "$OUT/evict3.json" --note "best's evict-first rule at random shapes where it is on: with and without" \
     > "$OUT/evict3.log" 2>&1
   grep -v -i warn "$OUT/evict3.log" | grep "evict_first_a\|^[0-9]"
+  ;;
+tune-families)
+  # 41. (not yet run) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor
+  #     (232x2048x5632, 192x5120x27648 in heldout3; 200x11000x3000 in unlisted), then those sets benched with the
+  #     table; the bench's last lines give each set's geomean over the vendor and its lowest shape
+  for set in heldout3 unlisted; do
+    timeout 200 python3 -m cute_gemm tune --set $set --families --rounds 3 --quiet --out "$OUT/tune_families_${set}.json" \
+      > "$OUT/tune_families_${set}.log" 2>&1; tail -2 "$OUT/tune_families_${set}.log"
+    timeout 90 python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+      --quiet --no-plot --out "$OUT/${set}_tuned_families_bench.json" 2>&1 | tail -3
+  done
   ;;
 esac

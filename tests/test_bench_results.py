@@ -7,6 +7,7 @@ import glob
 import io
 import json
 import os
+import re
 
 import pytest
 
@@ -184,6 +185,28 @@ def test_table_rows_and_rendering():
         assert col in text
     assert "no clock/power telemetry" not in text
     assert "no clock/power telemetry: pynvml is not installed" in _render(make_doc(sweep=False, telemetry=False))
+
+
+def test_the_run_summary_is_each_phases_geomean_over_the_vendor():
+    """After the tables: per phase timed beside the vendor at two or more shapes, the geomean of its speed over the
+    faster of cuBLAS and cuBLASLt and its lowest shape -- what a set's run is judged by, without a script."""
+    import math
+
+    doc = make_doc(sweep=False)
+    rows = [r for r in doc["results"] if r["key"] == "sm90:5"]
+    assert len(rows) == 2 and all(r["pct_vendor"] for r in rows)
+    ratios = [r["pct_vendor"] / 100 for r in rows]
+    summary = {name: rest for name, *rest in console.vendor_summary(doc)}
+    n, geo, low, where = summary["phase 5"]
+    assert n == 2 and geo == pytest.approx(math.sqrt(ratios[0] * ratios[1])) and low == min(ratios)
+    assert where in {r["shape"] for r, x in zip(rows, ratios) if x == low}
+    assert not any(name.startswith(("cuBLAS", "cuBLASLt")) for name in summary)  # the vendor is the yardstick
+    text = _render(doc)
+    assert "speed over the faster of cuBLAS and cuBLASLt" in text
+    assert re.search(rf"phase 5 +{geo:.3f}  {low:.3f} at {where}  \(2 shapes\)", text)
+    one = make_doc(sweep=False)
+    one["results"] = [r for r in one["results"] if r["shape"] == rows[0]["shape"]]
+    assert console.vendor_summary(one) == [] and "speed over the faster" not in _render(one)
 
 
 def test_plots_from_a_document(tmp_path):

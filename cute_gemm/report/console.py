@@ -68,8 +68,28 @@ def caption(doc: dict) -> str:
     return ", ".join(parts)
 
 
+def vendor_summary(doc: dict) -> list[tuple[str, int, float, float, str]]:
+    """Per phase row timed beside cuBLAS/cuBLASLt at two or more shapes of the run (``best`` as one row, whatever it
+    picked per shape): (kernel, shapes, geomean of its speed over the faster vendor's, the lowest, where), in the
+    run's order."""
+    import math
+
+    seen: dict[str, list] = {}
+    for r in doc["results"]:
+        if r["kind"] == "phase" and r.get("pct_vendor"):
+            name = "best" if r["key"] == "best" else r["label"]
+            seen.setdefault(name, []).append((r["pct_vendor"] / 100, r["shape"]))
+    out = []
+    for name, vals in seen.items():
+        if len(vals) >= 2:
+            low = min(vals)
+            out.append((name, len(vals), math.exp(sum(math.log(v) for v, _ in vals) / len(vals)), low[0], low[1]))
+    return out
+
+
 def render(doc: dict, out=None):
-    """Print one table per shape of a bench-v2 document (``out``: a rich Console; default stdout)."""
+    """Print one table per shape of a bench-v2 document (``out``: a rich Console; default stdout), then each phase's
+    speed over the vendor's across the shapes (``vendor_summary``)."""
     from rich.table import Table
 
     out = out or terminal()
@@ -85,6 +105,12 @@ def render(doc: dict, out=None):
                 table.add_row(*result_row(r))
         out.print(table)
         out.print()
+    summary = vendor_summary(doc)
+    if summary:
+        out.print("speed over the faster of cuBLAS and cuBLASLt, across the run's shapes: geomean, lowest")
+        width = max(len(name) for name, *_ in summary)
+        for name, n, geo, low, where in summary:
+            out.print(f"  {name:<{width}}  {geo:.3f}  {low:.3f} at {where}  ({n} shapes)")
 
 
 def render_api(api: dict, out=None):
