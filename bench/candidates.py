@@ -7,7 +7,7 @@
 For each shape, one ``cute-gemm bench`` run (cold L2, CUDA graphs, interleaved rounds, every kernel checked
 against cuBLASLt and float64 first) of phase 7, ``best``, cuBLAS, cuBLASLt and the ``--top`` candidates that
 ``cute_gemm.runtime.choose.explain`` ranks cheapest for it, with ``--families`` also the cheapest of every family
-(``family``: phase 9, or phase 10 by weight-tile rows; split or not; multicast or not) -- a refit needs the kernels the model ranks low
+(``cute_gemm.measure.tune.family``: phase 9, or phase 10 by weight-tile rows; split or not; multicast or not) -- a refit needs the kernels the model ranks low
 timed too, or it can only confirm its own ranking -- plus every ``--config`` given, and with ``--twin FIELD=V`` each of
 those configs again with the field set (one switch, with and without, side by side). Every kernel of a
 shape is timed in that shape's run only, so the table compares kernels measured side by side. ``--out`` is a
@@ -40,15 +40,6 @@ def spec_of(row) -> str:
     return row["phase"] + ":" + ",".join(f"{k}={v}" for k, v in over.items()) if over else row["phase"]
 
 
-def family(row) -> tuple | None:
-    """What kind of kernel an ``explain`` row is (``cute_gemm.measure.tune.family``): (phase, tile rows of phase 10's
-    weight tiles, split K or not, multicast or not); None for the persistent phases (phase 7 is timed at every shape
-    anyway)."""
-    from cute_gemm.measure import tune
-
-    return tune.family(row["phase"], row["config"])
-
-
 def plan(shape, top: int, extra: list[str], families: bool = False) -> list[str]:
     """The ``--config`` specs measured at ``shape``: the model's ``top`` cheapest (phase 7's default aside:
     it runs as a phase), with ``families`` then the cheapest of each family not yet among them, then ``extra``,
@@ -64,11 +55,9 @@ def plan(shape, top: int, extra: list[str], families: bool = False) -> list[str]
         if spec != "7" and spec not in specs:
             specs.append(spec)
     if families:
-        seen = {None} | {family(r) for r in rows if spec_of(r) in specs}
-        for row in rows:  # cheapest first: the first row of a family is its cheapest
-            if family(row) not in seen:
-                seen.add(family(row))
-                specs.append(spec_of(row))
+        from cute_gemm.measure import tune
+
+        specs += [spec_of(r) for r in tune.family_cheapest(rows, [r for r in rows if spec_of(r) in specs])]
     return specs + [s for s in extra if s not in specs]
 
 
@@ -135,17 +124,13 @@ def twin_of(spec: str, fields: dict) -> str | None:
     None where the phase lacks one of the fields or already has those values (no twin to time)."""
     from cute_gemm.runtime import registry
 
-    if not fields:
-        return None
     phase, _, over = spec.partition(":")
     entry = registry.get("sm90", phase)
-    names = {f.name for f in dataclasses.fields(entry.config_cls)}
-    if not set(fields) <= names:
+    if not fields or not set(fields) <= {f.name for f in dataclasses.fields(entry.config_cls)}:
         return None
-    config = {**(registry.parse_overrides(over) if over else {})}
-    if all(getattr(dataclasses.replace(entry.default_config(), **config), f) == v for f, v in fields.items()):
+    if all(getattr(entry.configured(over or None), f) == v for f, v in fields.items()):
         return None
-    config.update(fields)
+    config = {**(registry.parse_overrides(over) if over else {}), **fields}
     return phase + ":" + ",".join(f"{k}={v}" for k, v in config.items())
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from cute_gemm.cli.args import shape_arg  # noqa: E402  (the CLI's M,N,K parser)
 from cute_gemm.runtime.registry import parse_overrides  # noqa: E402  (the CLI's FIELD=VALUE,... parser)
 
 
@@ -62,7 +63,7 @@ def _launch(shape, phase: str, config: dict | None) -> None:
 
     import cute_gemm
 
-    m, n, k = shape
+    m, n, k = shape.m, shape.n, shape.k
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)
     b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     for _ in range(3):
@@ -76,22 +77,23 @@ def _launch(shape, phase: str, config: dict | None) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shape", required=True, help="M,N,K")
+    ap.add_argument("--shape", required=True, type=shape_arg, help="M,N,K")
     ap.add_argument("--phase", default="best")
     ap.add_argument("--config", help="field=value,... (the phase's config overrides)")
     ap.add_argument("--out", default="out", help="folder for the ncu report, its CSV and the table")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)  # the process ncu profiles
     args = ap.parse_args(argv)
-    shape = tuple(int(x) for x in args.shape.split(","))
+    shape = args.shape
     config = parse_overrides(args.config) if args.config else None  # a bad one refused here, before ncu runs
     if args.launch:
         _launch(shape, args.phase, config)
         return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"stalls_{'x'.join(map(str, shape))}"
-    me = [sys.executable, str(Path(__file__).resolve()), "--launch", "--shape", args.shape, "--phase", args.phase]
+    stem = out / f"stalls_{shape}"
+    me = [sys.executable, str(Path(__file__).resolve()), "--launch", "--shape", f"{shape.m},{shape.n},{shape.k}",
+          "--phase", args.phase]
     if args.config:
         me += ["--config", args.config]
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
@@ -101,7 +103,7 @@ def main(argv=None) -> int:
     page = subprocess.run(["ncu", "-i", f"{stem}.ncu-rep", "--page", "source", "--csv", "--print-source", "sass"],
                           check=True, capture_output=True, text=True).stdout
     Path(f"{stem}.csv").write_text(page)
-    table = [f"{args.shape} phase={args.phase} config={args.config or '-'}: the {args.top} most-sampled SASS lines",
+    table = [f"{shape} phase={args.phase} config={args.config or '-'}: the {args.top} most-sampled SASS lines",
              "| share | samples | executed | address | SASS |", "|---:|---:|---:|---|---|"]
     table += [f"| {share:.1%} | {n} | {executed} | {addr[-5:]} | `{src}` |"
               for addr, src, n, share, executed in summarize(page, args.top)]

@@ -30,14 +30,18 @@ def test_families_add_each_familys_cheapest_once():
     rows, split or not, multicast or not) that is not yet among them -- what a refit needs timed."""
     shape = Problem(160, 9728, 4096)
     rows = choose.explain("sm90", 160, 9728, 4096)
+
+    def fam(r):
+        return tune.family(r["phase"], r["config"])
+
     specs = cand.plan(shape, 2, [], families=True)
     assert specs[:2] == cand.plan(shape, 2, [])
-    fams = {cand.family(r) for r in rows} - {None}
-    by_spec = {cand.spec_of(r): cand.family(r) for r in rows}
+    fams = {fam(r) for r in rows} - {None}
+    by_spec = {cand.spec_of(r): fam(r) for r in rows}
     assert {by_spec[s] for s in specs} == fams  # every family is there
     first = {}
     for r in rows:  # the cheapest of each family
-        first.setdefault(cand.family(r), cand.spec_of(r))
+        first.setdefault(fam(r), cand.spec_of(r))
     assert all(first[f] in specs for f in fams if f not in {by_spec[s] for s in specs[:2]})
     assert len(specs) == len(set(specs)) and all(not s.startswith(("7", "8")) for s in specs)
     assert cand.plan(shape, 0, ["9:split_k=4"]) == ["9:split_k=4"]

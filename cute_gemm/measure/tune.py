@@ -63,6 +63,21 @@ def family(phase: str, config) -> tuple | None:
     return (phase, config.bm if phase == "10" else None, config.split_k > 1, config.cluster_m > 1)
 
 
+def family_cheapest(rows, chosen, limit: float | None = None) -> list[dict]:
+    """Of ``explain`` rows (cheapest first), the first -- the cheapest -- of every ``family`` none of the ``chosen``
+    rows belongs to; with ``limit``, only rows modelled at most that many microseconds."""
+    covered = {None} | {family(r["phase"], r["config"]) for r in chosen}
+    out = []
+    for row in rows:
+        if limit is not None and row["cost"] > limit:
+            break
+        kind = family(row["phase"], row["config"])
+        if kind not in covered:
+            covered.add(kind)
+            out.append(row)
+    return out
+
+
 def candidates(arch: str, p: Problem, top: int = TOP, operands=WORKLOG, families: bool = False) -> list[tuple]:
     """The model's ``top`` cheapest candidates of ``p``: [(entry, config, label, modelled us)], cheapest first; with
     ``families``, then the cheapest candidate of every ``family`` none of those belongs to, if modelled within
@@ -75,14 +90,8 @@ def candidates(arch: str, p: Problem, top: int = TOP, operands=WORKLOG, families
             seen.add((row["phase"], row["config"]))
             rows.append(row)
     chosen = rows[:top]
-    if families:
-        covered = {None} | {family(r["phase"], r["config"]) for r in chosen}
-        for row in rows[top:]:  # cheapest first: the first row of a family is its cheapest
-            if row["cost"] > FAMILY_REACH * rows[0]["cost"]:
-                break
-            if family(row["phase"], row["config"]) not in covered:
-                covered.add(family(row["phase"], row["config"]))
-                chosen.append(row)
+    if families and rows:
+        chosen += family_cheapest(rows[top:], chosen, FAMILY_REACH * rows[0]["cost"])
     return [(registry.get(arch, r["phase"]), r["config"], r["label"], r["cost"]) for r in chosen]
 
 
@@ -187,5 +196,5 @@ def merge(docs: list[dict]) -> dict | None:
     return {**docs[0], "results": [r for d in docs for r in d["results"]]}
 
 
-__all__ = ["TOP", "MARGIN", "Tuned", "family", "candidates", "time_candidates", "tune_shape", "candidate_rows", "compact",
+__all__ = ["TOP", "MARGIN", "Tuned", "family", "family_cheapest", "candidates", "time_candidates", "tune_shape", "candidate_rows", "compact",
            "merge"]
