@@ -601,8 +601,69 @@ evict3)
     > "$OUT/evict3.log" 2>&1
   grep -v -i warn "$OUT/evict3.log" | grep "evict_first_a\|^[0-9]"
   ;;
+l2probe)
+  # 42. is the 128-token weight stream held by L2's reads? kernels with fewer L2 reads per weight byte at the two decode
+  #     shapes below 90% of copy (128x4096x14336, 128x8192x8192), side by side with the picks; then tune-families
+  timeout 200 python3 bench/candidates.py --shapes 128,4096,14336 128,8192,8192 --top 3 \
+    --config 9:bm=64,bn=144,cluster_m=2,split_k=2,stages=8,use_pdl=True --config 9:bm=64,bn=160,cluster_m=2,split_k=2,stages=8,use_pdl=True \
+    --config 9:bm=128,bn=64,split_k=2,stages=8,use_pdl=True --config 10:bm=192,bn=128,bk=64,split_k=5,stages=5 \
+    --config 9:bm=64,bn=128,cluster_m=2,split_k=1,stages=8,use_pdl=True \
+    --out "$OUT/l2probe.json" > "$OUT/l2probe.log" 2>&1; tail -40 "$OUT/l2probe.log"
+  ;;
+reduce-cost)
+  # 43. what the split-K reduce costs: at short K the k-loop is a few k-tiles, so split 2/3/4 against split 1 (the same
+  #     tile) is the DSMEM reduce and its cluster barriers
+  timeout 250 python3 bench/candidates.py --shapes 128,4096,512 128,8192,1024 64,4096,1024 --top 0 \
+    --config 10:bn=128,stages=4,split_k=1 --config 10:bn=128,stages=4,split_k=2 --config 10:bn=128,stages=4,split_k=4 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1 --config 10:bm=128,bn=128,bk=64,stages=7,split_k=2 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=4 --config 10:bn=64,stages=7,split_k=1 --config 10:bn=64,stages=7,split_k=2 \
+    --out "$OUT/reduce_cost.json" > "$OUT/reduce_cost.log" 2>&1; grep -v -i warn "$OUT/reduce_cost.log" | tail -45
+  ;;
+p9pairs)
+  # 45. the model gives phase 9's 64-token tile pairs (multicasting the weights) phase 10's deep-ring factor: every pick
+  #     that moved (bench/moved_picks.py f25b204 --random 300 --seed 2: 5 named shapes, 10 random), new beside old in
+  #     one run each; then the decode set with the model's picks (no tuned table), cold L2
+  timeout 240 python3 bench/candidates.py --top 0 --rounds 5 --shapes 256,4096,4096 128,8192,8192 104,7680,7680 \
+    112,6912,2560 240,3072,3072 128,5120,5120 128,8192,14336 256,3072,2048 256,4096,5120 128,8192,3072 256,3072,3072 \
+    128,6144,3072 128,6144,2048 128,6144,14336 \
+    --config 10:bn=128,bk=64,split_k=1@256,4096,4096 --config 10:bn=128,stages=4,split_k=1@128,8192,8192 \
+    --config 10:bn=112,stages=5,split_k=1@104,7680,7680 --config 10:bn=112,stages=5,split_k=1@112,6912,2560 \
+    --config 10:bn=128,bk=64,split_k=1@240,3072,3072 --config 10:bn=128,stages=4,split_k=1@128,5120,5120 \
+    --config 10:bn=128,stages=4,split_k=1@128,8192,14336 --config 10:bn=128,bk=64,split_k=1@256,3072,2048 \
+    --config 10:bn=128,bk=64,split_k=1@256,4096,5120 --config 10:bn=128,stages=4,split_k=1@128,8192,3072 \
+    --config 10:bn=128,bk=64,split_k=1@256,3072,3072 --config 10:bn=128,stages=4,split_k=1@128,6144,3072 \
+    --config 10:bn=128,stages=4,split_k=1@128,6144,2048 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,evict_first_a=True@128,6144,14336 \
+    --out "$OUT/p9pairs.json" --note "phase 9's weight-sharing 64-token pairs with phase 10's factor: each moved pick, new (best) beside old" \
+    > "$OUT/p9pairs.log" 2>&1
+  grep -v -i warn "$OUT/p9pairs.log" | grep "best\|phase 10\|^[0-9]\|not timed\|cuBLAS " | head -80
+  timeout 300 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/decode_p9pairs_bench.json" 2>&1 | tail -4
+  ;;
+p9pairs-128)
+  # 46. the rule narrowed to pairs holding every token unpadded (M = 128): 12 shapes of 128 tokens where it moves the
+  #     pick, none measured before (chosen from a grid of layer widths after p9pairs), new (best) beside old; then the
+  #     decode set with the model's picks
+  timeout 200 python3 bench/candidates.py --top 0 --rounds 5 --shapes 128,5632,2560 128,5632,7168 128,6912,4096 \
+    128,6912,11008 128,6912,28672 128,7168,5632 128,7168,18944 128,5120,1536 128,8192,2048 128,8192,5120 128,6144,9216 \
+    128,5120,4096 \
+    --config 10:bn=128,stages=4,split_k=1@128,5632,2560 \
+    --config 10:bm=192,bn=128,bk=64,stages=5,split_k=4,evict_first_a=True@128,5632,7168 \
+    --config 10:bn=128,stages=4,split_k=1@128,6912,4096 --config 10:bn=128,stages=4,split_k=1@128,6912,11008 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,evict_first_a=True@128,6912,28672 \
+    --config 10:bn=128,stages=4,split_k=1@128,7168,5632 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,evict_first_a=True@128,7168,18944 \
+    --config 10:bn=128,stages=4,split_k=1@128,5120,1536 --config 10:bn=128,stages=4,split_k=1@128,8192,2048 \
+    --config 10:bn=128,stages=4,split_k=1@128,8192,5120 --config 10:bn=128,stages=4,split_k=1@128,6144,9216 \
+    --config 10:bn=128,stages=4,split_k=1@128,5120,4096 \
+    --out "$OUT/p9pairs128.json" --note "pairs at M = 128 with phase 10's factor: shapes not measured before, new (best) beside old" \
+    > "$OUT/p9pairs128.log" 2>&1
+  grep -v -i warn "$OUT/p9pairs128.log" | grep "best\|phase 10\|^[0-9]\|not timed" | head -60
+  timeout 200 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/decode_p9pairs128_bench.json" 2>&1 | tail -3
+  ;;
 tune-families)
-  # 41. (not yet run) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor
+  # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor
   #     (232x2048x5632, 192x5120x27648 in heldout3; 200x11000x3000 in unlisted), then those sets benched with the
   #     table; the bench's last lines give each set's geomean over the vendor and its lowest shape
   for set in heldout3 unlisted; do

@@ -38,6 +38,15 @@ def test_tolerances_per_c_type():
     assert check.tolerance(Operands.of("nn", "bf16", "fp16")).rtol == pytest.approx(0.001 + 2**-10 + 2**-7)
 
 
+def test_atol_grows_with_k_past_the_worklogs():
+    """The worklog's atol up to its K = 4096; past it x sqrt(K / 4096) (a length-K fp32 sum's rounding); rtol and
+    the float64 limit do not move."""
+    assert check.tolerance(Operands(), 1).atol == check.tolerance(Operands(), 4096).atol == 0.01
+    long = check.tolerance(Operands(), 4 * 4096)
+    assert long.atol == pytest.approx(0.02) and long.rtol == 0.001 and long.rel_err_limit == 1e-4
+    assert check.tolerance(Operands(), 27648).atol == pytest.approx(0.01 * (27648 / 4096) ** 0.5)
+
+
 @pytest.mark.parametrize("c_type", C_DTYPES)
 def test_one_rounding_of_the_output_passes_and_a_wrong_element_does_not(c_type):
     """C = the exact product rounded once to C's type, against a reference rounded by the other side's

@@ -215,6 +215,31 @@ def test_token_tiles_in_pairs_may_share_the_weights():
         assert not any(r["phase"] == "9" and r["config"].cluster_m > 1 for r in choose.explain("sm90", *shape)), shape
 
 
+def test_token_tile_pairs_are_modelled_like_phase_10():
+    """Where a pair holds every token unpadded (M = 128) it is phase 10's kernel unswapped with its 8-stage ring, so it
+    takes phase 10's factor: at 128x8192x8192 it is the pick (35.4 us against 38.1 for the swapped 64 x 128 tile, H200 2026-12-03), and the
+    factor is what moved it (without it the pair is modelled a tenth slower than the swapped tile)."""
+    phase, cfg = choose.pick("sm90", 128, 8192, 8192)
+    assert phase == "9" and (cfg.bm, cfg.bn, cfg.cluster_m, cfg.split_k) == (64, 128, 2, 1)
+    plain = dataclasses.replace(choose.MACHINE, swap_factor=1.0)
+    pair = registry.get("sm90", "9").make(cfg)
+    assert choose.modelled_us(pair, 128, 8192, 8192) < 0.9 * choose.modelled_us(pair, 128, 8192, 8192, mc=plain)
+    # padded token rows (104, 112, 240 tokens) or two pairs per weight tile (256): no factor, the swapped picks stay
+    # (they ran 1.02-1.07x faster than the pairs there)
+    for shape in ((104, 7680, 7680), (112, 6912, 2560), (240, 3072, 3072), (256, 3072, 3072)):
+        assert choose.modelled_us(pair, *shape) == choose.modelled_us(pair, *shape, mc=plain), shape
+        assert choose.pick("sm90", *shape)[0] == "10", shape
+
+
+def test_cluster_sizes_not_measured_count_as_the_next_larger():
+    """A config given by hand may ask for clusters of 5 or 7 (split_k=5): the model counts them as the next measured
+    size (17 of 6, 15 of 8), never a KeyError; measured sizes keep their counts."""
+    assert [choose.clusters_that_fit(s) for s in range(1, 9)] == [132, 66, 39, 30, 17, 17, 15, 15]
+    kern = registry.get("sm90", "10").make(registry.get("sm90", "10").configured(
+        {"bm": 192, "bn": 128, "bk": 64, "stages": 5, "split_k": 5}))
+    assert choose.modelled_us(kern, 128, 4096, 14336) > 0
+
+
 def test_weights_evict_first_where_one_tile_of_128_or_more_rows_holds_every_token():
     """Phase 10's weights evict-first in L2 (a policy the cost leaves alone): on where a weight tile of >= 128 rows
     holds every token (160x9728x4096 28.5 against 29.8 us, 120x6144x16384 60.0 / 61.1), off where two token tiles

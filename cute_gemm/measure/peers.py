@@ -132,7 +132,7 @@ def check_peer(peer: Peer, p, operands=WORKLOG) -> dict:
         torch.cuda.synchronize()
     except Exception as exc:  # reported as data: the peer is listed with its error and not timed
         return {"passed": False, "error": one_line(exc)}
-    tol = tolerance(operands)
+    tol = tolerance(operands, p.k)
     nums = compare(c, reference.cublaslt(a, b, torch_dtype(operands.c)), reference.float64(a, b), tol=tol)
     passed = passes(nums, tol)
     kernels = launched_kernels(peer.factory(a, b, c)) if passed else None

@@ -16,7 +16,8 @@ are ``bench/results/h200_*_best_candidates*.json``, the fit and its report ``ben
 CTA's k-loop runs slower than a whole one's; ``mcast_gain``: phase 10's
 token tile multicast over ``cluster_m`` weight tiles, one wave, every token in the shared tile, x (1 - g (1 -
 1/cluster_m)), g = 0.08, or 0.25 where the token rows are not whole 128-B lines; phase 9's weight tile shared by two
-64-token tiles, in one wave, x (1 - 0.08 / 2).) Besides
+64-token tiles, in one wave, x (1 - 0.08 / 2), and x ``swap_factor`` where the pair holds every token unpadded (M = 128):
+phase 10's kernel unswapped, with its deep ring.) Besides
 the fixed tile families, phase 9 gets a **wave-fitted** tile at 96 < M <= 128: 128 rows by the narrowest
 width that puts all tiles in one wave of the GPU (``wave_fitted_bn``), and at 65-256 tokens in an even number of
 64-token tiles those tiles in pairs multicasting the 128-wide weight tile (``cluster_m=2``); phase 10's token tiles hold the tokens
@@ -135,6 +136,12 @@ PERSISTENT = {
 }
 
 
+def clusters_that_fit(size: int, mc: Machine = MACHINE) -> int:
+    """Co-resident clusters of ``size`` CTAs: the measured count, or for a size not measured (5, 7: a config given
+    by hand) the count of the next larger measured size (as many clusters at least fit as of bigger ones)."""
+    return next(count for s, count in sorted(mc.clusters_that_fit) if s >= size)
+
+
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -231,7 +238,7 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         rows, cols = (n, m) if getattr(kernel, "swap_ab", False) else (m, n)
         bm, bn, split, ctas, cm = cfg.bm, cfg.bn, cfg.split_k, cfg.ctas_per_sm, cfg.cluster_m
         ctas_total = _ceil(_ceil(rows, bm), cm) * cm * _ceil(cols, bn) * split
-        slots = dict(mc.clusters_that_fit)[split * cm] * split * cm * ctas
+        slots = clusters_that_fit(split * cm, mc) * split * cm * ctas
         waves = _ceil(ctas_total, slots)
         cta_flop = 2 * bm * bn * _ceil(_ceil(k, cfg.bk), split) * cfg.bk
         rate = mc.mma_flop_per_us * min(1.0, bn * (bm // 64) / 256) ** mc.narrow_exponent
@@ -250,7 +257,13 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
             gain = per_cm * (1 - 1 / cm) if bn >= m else 0.0
             body *= (mc.swap_factor * (1 - gain)) if waves == 1 else 1.0
         elif cm > 1 and waves == 1:
-            body *= 1 - mc.mcast_gain * (1 - 1 / cm)  # phase 9: the weights' tile shared by cm token tiles
+            # phase 9's 64-token tiles in pairs sharing the weights' tile (the multicast's gain); where the pair holds
+            # every token with no row padded (M = 128) it is phase 10's kernel unswapped with its deep ring, and takes
+            # phase 10's factor: faster than the swapped pick at all 7 such shapes whose pick that moved (128x8192x8192
+            # 35.2 us against 37.6, 128x6144x14336 47.2 / 53.0; H200, 2026-12-03, run_h200.sh p9pairs); with padded
+            # token rows (104, 112, 240 tokens) or two pairs per weight tile (256 tokens) it ran 0.94-1.02x the pick
+            whole = m == cm * bm
+            body *= (mc.swap_factor if whole else 1.0) * (1 - mc.mcast_gain * (1 - 1 / cm))
         # a split costs more than its reduce: 64 weight rows whole against 128 split in two (the same CTAs, bytes
         # and MMAs per CTA) measured 1.07x faster (geomean of 53 pairs, faster at 48)
         body *= 1 + mc.split_body * (split > 1)
