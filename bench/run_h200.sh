@@ -662,6 +662,23 @@ p9pairs-128)
   timeout 200 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
     --quiet --no-plot --out "$OUT/decode_p9pairs128_bench.json" 2>&1 | tail -3
   ;;
+reread)
+  # 47. the model charges phase 10 for reading the weights once per token tile (Machine.token_tile_reread): every pick
+  #     that moved (bench/moved_picks.py f1b93e4 --random 300 --seed 3: 7 named shapes, 6 random), new (best) beside old
+  timeout 200 python3 bench/candidates.py --top 0 --rounds 5 --shapes 184,12288,2048 248,2048,8192 208,6144,8192 \
+    192,5120,27648 232,2048,5632 216,6144,6144 184,10944,2048 192,5120,14336 192,5120,5120 256,6144,8192 \
+    192,11008,2048 256,5120,8192 256,4096,5120 \
+    --config 10:bm=192,bn=96,bk=64,stages=6,split_k=1@184,12288,2048 --config 10:bn=128,bk=64@248,2048,8192 \
+    --config 10:bm=192,bn=112,bk=64,stages=5@208,6144,8192 --config 10:bm=192,bn=96,bk=64,stages=6@192,5120,27648 \
+    --config 10:bn=128,bk=64@232,2048,5632 --config 10:bm=192,bn=112,bk=64,stages=5@216,6144,6144 \
+    --config 10:bm=192,bn=96,bk=64,stages=6,split_k=1@184,10944,2048 --config 10:bm=192,bn=96,bk=64,stages=6@192,5120,14336 \
+    --config 10:bm=192,bn=96,bk=64,stages=6@192,5120,5120 --config 10:bm=192,bn=128,bk=64,stages=5@256,6144,8192 \
+    --config 10:bm=192,bn=96,bk=64,stages=6,split_k=1@192,11008,2048 --config 10:bm=192,bn=128,bk=64,stages=5@256,5120,8192 \
+    --config 10:bn=128,bk=64,split_k=1@256,4096,5120 \
+    --out "$OUT/reread.json" --note "phase 10 charged for reading the weights once per token tile: each moved pick, new (best) beside old" \
+    > "$OUT/reread.log" 2>&1
+  grep -v -i warn "$OUT/reread.log" | grep "best\|phase 10\|^[0-9]\|not timed" | head -60
+  ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor
   #     (232x2048x5632, 192x5120x27648 in heldout3; 200x11000x3000 in unlisted), then those sets benched with the
