@@ -42,7 +42,12 @@
 #                                            bash bench/run_h200.sh evict-checks  # its GPU tests, the decode set after it
 #                                            bash bench/run_h200.sh evict2     # best's evict-first rule: decode, twins, held-out sets
 #                                            bash bench/run_h200.sh evict3     # the rule at random shapes, with and without
-#                                            bash bench/run_h200.sh tune-families  # tune --families where best is below 0.9 (next)
+#                                            bash bench/run_h200.sh tune-families  # tune --families where best is below 0.9
+#                                            bash bench/run_h200.sh l2probe    # fewer L2 reads per weight byte at 128 tokens
+#                                            bash bench/run_h200.sh reduce-cost  # what the split-K reduce costs (short K)
+#                                            bash bench/run_h200.sh p9pairs    # phase 9's pairs with phase 10's factor: moved picks
+#                                            bash bench/run_h200.sh p9pairs-128  # the rule at M = 128, held out; the decode set
+#                                            bash bench/run_h200.sh reread     # phase 10 charged per token tile (not landed)
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
