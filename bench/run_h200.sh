@@ -48,6 +48,7 @@
 #                                            bash bench/run_h200.sh p9pairs    # phase 9's pairs with phase 10's factor: moved picks
 #                                            bash bench/run_h200.sh p9pairs-128  # the rule at M = 128, held out; the decode set
 #                                            bash bench/run_h200.sh reread     # phase 10 charged per token tile (not landed)
+#                                            bash bench/run_h200.sh reread2    # (next) that term with a wide-tile one: the picks it moves
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -683,6 +684,36 @@ reread)
     --out "$OUT/reread.json" --note "phase 10 charged for reading the weights once per token tile: each moved pick, new (best) beside old" \
     > "$OUT/reread.log" 2>&1
   grep -v -i warn "$OUT/reread.log" | grep "best\|phase 10\|^[0-9]\|not timed" | head -60
+  ;;
+reread2)
+  # 48. (not yet run) a proposed model: phase 10 charged per token tile's read of the weights (memory x (1 + 0.15 (t - 1)))
+  #     and one warpgroup's unsplit 64 x >= 224 tile x 1.1 (fit_best 0.9885 -> 0.9912 over 196 shapes, fitted after
+  #     `reread`). Its picks at every named shape and at random ones (seed 4, 400 draws) where they differ from today's
+  #     (f1b93e4), given as --config beside best (today's pick), one run per shape; land it only if it wins here
+  timeout 280 python3 bench/candidates.py --top 0 --rounds 5 --shapes 184,10944,2048 184,12288,2048 192,5120,27648 208,6144,8192 216,6144,6144 232,2048,5632 248,2048,8192 248,7168,5120 248,8192,3072 256,5632,2048 256,8192,8192 192,5120,5120 192,5120,14336 192,6144,8192 256,2048,8192 256,4096,5120 256,5120,4096 256,6144,3072 256,8192,2048 256,8192,4096 256,8192,14336 \
+    --config 10:bm=128,bn=192,bk=64,stages=5,cluster_m=4,split_k=1,evict_first_a=True@184,10944,2048 \
+    --config 10:bm=128,bn=192,bk=64,stages=5,cluster_m=4,split_k=1,evict_first_a=True@184,12288,2048 \
+    --config 10:bm=192,bn=192,bk=64,stages=4,split_k=4,evict_first_a=True@192,5120,27648 \
+    --config 10:bn=208,bk=64,stages=6,split_k=1@208,6144,8192 \
+    --config 10:bm=128,bn=112,bk=64,stages=7,split_k=1@216,6144,6144 \
+    --config 10:bn=240,bk=64,stages=5,split_k=3@232,2048,5632 \
+    --config 10:bn=256,bk=64,stages=5,split_k=3@248,2048,8192 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@248,7168,5120 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@248,8192,3072 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,5632,2048 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,8192,8192 \
+    --config 10:bn=192,bk=64,stages=7,split_k=1@192,5120,5120 \
+    --config 10:bm=192,bn=192,bk=64,stages=4,split_k=4,evict_first_a=True@192,5120,14336 \
+    --config 10:bn=192,bk=64,stages=7,split_k=1@192,6144,8192 \
+    --config 10:bn=256,bk=64,stages=5,split_k=3@256,2048,8192 \
+    --config 10:bn=256,bk=64,stages=5@256,4096,5120 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,5120,4096 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,6144,3072 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,8192,2048 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,8192,4096 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,8192,14336 \
+    --out "$OUT/reread2.json" --note "a proposed model's picks (--config) beside today's (best)" > "$OUT/reread2.log" 2>&1
+  grep -v -i warn "$OUT/reread2.log" | grep "best\|phase 10\|^[0-9]\|not timed" | head -80
   ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor
