@@ -260,8 +260,9 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
             # phase 9's 64-token tiles in pairs sharing the weights' tile (the multicast's gain); where the pair holds
             # every token with no row padded (M = 128) it is phase 10's kernel unswapped with its deep ring, and takes
             # phase 10's factor: faster than the swapped pick at all 7 such shapes whose pick that moved (128x8192x8192
-            # 35.2 us against 37.6, 128x6144x14336 47.2 / 53.0; H200, 2026-12-03, run_h200.sh p9pairs); with padded
-            # token rows (104, 112, 240 tokens) or two pairs per weight tile (256 tokens) it ran 0.94-1.02x the pick
+            # 35.2 us against 37.6, 128x6144x14336 47.2 / 53.0; H200, 2026-12-03, run_h200.sh p9pairs), and at 12 of 12
+            # shapes of 128 tokens chosen after the rule (1.094x; p9pairs-128); with padded token rows (104, 112, 240
+            # tokens) or two pairs per weight tile (256 tokens) it ran 0.94-1.02x the pick
             whole = m == cm * bm
             body *= (mc.swap_factor if whole else 1.0) * (1 - mc.mcast_gain * (1 - 1 / cm))
         # a split costs more than its reduce: 64 weight rows whole against 128 split in two (the same CTAs, bytes
