@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 
 from bench_scripts import ROOT, load_script
 from cute_gemm.measure import tune
@@ -53,9 +54,9 @@ def test_config_at_a_shape():
 
 
 def test_compact_rows_from_a_committed_run_are_read_by_fit_best():
-    path = os.path.join(ROOT, "bench", "results", "h200_2026-12-02_wide_heldout3_bench.json")
-    with open(path) as f:
-        doc = json.load(f)
+    path = os.path.join(ROOT, "bench", "results", "h200_2026-11-30_to_12-02_bench_docs2.tar.xz")
+    with tarfile.open(path) as archive:
+        doc = json.load(archive.extractfile("h200_2026-12-02_wide_heldout3_bench.json"))
     out = tune.compact(doc, "a test")
     assert out["schema"] == "cute-gemm/best-candidates-v1" and out["gpu"] == "NVIDIA H200" and out["note"] == "a test"
     shapes = {(r["m"], r["n"], r["k"]) for r in out["rows"]}
