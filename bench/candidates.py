@@ -36,8 +36,13 @@ def spec_of(row) -> str:
     """An ``explain`` row as a ``--config`` spec (its phase and non-default fields)."""
     from cute_gemm.runtime import registry
 
-    over = registry.get("sm90", row["phase"]).overrides(row["config"])
-    return row["phase"] + ":" + ",".join(f"{k}={v}" for k, v in over.items()) if over else row["phase"]
+    return _spec(row["phase"], registry.get("sm90", row["phase"]).overrides(row["config"]))
+
+
+def _spec(phase: str, over: dict) -> str:
+    """A phase and its config overrides as a ``--config`` spec ('10:bn=128,split_k=1'; a bare id without overrides):
+    what ``registry.split_spec`` takes apart."""
+    return phase + ":" + ",".join(f"{k}={v}" for k, v in over.items()) if over else phase
 
 
 def plan(shape, top: int, extra: list[str], families: bool = False) -> list[str]:
@@ -124,14 +129,13 @@ def twin_of(spec: str, fields: dict) -> str | None:
     None where the phase lacks one of the fields or already has those values (no twin to time)."""
     from cute_gemm.runtime import registry
 
-    phase, _, over = spec.partition(":")
+    phase, over = registry.split_spec(spec)
     entry = registry.get("sm90", phase)
     if not fields or not set(fields) <= {f.name for f in dataclasses.fields(entry.config_cls)}:
         return None
-    if all(getattr(entry.configured(over or None), f) == v for f, v in fields.items()):
+    if all(getattr(entry.configured(over), f) == v for f, v in fields.items()):
         return None
-    config = {**(registry.parse_overrides(over) if over else {}), **fields}
-    return phase + ":" + ",".join(f"{k}={v}" for k, v in config.items())
+    return _spec(phase, {**(registry.parse_overrides(over) if over else {}), **fields})
 
 
 def _at(spec: str):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from cute_gemm.measure.check import tolerance
+from cute_gemm.measure.check import ATOL_K, tolerance
 from cute_gemm.measure.inputs import DATA_KINDS
 from phases.operands import LAYOUTS, WORKLOG, Operands
 
@@ -25,7 +25,8 @@ STATUSES = ("ok", "skipped", "absent", "failed", "error")
 
 def check_text(operands: Operands = WORKLOG) -> str:
     """The check's criteria in one line, for a run's operands (the tolerances depend on C's type)."""
-    return (f"{tolerance(operands).describe()} (cuBLASLt on the same tensors), no NaN left, "
+    return (f"{tolerance(operands).describe()} (cuBLASLt on the same tensors; atol x sqrt(K/{ATOL_K}) past K = "
+            f"{ATOL_K}), no NaN left, "
             f"a repeat bit-identical")
 
 

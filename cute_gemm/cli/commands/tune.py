@@ -88,13 +88,13 @@ def run(args) -> int:
         writable_file(args.out, "--out")
     ops = operands_from(args)
     tgt = steps.gpu_target()
+    also = " and every family's cheapest" if args.families else ""  # what each shape times, said once per line
     if tgt is None and (args.show or args.forget):
         if args.forget:
             raise UsageError(f"--forget deletes the table of the GPU it runs on ({steps.no_gpu_reason()})")
         return _show_all()
     if tgt is None:
         fam = "sm90"
-        also = " and every family's cheapest" if args.families else ""
         print(f"cute-gemm tune: times kernels on a GPU ({steps.no_gpu_reason()}). What it would time on an H100/H200, "
               f"the model's {args.top} cheapest candidates per shape{also}:", file=sys.stderr)
         for p in shapes:
@@ -109,7 +109,6 @@ def run(args) -> int:
     peer_list = [peers.PEERS[n] for n in peer_names]
     done, docs = [], []
     for i, p in enumerate(shapes):
-        also = " and every family's cheapest" if args.families else ""
         print(f"[{i + 1}/{len(shapes)}] {p}: timing the model's {args.top} cheapest candidates{also}", file=sys.stderr,
               flush=True)
         t, doc = tune.tune_shape(fam, p, top=args.top, peer_list=peer_list, rounds=args.rounds,
