@@ -48,7 +48,8 @@
 #                                            bash bench/run_h200.sh p9pairs    # phase 9's pairs with phase 10's factor: moved picks
 #                                            bash bench/run_h200.sh p9pairs-128  # the rule at M = 128, held out; the decode set
 #                                            bash bench/run_h200.sh reread     # phase 10 charged per token tile (not landed)
-#                                            bash bench/run_h200.sh reread2    # (next) that term with a wide-tile one: the picks it moves
+#                                            bash bench/run_h200.sh reread2    # that term with a wide-tile one: the picks it moves
+#                                            bash bench/run_h200.sh model7     # (next) the model with both: heldout7, decode, the gaps' sets
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -686,7 +687,7 @@ reread)
   grep -v -i warn "$OUT/reread.log" | grep "best\|phase 10\|^[0-9]\|not timed" | head -60
   ;;
 reread2)
-  # 48. (not yet run) a proposed model: phase 10 charged per token tile's read of the weights (memory x (1 + 0.15 (t - 1)))
+  # 48. (ran 2026-12-03: 1.047x, faster at 17 of 21; landed) a proposed model: phase 10 charged per token tile's read of the weights (memory x (1 + 0.15 (t - 1)))
   #     and one warpgroup's unsplit 64 x >= 224 tile x 1.1 (fit_best 0.9885 -> 0.9912 over 196 shapes, fitted after
   #     `reread`). Its picks at every named shape and at random ones (seed 4, 400 draws) where they differ from today's
   #     (f1b93e4), given as --config beside best (today's pick), one run per shape; land it only if it wins here
@@ -714,6 +715,25 @@ reread2)
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,8192,14336 \
     --out "$OUT/reread2.json" --note "a proposed model's picks (--config) beside today's (best)" > "$OUT/reread2.log" 2>&1
   grep -v -i warn "$OUT/reread2.log" | grep "best\|phase 10\|^[0-9]\|not timed" | head -80
+  ;;
+model7)
+  # 49. after the re-read and wide-tile terms (model picks, no tuned table): heldout7 (chosen after them, never measured),
+  #     the old picks at its three moved shapes beside the new (--config beside best), then the decode set and the two
+  #     sets that held the shapes below 0.9 (heldout3, unlisted); each bench's last lines: geomean over the vendor, lowest
+  timeout 150 python3 -m cute_gemm bench --set heldout7 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/heldout7_bench.json" 2>&1 | tail -16
+  timeout 60 python3 bench/candidates.py --top 0 --rounds 5 --shapes 224,6144,4096 216,8192,28672 232,5120,5120 \
+    --config 10:bn=224,bk=64,stages=6,split_k=1@224,6144,4096 --config 10:bn=224,bk=64,stages=6,split_k=1@216,8192,28672 \
+    --config 10:bn=240,bk=64,stages=5,split_k=1@232,5120,5120 \
+    --out "$OUT/model7_moved.json" --note "heldout7's three moved picks: the old (--config) beside the new (best)" \
+    > "$OUT/model7_moved.log" 2>&1
+  grep -v -i warn "$OUT/model7_moved.log" | grep "best (\|phase 10\|^[0-9]" | head -12
+  timeout 170 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/decode_bench.json" 2>&1 | tail -3
+  for set in heldout3 unlisted; do
+    timeout 90 python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+      --quiet --no-plot --out "$OUT/${set}_bench.json" 2>&1 | tail -3
+  done
   ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor

@@ -130,12 +130,12 @@ def test_token_tiles_and_candidates_are_buildable():
 
 
 def test_three_warpgroup_weight_tiles_where_the_grid_is_short():
-    """208x6144x8192: 48 weight tiles of 128 rows leave a 2-way split at 96 CTAs; 32 of 192 rows x 2 token tiles
-    x 2 K ranges are 128 (measured 40.2 us against 42.6 for the best 128-row tile and 37.4-41.8 for cuBLASLt /
-    cuBLAS). The 512 threads start with 128 registers: 192 x bn tiles up to bn = 192 fit, none at 2 CTAs per SM
-    past bn = 64."""
-    phase, cfg = choose.pick("sm90", 208, 6144, 8192)
-    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (192, 112, 2)
+    """192x5120x27648: 40 weight tiles of 128 rows leave a short grid and a long k-loop; 27 of 192 rows x one
+    192-token tile x 4 K ranges are 108 CTAs (measured 92.8 us against 110.9 for 192 x 96 unsplit and 98.7 / 105.7
+    for cuBLAS / cuBLASLt, H200, 2026-12-03). The 512 threads start with 128 registers: 192 x bn tiles up to
+    bn = 192 fit, none at 2 CTAs per SM past bn = 64."""
+    phase, cfg = choose.pick("sm90", 192, 5120, 27648)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (192, 192, 4)
     assert choose._fits_registers(192, 192, 1) and not choose._fits_registers(192, 200, 1)
     assert not choose._fits_registers(192, 96, 2)
     # few tokens: 192-row tiles leave fewer CTAs pulling the weights, and measured no faster (1x4096x14336:
@@ -231,6 +231,31 @@ def test_token_tile_pairs_are_modelled_like_phase_10():
         assert choose.pick("sm90", *shape)[0] == "10", shape
 
 
+def test_each_token_tile_reads_the_weights_and_wide_single_warpgroup_tiles_cost_more():
+    """Two terms fitted together, their picks timed beside the old ones at 21 shapes (11 named, 10 random; H200,
+    2026-12-03, run_h200.sh reread2: 1.047x, faster at 17): phase 10's memory x (1 + 0.15 (t - 1)) for t token tiles,
+    and one warpgroup's unsplit 64 x >= 224 tile x 1.1. 232x2048x5632 now takes one 240-token tile in 3 K ranges
+    (14.5 us against 16.7 for two 128-token tiles) and 256x8192x8192 two 128-token tiles of 128 weight rows over one
+    64 x 256 tile (53.7 / 53.0: the one that moved the wrong way, by 1.3%)."""
+    mc = choose.MACHINE
+    assert mc.token_tile_reread == pytest.approx(0.15) and mc.wide_tile_factor == pytest.approx(1.1)
+    phase, cfg = choose.pick("sm90", 232, 2048, 5632)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (64, 240, 3)
+    phase, cfg = choose.pick("sm90", 256, 8192, 8192)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (128, 128, 1)
+    p10 = registry.get("sm90", "10")
+    flat = dataclasses.replace(mc, token_tile_reread=0.0, wide_tile_factor=1.0)
+    two = p10.make(p10.configured({"bm": 64, "bn": 128, "bk": 64, "split_k": 2}))  # 232 tokens: 2 token tiles
+    one = p10.make(p10.configured({"bm": 64, "bn": 240, "bk": 64, "stages": 5, "split_k": 3}))  # 1 token tile
+    assert choose.modelled_us(two, 232, 2048, 5632) > choose.modelled_us(two, 232, 2048, 5632, mc=flat)
+    assert choose.modelled_us(one, 232, 2048, 5632) == choose.modelled_us(one, 232, 2048, 5632, mc=flat)
+    wide = p10.make(p10.configured({"bm": 64, "bn": 256, "bk": 64, "stages": 5, "split_k": 1}))
+    shape = (256, 8192, 8192)  # 128 CTAs, one wave: swap_factor 0 leaves the launch and nothing of the body
+    fixed = choose.modelled_us(wide, *shape, mc=dataclasses.replace(flat, swap_factor=0.0))
+    body, flat_body = choose.modelled_us(wide, *shape) - fixed, choose.modelled_us(wide, *shape, mc=flat) - fixed
+    assert fixed > 0 and body == pytest.approx(1.1 * flat_body)
+
+
 def test_cluster_sizes_not_measured_count_as_the_next_larger():
     """A config given by hand may ask for clusters of 5 or 7 (split_k=5): the model counts them as the next measured
     size (17 of 6, 15 of 8), never a KeyError; measured sizes keep their counts."""
@@ -242,13 +267,15 @@ def test_cluster_sizes_not_measured_count_as_the_next_larger():
 
 def test_weights_evict_first_where_one_tile_of_128_or_more_rows_holds_every_token():
     """Phase 10's weights evict-first in L2 (a policy the cost leaves alone): on where a weight tile of >= 128 rows
-    holds every token (160x9728x4096 28.5 against 29.8 us, 120x6144x16384 60.0 / 61.1), off where two token tiles
-    read each weight line twice (192x5120x27648 116.1 / 111.6) and for 64-row tiles (128x4096x14336: slower in three
-    of four runs); the PTX has the policy's operand only where it is on."""
-    for shape in ((160, 9728, 4096), (120, 6144, 16384), (128, 14336, 4096), (200, 11000, 3000), (16, 14336, 4096)):
+    holds every token (160x9728x4096 28.5 against 29.8 us, 120x6144x16384 60.0 / 61.1; 192x5120x27648's 192-token
+    tile), off where two token tiles read each weight line twice (192x5120x27648 in 192 x 96 tiles 116.1 / 111.6;
+    256x8192x8192's 128 x 128 tiles) and for 64-row tiles (128x4096x14336: slower in three of four runs); the PTX has
+    the policy's operand only where it is on."""
+    for shape in ((160, 9728, 4096), (120, 6144, 16384), (128, 14336, 4096), (200, 11000, 3000), (16, 14336, 4096),
+                  (192, 5120, 27648)):
         phase, cfg = choose.pick("sm90", *shape)
         assert phase == "10" and cfg.bm >= 128 and cfg.bn >= shape[0] and cfg.evict_first_a, shape
-    for shape in ((192, 5120, 27648), (128, 4096, 14336), (16, 4096, 4096)):
+    for shape in ((256, 8192, 8192), (128, 4096, 14336), (16, 4096, 4096)):
         phase, cfg = choose.pick("sm90", *shape)  # None: phase 10's defaults (16 tokens, 64 rows, split 2)
         assert phase == "10" and not (cfg or registry.get("sm90", "10").default_config()).evict_first_a, shape
     for r in choose.explain("sm90", 232, 11008, 4096):

@@ -56,6 +56,11 @@ SETS = {
     "heldout6": tuple(Problem(*s) for s in ((88, 18176, 4544), (216, 10240, 2560), (176, 18944, 3584), (136, 14336, 3584),
                                             (232, 3584, 14336), (104, 13824, 5120), (200, 14336, 5120), (152, 5120, 14336),
                                             (120, 27648, 5120), (184, 10944, 2048), (248, 8192, 3072), (80, 24576, 6144))),
+    # and 12 more at 152-256 tokens, layer widths of 7B-70B models, chosen after the token-tile re-read and wide-tile
+    # terms (2026-12-03), before they were measured
+    "heldout7": tuple(Problem(*s) for s in ((160, 14336, 4096), (192, 18944, 3584), (208, 3584, 18944), (224, 6144, 4096),
+                                            (240, 14336, 5120), (256, 5120, 17920), (168, 17920, 5120), (184, 4608, 3584),
+                                            (216, 8192, 28672), (232, 5120, 5120), (152, 12288, 4096), (248, 4096, 12288))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -70,6 +75,7 @@ SET_HELP = {
     "heldout5": "12 more (M 8..248), chosen after the refit to every family's cheapest at 72-248 tokens, before they "
                 "were measured",
     "heldout6": "12 more (M 80..248), chosen after the multicast and split-K reduce refit, before they were measured",
+    "heldout7": "12 more (M 152..256), chosen after the token-tile re-read and wide-tile terms, before they were measured",
 }
 
 

@@ -83,6 +83,13 @@ class Machine:
     # phase 10's time against the model's (its deep ring overlaps more): 0.95 fitted on 2026-12-01/02; 0.85 is the refit
     # to those files alone, which picked better at 40 shapes of 72-248 tokens measured after them (2026-12-03)
     swap_factor: float = 0.85
+    # phase 10 with the tokens in t > 1 token tiles: each token tile streams the weights again, and L2 catches most but
+    # not all of the re-reads: memory x (1 + this (t - 1)); and one consumer warpgroup's unsplit 64 x >= 224 tile, whose
+    # time the model underrated by about 13% across every measured file: x wide_tile_factor. Fitted together after
+    # run_h200.sh reread (fit_best 0.9885 -> 0.9912 over 196 shapes); their picks, timed beside the old ones at 11 named
+    # and 10 random shapes not in the fit (run_h200.sh reread2, H200, 2026-12-03): 1.047x, faster at 17 of 21
+    token_tile_reread: float = 0.15
+    wide_tile_factor: float = 1.1
     # a split-K reduction, per wave: a fixed part (cluster barriers, the partial tile's trip through smem) and the partial
     # tile's bytes over DSMEM. 0.3 us + 2e4 B/us overcharged big tiles (refit 2026-12-03 with 168x5120x13824: 192 x 176
     # split 4 ran 46.5 us, the model said 57.0 and picked 192 x 96 split 2, 56.8)
@@ -245,6 +252,8 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         mma = waves * min(ctas, _ceil(ctas_total, mc.sms)) * cta_flop / rate
         inflight = min(ctas_total, slots) * cfg.stages * (bm + bn) * cfg.bk * 2
         memory = memory_bytes / (mc.hbm_bytes_per_us * min(1.0, inflight / mc.inflight_for_full_bw))
+        if kernel.phase == "10":
+            memory *= 1 + mc.token_tile_reread * (_ceil(cols, bn) - 1)
         reduce = waves * (split > 1) * (mc.split_us + bm * bn * 4 / mc.dsmem_bytes_per_us)
         fixed = mc.launch_us + (waves - 1) * mc.wave_us + (not cfg.use_pdl) * mc.no_pdl_us
         body = max(mma, memory) + mc.overlap * min(mma, memory)
@@ -256,6 +265,7 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
             per_cm = mc.mcast_gain_ragged_rows if row_bytes % 128 else mc.mcast_gain
             gain = per_cm * (1 - 1 / cm) if bn >= m else 0.0
             body *= (mc.swap_factor * (1 - gain)) if waves == 1 else 1.0
+            body *= mc.wide_tile_factor if bm == 64 and bn >= 224 and split == 1 else 1.0
         elif cm > 1 and waves == 1:
             # phase 9's 64-token tiles in pairs sharing the weights' tile (the multicast's gain); where the pair holds
             # every token with no row padded (M = 128) it is phase 10's kernel unswapped with its deep ring, and takes
