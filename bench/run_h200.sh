@@ -49,7 +49,8 @@
 #                                            bash bench/run_h200.sh p9pairs-128  # the rule at M = 128, held out; the decode set
 #                                            bash bench/run_h200.sh reread     # phase 10 charged per token tile (not landed)
 #                                            bash bench/run_h200.sh reread2    # that term with a wide-tile one: the picks it moves
-#                                            bash bench/run_h200.sh model7     # (next) the model with both: heldout7, decode, the gaps' sets
+#                                            bash bench/run_h200.sh model7     # the model with both: heldout7, decode, the gaps' sets
+#                                            bash bench/run_h200.sh tiles3     # (next) 160-256 tokens in 3-4 narrow token tiles
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -717,7 +718,7 @@ reread2)
   grep -v -i warn "$OUT/reread2.log" | grep "best\|phase 10\|^[0-9]\|not timed" | head -80
   ;;
 model7)
-  # 49. after the re-read and wide-tile terms (model picks, no tuned table): heldout7 (chosen after them, never measured),
+  # 49. (ran 2026-12-03) after the re-read and wide-tile terms (model picks, no tuned table): heldout7 (chosen after them, never measured),
   #     the old picks at its three moved shapes beside the new (--config beside best), then the decode set and the two
   #     sets that held the shapes below 0.9 (heldout3, unlisted); each bench's last lines: geomean over the vendor, lowest
   timeout 150 python3 -m cute_gemm bench --set heldout7 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
@@ -734,6 +735,46 @@ model7)
     timeout 90 python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
       --quiet --no-plot --out "$OUT/${set}_bench.json" 2>&1 | tail -3
   done
+  ;;
+tiles3)
+  # 50. (next) 160-256 tokens in 3 (or 4) token tiles of 64-96 with 128 weight rows, one wave, 8 stages of 64, unicast and
+  #     the token tile multicast over 2 / 4 weight tiles (cuBLAS's choice at 232x5120x5120: nvjet 128x80 64x8 4x1, 23.5 us
+  #     against best's 28.6), beside best, at the gaps of heldout7 / unlisted / reread2 and 4 shapes never measured
+  timeout 200 python3 bench/candidates.py --top 0 --rounds 5 --shapes 232,5120,5120 200,5120,5120 184,4608,3584 256,5120,4096 248,4608,3584 216,4096,4096 240,5120,8192 192,3584,8192 168,5632,4096 256,4096,5120 256,3072,12288 232,4096,8192 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=1@232,5120,5120 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=2@232,5120,5120 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=1@200,5120,5120 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=2@200,5120,5120 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=1@184,4608,3584 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=2@184,4608,3584 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=4@184,4608,3584 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=1@256,5120,4096 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=2@256,5120,4096 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@256,5120,4096 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=1@248,4608,3584 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=2@248,4608,3584 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@248,4608,3584 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=1@216,4096,4096 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=2@216,4096,4096 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=1@240,5120,8192 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=2@240,5120,8192 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=1@192,3584,8192 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=2@192,3584,8192 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=4@192,3584,8192 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=1@168,5632,4096 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=2@168,5632,4096 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=4@168,5632,4096 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=1@256,4096,5120 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=2@256,4096,5120 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=4@256,4096,5120 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=1@256,3072,12288 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=2@256,3072,12288 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=4@256,3072,12288 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=1@232,4096,8192 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=2@232,4096,8192 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=4@232,4096,8192 \
+    --out "$OUT/tiles3.json" --note "the tokens in 3 or 4 tiles of 128 weight rows (--config) beside best" > "$OUT/tiles3.log" 2>&1
+  grep -v -i warn "$OUT/tiles3.log" | grep "best (\|phase 10\|cuBLAS\|^[0-9]" | head -90
   ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor

@@ -17,7 +17,8 @@ CTA's k-loop runs slower than a whole one's; ``mcast_gain``: phase 10's
 token tile multicast over ``cluster_m`` weight tiles, one wave, every token in the shared tile, x (1 - g (1 -
 1/cluster_m)), g = 0.08, or 0.25 where the token rows are not whole 128-B lines; phase 9's weight tile shared by two
 64-token tiles, in one wave, x (1 - 0.08 / 2), and x ``swap_factor`` where the pair holds every token unpadded (M = 128):
-phase 10's kernel unswapped, with its deep ring.) Besides
+phase 10's kernel unswapped, with its deep ring; phase 10's memory term x (1 + 0.15 (t - 1)) where the tokens take t
+token tiles, each streaming the weights again, and one warpgroup's unsplit 64 x >= 224 tile x 1.1.) Besides
 the fixed tile families, phase 9 gets a **wave-fitted** tile at 96 < M <= 128: 128 rows by the narrowest
 width that puts all tiles in one wave of the GPU (``wave_fitted_bn``), and at 65-256 tokens in an even number of
 64-token tiles those tiles in pairs multicasting the 128-wide weight tile (``cluster_m=2``); phase 10's token tiles hold the tokens
@@ -29,7 +30,7 @@ warpgroups) for token tiles of 96 or more, and 3-way splits for token tiles of 1
 line is read once; 1.02x at 12 random shapes, H200): a policy, not a term of the cost.
 
 The model was checked on shapes chosen *after* each fit and measured once (``cute-gemm bench --set
-heldout`` ... ``heldout6``), and where a refit moved picks, old and new were timed side by side, also at random
+heldout`` ... ``heldout7``), and where a refit moved picks, old and new were timed side by side, also at random
 shapes (``bench/run_h200.sh model6-sample``): that, not the fit, is the evidence for shapes nobody listed.
 ``bench/candidates.py`` measures the cheapest candidates of any shapes side by side (what a refit reads).
 
