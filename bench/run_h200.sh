@@ -50,7 +50,9 @@
 #                                            bash bench/run_h200.sh reread     # phase 10 charged per token tile (not landed)
 #                                            bash bench/run_h200.sh reread2    # that term with a wide-tile one: the picks it moves
 #                                            bash bench/run_h200.sh model7     # the model with both: heldout7, decode, the gaps' sets
-#                                            bash bench/run_h200.sh tiles3     # (next) 160-256 tokens in 3-4 narrow token tiles
+#                                            bash bench/run_h200.sh tiles3     # 160-256 tokens in 3-4 narrow token tiles (not landed)
+#                                            bash bench/run_h200.sh tok2       # 128 tokens in two 64-token tiles, split 2 (lost)
+#                                            bash bench/run_h200.sh tiles3m    # one 3-token-tile kernel at 200..240 tokens
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -737,7 +739,7 @@ model7)
   done
   ;;
 tiles3)
-  # 50. (next) 160-256 tokens in 3 (or 4) token tiles of 64-96 with 128 weight rows, one wave, 8 stages of 64, unicast and
+  # 50. (ran 2026-12-03, not landed) 160-256 tokens in 3 (or 4) token tiles of 64-96 with 128 weight rows, one wave, 8 stages of 64, unicast and
   #     the token tile multicast over 2 / 4 weight tiles (cuBLAS's choice at 232x5120x5120: nvjet 128x80 64x8 4x1, 23.5 us
   #     against best's 28.6), beside best, at the gaps of heldout7 / unlisted / reread2 and 4 shapes never measured
   timeout 200 python3 bench/candidates.py --top 0 --rounds 5 --shapes 232,5120,5120 200,5120,5120 184,4608,3584 256,5120,4096 248,4608,3584 216,4096,4096 240,5120,8192 192,3584,8192 168,5632,4096 256,4096,5120 256,3072,12288 232,4096,8192 \
@@ -775,6 +777,36 @@ tiles3)
     --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=4@232,4096,8192 \
     --out "$OUT/tiles3.json" --note "the tokens in 3 or 4 tiles of 128 weight rows (--config) beside best" > "$OUT/tiles3.log" 2>&1
   grep -v -i warn "$OUT/tiles3.log" | grep "best (\|phase 10\|cuBLAS\|^[0-9]" | head -90
+  ;;
+tok2)
+  # 51. (ran 2026-12-03: lost 1.16-1.22x) 128 tokens in two 64-token tiles of 128 weight rows, split 2 (cuBLAS's nvjet 128x64 split-K arrangement at
+  #     128x4096x14336): half the smem bytes per weight byte of the pick's 64 x 128, the weights read twice through L2
+  timeout 120 python3 bench/candidates.py --top 0 --rounds 7 --shapes 128,4096,14336 128,4096,11008 128,3584,14336 112,4096,14336 128,4096,8192 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=2@128,4096,14336 \
+    --config 10:bm=128,bn=64,bk=128,stages=4,split_k=2@128,4096,14336 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=2@128,4096,11008 \
+    --config 10:bm=128,bn=64,bk=128,stages=4,split_k=2@128,4096,11008 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=2@128,3584,14336 \
+    --config 10:bm=128,bn=64,bk=128,stages=4,split_k=2@128,3584,14336 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=2@112,4096,14336 \
+    --config 10:bm=128,bn=64,bk=128,stages=4,split_k=2@112,4096,14336 \
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=2@128,4096,8192 \
+    --config 10:bm=128,bn=64,bk=128,stages=4,split_k=2@128,4096,8192 \
+    --out "$OUT/tok2.json" --note "two 64-token tiles of 128 weight rows, split 2 (--config), beside best" > "$OUT/tok2.log" 2>&1
+  grep -v -i warn "$OUT/tok2.log" | grep "best (\|phase 10\|cuBLAS\|^[0-9]" | head -40
+  ;;
+tiles3m)
+  # 52. the same 3-token-tile kernel (128 x 80, 8 stages of 64, 120 CTAs) at 200..240 tokens of 5120x5120: tiles3 ran it
+  #     29.8 us at 200 tokens and 25.6 at 232 -- does the time depend on the tokens in the last tile?
+  timeout 120 python3 bench/candidates.py --top 0 --rounds 7 --shapes 200,5120,5120 208,5120,5120 216,5120,5120 224,5120,5120 232,5120,5120 240,5120,5120 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@200,5120,5120 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@208,5120,5120 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@216,5120,5120 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@224,5120,5120 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@232,5120,5120 \
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@240,5120,5120 \
+    --out "$OUT/tiles3m.json" --note "one 3-token-tile kernel (--config) beside best at 200..240 tokens" > "$OUT/tiles3m.log" 2>&1
+  grep -v -i warn "$OUT/tiles3m.log" | grep "best (\|phase 10\|cuBLAS\|^[0-9]" | head -40
   ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor
