@@ -34,7 +34,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # the multicast / reduce refit moved, heldout6's candidates, random shapes whose pick that refit moved,
 # 128 tokens in two 64-token tiles, 64-token tiles sharing the weights, the decode set tuned again, heldout3 tuned
 # with every family's cheapest, the 128-token pairs' and the token-tile re-read's picks beside the old ones, that
-# re-read's and the wide single-warpgroup tile's terms' picks beside the old ones
+# re-read's and the wide single-warpgroup tile's terms' picks beside the old ones, three token tiles (the arrangement
+# tried, the same kernel at 200-240 tokens, its first rule's and its narrowed rule's picks beside the old ones)
 DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_2026-12-01_best_candidates_wave.json",
            RESULTS / "h200_2026-12-01_best_candidates_mcast.json", RESULTS / "h200_2026-12-02_best_candidates_tokens.json",
            RESULTS / "h200_2026-12-02_best_candidates_wide.json", RESULTS / "h200_2026-12-02_best_candidates_picks.json",
@@ -53,7 +54,10 @@ DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_202
            RESULTS / "h200_2026-12-03_best_candidates_wmcast.json",
            RESULTS / "h200_2026-12-03_tune_decode.json", RESULTS / "h200_2026-12-03_tune_families_heldout3.json",
            RESULTS / "h200_2026-12-03_best_candidates_night.json",
-           RESULTS / "h200_2026-12-03_best_candidates_reread2.json"]
+           RESULTS / "h200_2026-12-03_best_candidates_reread2.json",
+           RESULTS / "h200_2026-12-03_best_candidates_tiles3.json", RESULTS / "h200_2026-12-03_best_candidates_tiles3m.json",
+           RESULTS / "h200_2026-12-03_best_candidates_tiles3_heldout.json",
+           RESULTS / "h200_2026-12-03_best_candidates_tiles3_80.json"]
 GRID = {
     "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
     "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),

@@ -50,9 +50,11 @@
 #                                            bash bench/run_h200.sh reread     # phase 10 charged per token tile (not landed)
 #                                            bash bench/run_h200.sh reread2    # that term with a wide-tile one: the picks it moves
 #                                            bash bench/run_h200.sh model7     # the model with both: heldout7, decode, the gaps' sets
-#                                            bash bench/run_h200.sh tiles3     # 160-256 tokens in 3-4 narrow token tiles (not landed)
+#                                            bash bench/run_h200.sh tiles3     # 160-256 tokens in 3-4 narrow token tiles
 #                                            bash bench/run_h200.sh tok2       # 128 tokens in two 64-token tiles, split 2 (lost)
 #                                            bash bench/run_h200.sh tiles3m    # one 3-token-tile kernel at 200..240 tokens
+#                                            bash bench/run_h200.sh tiles3-heldout  # that candidate where it moves the pick
+#                                            bash bench/run_h200.sh tiles3-80  # narrowed to 232-240 tokens, K <= 5120
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -739,7 +741,7 @@ model7)
   done
   ;;
 tiles3)
-  # 50. (ran 2026-12-03, not landed) 160-256 tokens in 3 (or 4) token tiles of 64-96 with 128 weight rows, one wave, 8 stages of 64, unicast and
+  # 50. (ran 2026-12-03; led to 52-54) 160-256 tokens in 3 (or 4) token tiles of 64-96 with 128 weight rows, one wave, 8 stages of 64, unicast and
   #     the token tile multicast over 2 / 4 weight tiles (cuBLAS's choice at 232x5120x5120: nvjet 128x80 64x8 4x1, 23.5 us
   #     against best's 28.6), beside best, at the gaps of heldout7 / unlisted / reread2 and 4 shapes never measured
   timeout 200 python3 bench/candidates.py --top 0 --rounds 5 --shapes 232,5120,5120 200,5120,5120 184,4608,3584 256,5120,4096 248,4608,3584 216,4096,4096 240,5120,8192 192,3584,8192 168,5632,4096 256,4096,5120 256,3072,12288 232,4096,8192 \
@@ -796,7 +798,7 @@ tok2)
   grep -v -i warn "$OUT/tok2.log" | grep "best (\|phase 10\|cuBLAS\|^[0-9]" | head -40
   ;;
 tiles3m)
-  # 52. the same 3-token-tile kernel (128 x 80, 8 stages of 64, 120 CTAs) at 200..240 tokens of 5120x5120: tiles3 ran it
+  # 52. (ran 2026-12-03) the same 3-token-tile kernel (128 x 80, 8 stages of 64, 120 CTAs) at 200..240 tokens of 5120x5120: tiles3 ran it
   #     29.8 us at 200 tokens and 25.6 at 232 -- does the time depend on the tokens in the last tile?
   timeout 120 python3 bench/candidates.py --top 0 --rounds 7 --shapes 200,5120,5120 208,5120,5120 216,5120,5120 224,5120,5120 232,5120,5120 240,5120,5120 \
     --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@200,5120,5120 \
@@ -807,6 +809,41 @@ tiles3m)
     --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@240,5120,5120 \
     --out "$OUT/tiles3m.json" --note "one 3-token-tile kernel (--config) beside best at 200..240 tokens" > "$OUT/tiles3m.log" 2>&1
   grep -v -i warn "$OUT/tiles3m.log" | grep "best (\|phase 10\|cuBLAS\|^[0-9]" | head -40
+  ;;
+tiles3-heldout)
+  # 53. (ran 2026-12-03: faster only at 232-240 tokens, K <= 5120) the three-token-tile candidate (at most 8 padded rows) at 12 shapes where it moves the pick, none measured
+  #     before: the old pick (--config) beside the new (best)
+  timeout 150 python3 bench/candidates.py --top 0 --rounds 5 --shapes 136,4608,3072 144,5120,5120 140,4608,4096 188,5120,3072 192,5632,5120 184,5120,8192 236,4608,2048 232,5632,4096 240,4608,6144 236,5120,8192 232,5632,14336 240,5120,4096 \
+    --config 10:bn=144,bk=64,split_k=1@136,4608,3072 \
+    --config 10:bn=144,bk=64,split_k=1@144,5120,5120 \
+    --config 10:bm=128,bn=144,bk=64,stages=6,split_k=3,evict_first_a=True@140,4608,4096 \
+    --config 10:bn=192,bk=64,stages=7,split_k=1@188,5120,3072 \
+    --config 10:bn=192,bk=64,stages=7,split_k=1@192,5632,5120 \
+    --config 10:bm=192,bn=192,bk=64,stages=4,split_k=4,evict_first_a=True@184,5120,8192 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@236,4608,2048 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@232,5632,4096 \
+    --config 10:bm=128,bn=240,bk=64,stages=4,split_k=3,evict_first_a=True@240,4608,6144 \
+    --config 10:bm=192,bn=128,bk=64,stages=5@236,5120,8192 \
+    --config 10:bm=192,bn=128,bk=64,stages=5@232,5632,14336 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@240,5120,4096 \
+    --out "$OUT/tiles3_heldout.json" --note "the three-token-tile candidate: old picks (--config) beside the new (best)" > "$OUT/tiles3_heldout.log" 2>&1
+  grep -v -i warn "$OUT/tiles3_heldout.log" | grep "best (\|phase 10\|phase 9\|cuBLAS\|^[0-9]" | head -70
+  ;;
+tiles3-80)
+  # 54. (ran 2026-12-03: 1.138x, 9 of 9; landed) the three-token-tile candidate narrowed to 232-240 tokens and K <= 5120 (after tiles3-heldout): the old pick
+  #     (--config) beside the new (best) at shapes where it moves the pick, none measured before
+  timeout 120 python3 bench/candidates.py --top 0 --rounds 5 --shapes 236,5632,2048 240,4608,4096 234,5120,3072 240,5632,5120 232,4608,3584 240,5632,3072 236,5120,4608 232,5632,2560 238,4864,4096 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@236,5632,2048 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@240,4608,4096 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@234,5120,3072 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@240,5632,5120 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@232,4608,3584 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@240,5632,3072 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@236,5120,4608 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@232,5632,2560 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@238,4864,4096 \
+    --out "$OUT/tiles3_80.json" --note "three 80-token tiles at 232-240 tokens, K <= 5120: old picks (--config) beside the new (best)" > "$OUT/tiles3_80.log" 2>&1
+  grep -v -i warn "$OUT/tiles3_80.log" | grep "best (\|phase 10\|phase 9\|cuBLAS\|^[0-9]" | head -60
   ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor

@@ -256,6 +256,19 @@ def test_each_token_tile_reads_the_weights_and_wide_single_warpgroup_tiles_cost_
     assert fixed > 0 and body == pytest.approx(1.1 * flat_body)
 
 
+def test_three_80_token_tiles_at_232_to_240_tokens_and_short_k():
+    """232-240 tokens, K <= 5120: also three 80-token tiles of 128 weight rows (cuBLAS's arrangement; 1.14x over the old
+    picks at 9 of 9 shapes chosen after the rule, H200 2026-12-03). Not with K >= 6144, more than 8 padded rows, or
+    48- / 64-token tiles (136-192 tokens), where it measured slower."""
+    for shape in ((232, 5120, 5120), (240, 4608, 4096), (236, 5632, 2048)):
+        phase, cfg = choose.pick("sm90", *shape)
+        assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k, cfg.cluster_m) == (128, 80, 1, 1), shape
+        assert not cfg.evict_first_a  # three token tiles read each weight line three times
+    for shape in ((236, 5120, 8192), (200, 5120, 5120), (224, 5120, 5120), (184, 4608, 3584), (144, 5120, 5120)):
+        assert not any(r["phase"] == "10" and r["config"].bm == 128 and 3 * r["config"].bn >= shape[0] > 2 * r["config"].bn
+                       for r in choose.explain("sm90", *shape)), shape
+
+
 def test_cluster_sizes_not_measured_count_as_the_next_larger():
     """A config given by hand may ask for clusters of 5 or 7 (split_k=5): the model counts them as the next measured
     size (17 of 6, 15 of 8), never a KeyError; measured sizes keep their counts."""

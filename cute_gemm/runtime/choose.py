@@ -25,7 +25,8 @@ width that puts all tiles in one wave of the GPU (``wave_fitted_bn``), and at 65
 in steps of 16 (``token_tiles``: and past 64 tokens also in a multiple of 32), with a second token tile
 past 128 tokens, the multicast over 2 or 4 weight tiles for token tiles of 128 or more (K <= ``MCAST_MAX_K``), two CTAs per
 SM with 64-deep k-tiles where 128-deep ones leave too short a ring, 192-row weight tiles (three consumer
-warpgroups) for token tiles of 96 or more, and 3-way splits for token tiles of 128 or more. Phase 10's weight tiles of
+warpgroups) for token tiles of 96 or more, 3-way splits for token tiles of 128 or more, and at 232-240 tokens with
+K <= 5120 three 80-token tiles of 128 weight rows (cuBLAS's arrangement there). Phase 10's weight tiles of
 128 or 192 rows whose token tile holds every token load the weights evict-first in L2 (``evict_first_a``: each weight
 line is read once; 1.02x at 12 random shapes, H200): a policy, not a term of the cost.
 
@@ -201,6 +202,15 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         tiles_of_tokens = [(bn, None) for bn in token_tiles(m)]
         if m > 128:
             tiles_of_tokens.append((_ceil(_ceil(m, 2), 16) * 16, 64))
+        if m > 224 and k <= MCAST_MAX_K and 3 * (bn3 := _ceil(_ceil(m, 3), 16) * 16) - m <= 8:
+            # 232-240 tokens also in three 80-token tiles of 128 weight rows (8 stages of 64; 120 CTAs at N = 5120):
+            # cuBLAS's arrangement at 232x5120x5120, 25.6 us against 29.5 for two 128-token tiles. Faster at all 5
+            # such shapes with K <= 5120 (1.11-1.21x; 3 of them chosen after the rule's first form), slower at all 4
+            # with K >= 6144 (0.92-0.95x), and at 136-192 tokens (tiles of 48 or 64: 0.77-0.94x); the same kernel
+            # runs slower the more of its last tile is padding (30.0 us at 200 tokens, 25.2 at 240), which the model
+            # does not see (H200, 2026-12-03, run_h200.sh tiles3, tiles3m, tiles3-heldout)
+            out.append(("10", {"bm": 128, "bn": bn3, "bk": 64, "stages": _stages(128, bn3, 64, 1), "split_k": 1,
+                               "ctas_per_sm": 1, "cluster_m": 1, "evict_first_a": False}))
         for bn, bk_fixed in tiles_of_tokens:
             for bm in (64, 128, 192):
                 # 192 rows (three consumer warpgroups) only for token tiles of 96 or more: fewer CTAs pull the
