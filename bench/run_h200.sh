@@ -55,6 +55,7 @@
 #                                            bash bench/run_h200.sh tiles3m    # one 3-token-tile kernel at 200..240 tokens
 #                                            bash bench/run_h200.sh tiles3-heldout  # that candidate where it moves the pick
 #                                            bash bench/run_h200.sh tiles3-80  # narrowed to 232-240 tokens, K <= 5120
+#                                            bash bench/run_h200.sh tiles3-checks  # its config's GPU tests, sanitizers, stress
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -844,6 +845,18 @@ tiles3-80)
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@238,4864,4096 \
     --out "$OUT/tiles3_80.json" --note "three 80-token tiles at 232-240 tokens, K <= 5120: old picks (--config) beside the new (best)" > "$OUT/tiles3_80.log" 2>&1
   grep -v -i warn "$OUT/tiles3_80.log" | grep "best (\|phase 10\|phase 9\|cuBLAS\|^[0-9]" | head -60
+  ;;
+tiles3-checks)
+  # 55. (ran 2026-12-03: 5 passed, sanitizers 0 errors, stress 0 wrong) best's new config at 232-240 tokens (10 bm=128 bn=80 bk=64 stages=8 split_k=1): its GPU tests (M = 1, K >> N and
+  #     not a multiple of the k-tile, fewer k-tiles than CTAs, ragged, more tokens than its tile), the four sanitizers
+  #     on two ragged shapes, and the stress run (two streams, two threads, every call checked)
+  timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py \
+    -k "bm128-bn80-bk64-stages8-split_k1" 2>&1 | tail -3 | tee "$OUT/gpu_tests_tiles3.log"
+  C="--config 10:bm=128,bn=80,bk=64,stages=8,split_k=1"
+  timeout 150 python3 bench/sanitize.py --phases none $C --shapes 236,1032,520 232,3000,4104 --deadline 110 --jobs 4 \
+    --out "$OUT/sanitize" 2>&1 | tail -8
+  timeout 60 python3 bench/stress.py --phases none $C --shapes 240,1024,768 232,3000,520 236,512,4096 --calls 200 \
+    --thread-calls 100 --timeout 50 --out "$OUT/stress" 2>&1 | tail -6
   ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor

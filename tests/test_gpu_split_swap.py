@@ -52,6 +52,8 @@ CONFIGS = [
     ("10", {"bm": 128, "bn": 80, "stages": 4}),
     ("10", {"bm": 128, "bn": 240, "bk": 64, "stages": 4, "split_k": 3}),
     ("10", {"bm": 128, "bn": 176, "bk": 64, "stages": 5, "split_k": 4}),
+    # three 80-token tiles of 128 weight rows, 8 stages of 64, no split (best's pick at 232-240 tokens, K <= 5120)
+    ("10", {"bm": 128, "bn": 80, "bk": 64, "stages": 8, "split_k": 1}),
 ]
 SHAPES = [
     Problem(1, 4096, 4096),  # one token
