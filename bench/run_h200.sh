@@ -66,6 +66,14 @@ OUT=${OUT:-out}
 mkdir -p "$OUT"
 export CUTE_GEMM_GPU_TEST_TIMEOUT=${CUTE_GEMM_GPU_TEST_TIMEOUT:-120}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv | tee "$OUT/gpu.txt"
+# beside NAME LIMIT NOTE ARGS...: bench/candidates.py ARGS (the configs to time side by side at each shape) into
+# $OUT/NAME.json (a fit_best candidates file; its log $OUT/NAME.log), then each shape's table without the warnings
+beside() {
+  local name=$1 limit=$2 note=$3
+  shift 3
+  timeout "$limit" python3 bench/candidates.py "$@" --out "$OUT/$name.json" --note "$note" > "$OUT/$name.log" 2>&1
+  grep -v -i warn "$OUT/$name.log" | grep "best (\|phase 9\|phase 10\|cuBLAS\|^[0-9]" | head -90
+}
 case "${1:-sweep}" in
 sweep)
   timeout 560 python3 -m cute_gemm bench --sweep --best --ncu-check --out "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
@@ -595,10 +603,8 @@ evict2)
   #     such pick with and without the policy at five shapes, and every held-out set (model picks, no tuned table)
   timeout 150 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
     --quiet --no-plot --out "$OUT/decode_evict2_bench.json" 2>&1 | tail -1
-  timeout 100 python3 bench/candidates.py --top 1 --twin evict_first_a=false --rounds 5 \
-    --shapes 120,6144,16384 160,9728,4096 200,11000,3000 128,14336,4096 16,14336,4096 \
-    --out "$OUT/evict2.json" --note "best's picks with the weights evict-first, and without" > "$OUT/evict2.log" 2>&1
-  grep -v -i warn "$OUT/evict2.log" | grep -v "^\[" | tail -40
+  beside evict2 100 "best's picks with the weights evict-first, and without" --top 1 --twin evict_first_a=false --rounds 5 \
+    --shapes 120,6144,16384 160,9728,4096 200,11000,3000 128,14336,4096 16,14336,4096
   for set in heldout heldout2 heldout3 heldout4 heldout5 heldout6 unlisted; do
     timeout 60 python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
       --quiet --no-plot --out "$OUT/${set}_evict2_bench.json" > /dev/null 2>&1; echo "$set rc=$?"
@@ -697,7 +703,7 @@ reread2)
   #     and one warpgroup's unsplit 64 x >= 224 tile x 1.1 (fit_best 0.9885 -> 0.9912 over 196 shapes, fitted after
   #     `reread`). Its picks at every named shape and at random ones (seed 4, 400 draws) where they differ from today's
   #     (f1b93e4), given as --config beside best (today's pick), one run per shape; land it only if it wins here
-  timeout 280 python3 bench/candidates.py --top 0 --rounds 5 --shapes 184,10944,2048 184,12288,2048 192,5120,27648 208,6144,8192 216,6144,6144 232,2048,5632 248,2048,8192 248,7168,5120 248,8192,3072 256,5632,2048 256,8192,8192 192,5120,5120 192,5120,14336 192,6144,8192 256,2048,8192 256,4096,5120 256,5120,4096 256,6144,3072 256,8192,2048 256,8192,4096 256,8192,14336 \
+  beside reread2 280 "a proposed model's picks (--config) beside today's (best)" --top 0 --rounds 5 --shapes 184,10944,2048 184,12288,2048 192,5120,27648 208,6144,8192 216,6144,6144 232,2048,5632 248,2048,8192 248,7168,5120 248,8192,3072 256,5632,2048 256,8192,8192 192,5120,5120 192,5120,14336 192,6144,8192 256,2048,8192 256,4096,5120 256,5120,4096 256,6144,3072 256,8192,2048 256,8192,4096 256,8192,14336 \
     --config 10:bm=128,bn=192,bk=64,stages=5,cluster_m=4,split_k=1,evict_first_a=True@184,10944,2048 \
     --config 10:bm=128,bn=192,bk=64,stages=5,cluster_m=4,split_k=1,evict_first_a=True@184,12288,2048 \
     --config 10:bm=192,bn=192,bk=64,stages=4,split_k=4,evict_first_a=True@192,5120,27648 \
@@ -718,9 +724,7 @@ reread2)
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,6144,3072 \
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,8192,2048 \
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,8192,4096 \
-    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,8192,14336 \
-    --out "$OUT/reread2.json" --note "a proposed model's picks (--config) beside today's (best)" > "$OUT/reread2.log" 2>&1
-  grep -v -i warn "$OUT/reread2.log" | grep "best\|phase 10\|^[0-9]\|not timed" | head -80
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,8192,14336
   ;;
 model7)
   # 49. (ran 2026-12-03) after the re-read and wide-tile terms (model picks, no tuned table): heldout7 (chosen after them, never measured),
@@ -745,7 +749,7 @@ tiles3)
   # 50. (ran 2026-12-03; led to 52-54) 160-256 tokens in 3 (or 4) token tiles of 64-96 with 128 weight rows, one wave, 8 stages of 64, unicast and
   #     the token tile multicast over 2 / 4 weight tiles (cuBLAS's choice at 232x5120x5120: nvjet 128x80 64x8 4x1, 23.5 us
   #     against best's 28.6), beside best, at the gaps of heldout7 / unlisted / reread2 and 4 shapes never measured
-  timeout 200 python3 bench/candidates.py --top 0 --rounds 5 --shapes 232,5120,5120 200,5120,5120 184,4608,3584 256,5120,4096 248,4608,3584 216,4096,4096 240,5120,8192 192,3584,8192 168,5632,4096 256,4096,5120 256,3072,12288 232,4096,8192 \
+  beside tiles3 200 "the tokens in 3 or 4 tiles of 128 weight rows (--config) beside best" --top 0 --rounds 5 --shapes 232,5120,5120 200,5120,5120 184,4608,3584 256,5120,4096 248,4608,3584 216,4096,4096 240,5120,8192 192,3584,8192 168,5632,4096 256,4096,5120 256,3072,12288 232,4096,8192 \
     --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=1@232,5120,5120 \
     --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=2@232,5120,5120 \
     --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1,cluster_m=1@200,5120,5120 \
@@ -777,14 +781,12 @@ tiles3)
     --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=4@256,3072,12288 \
     --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=1@232,4096,8192 \
     --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=2@232,4096,8192 \
-    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=4@232,4096,8192 \
-    --out "$OUT/tiles3.json" --note "the tokens in 3 or 4 tiles of 128 weight rows (--config) beside best" > "$OUT/tiles3.log" 2>&1
-  grep -v -i warn "$OUT/tiles3.log" | grep "best (\|phase 10\|cuBLAS\|^[0-9]" | head -90
+    --config 10:bm=128,bn=64,bk=64,stages=8,split_k=1,cluster_m=4@232,4096,8192
   ;;
 tok2)
   # 51. (ran 2026-12-03: lost 1.16-1.22x) 128 tokens in two 64-token tiles of 128 weight rows, split 2 (cuBLAS's nvjet 128x64 split-K arrangement at
   #     128x4096x14336): half the smem bytes per weight byte of the pick's 64 x 128, the weights read twice through L2
-  timeout 120 python3 bench/candidates.py --top 0 --rounds 7 --shapes 128,4096,14336 128,4096,11008 128,3584,14336 112,4096,14336 128,4096,8192 \
+  beside tok2 120 "two 64-token tiles of 128 weight rows, split 2 (--config), beside best" --top 0 --rounds 7 --shapes 128,4096,14336 128,4096,11008 128,3584,14336 112,4096,14336 128,4096,8192 \
     --config 10:bm=128,bn=64,bk=64,stages=8,split_k=2@128,4096,14336 \
     --config 10:bm=128,bn=64,bk=128,stages=4,split_k=2@128,4096,14336 \
     --config 10:bm=128,bn=64,bk=64,stages=8,split_k=2@128,4096,11008 \
@@ -794,27 +796,23 @@ tok2)
     --config 10:bm=128,bn=64,bk=64,stages=8,split_k=2@112,4096,14336 \
     --config 10:bm=128,bn=64,bk=128,stages=4,split_k=2@112,4096,14336 \
     --config 10:bm=128,bn=64,bk=64,stages=8,split_k=2@128,4096,8192 \
-    --config 10:bm=128,bn=64,bk=128,stages=4,split_k=2@128,4096,8192 \
-    --out "$OUT/tok2.json" --note "two 64-token tiles of 128 weight rows, split 2 (--config), beside best" > "$OUT/tok2.log" 2>&1
-  grep -v -i warn "$OUT/tok2.log" | grep "best (\|phase 10\|cuBLAS\|^[0-9]" | head -40
+    --config 10:bm=128,bn=64,bk=128,stages=4,split_k=2@128,4096,8192
   ;;
 tiles3m)
   # 52. (ran 2026-12-03) the same 3-token-tile kernel (128 x 80, 8 stages of 64, 120 CTAs) at 200..240 tokens of 5120x5120: tiles3 ran it
   #     29.8 us at 200 tokens and 25.6 at 232 -- does the time depend on the tokens in the last tile?
-  timeout 120 python3 bench/candidates.py --top 0 --rounds 7 --shapes 200,5120,5120 208,5120,5120 216,5120,5120 224,5120,5120 232,5120,5120 240,5120,5120 \
+  beside tiles3m 120 "one 3-token-tile kernel (--config) beside best at 200..240 tokens" --top 0 --rounds 7 --shapes 200,5120,5120 208,5120,5120 216,5120,5120 224,5120,5120 232,5120,5120 240,5120,5120 \
     --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@200,5120,5120 \
     --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@208,5120,5120 \
     --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@216,5120,5120 \
     --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@224,5120,5120 \
     --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@232,5120,5120 \
-    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@240,5120,5120 \
-    --out "$OUT/tiles3m.json" --note "one 3-token-tile kernel (--config) beside best at 200..240 tokens" > "$OUT/tiles3m.log" 2>&1
-  grep -v -i warn "$OUT/tiles3m.log" | grep "best (\|phase 10\|cuBLAS\|^[0-9]" | head -40
+    --config 10:bm=128,bn=80,bk=64,stages=8,split_k=1@240,5120,5120
   ;;
 tiles3-heldout)
   # 53. (ran 2026-12-03: faster only at 232-240 tokens, K <= 5120) the three-token-tile candidate (at most 8 padded rows) at 12 shapes where it moves the pick, none measured
   #     before: the old pick (--config) beside the new (best)
-  timeout 150 python3 bench/candidates.py --top 0 --rounds 5 --shapes 136,4608,3072 144,5120,5120 140,4608,4096 188,5120,3072 192,5632,5120 184,5120,8192 236,4608,2048 232,5632,4096 240,4608,6144 236,5120,8192 232,5632,14336 240,5120,4096 \
+  beside tiles3_heldout 150 "the three-token-tile candidate: old picks (--config) beside the new (best)" --top 0 --rounds 5 --shapes 136,4608,3072 144,5120,5120 140,4608,4096 188,5120,3072 192,5632,5120 184,5120,8192 236,4608,2048 232,5632,4096 240,4608,6144 236,5120,8192 232,5632,14336 240,5120,4096 \
     --config 10:bn=144,bk=64,split_k=1@136,4608,3072 \
     --config 10:bn=144,bk=64,split_k=1@144,5120,5120 \
     --config 10:bm=128,bn=144,bk=64,stages=6,split_k=3,evict_first_a=True@140,4608,4096 \
@@ -826,14 +824,12 @@ tiles3-heldout)
     --config 10:bm=128,bn=240,bk=64,stages=4,split_k=3,evict_first_a=True@240,4608,6144 \
     --config 10:bm=192,bn=128,bk=64,stages=5@236,5120,8192 \
     --config 10:bm=192,bn=128,bk=64,stages=5@232,5632,14336 \
-    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@240,5120,4096 \
-    --out "$OUT/tiles3_heldout.json" --note "the three-token-tile candidate: old picks (--config) beside the new (best)" > "$OUT/tiles3_heldout.log" 2>&1
-  grep -v -i warn "$OUT/tiles3_heldout.log" | grep "best (\|phase 10\|phase 9\|cuBLAS\|^[0-9]" | head -70
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@240,5120,4096
   ;;
 tiles3-80)
   # 54. (ran 2026-12-03: 1.138x, 9 of 9; landed) the three-token-tile candidate narrowed to 232-240 tokens and K <= 5120 (after tiles3-heldout): the old pick
   #     (--config) beside the new (best) at shapes where it moves the pick, none measured before
-  timeout 120 python3 bench/candidates.py --top 0 --rounds 5 --shapes 236,5632,2048 240,4608,4096 234,5120,3072 240,5632,5120 232,4608,3584 240,5632,3072 236,5120,4608 232,5632,2560 238,4864,4096 \
+  beside tiles3_80 120 "three 80-token tiles at 232-240 tokens, K <= 5120: old picks (--config) beside the new (best)" --top 0 --rounds 5 --shapes 236,5632,2048 240,4608,4096 234,5120,3072 240,5632,5120 232,4608,3584 240,5632,3072 236,5120,4608 232,5632,2560 238,4864,4096 \
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@236,5632,2048 \
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@240,4608,4096 \
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@234,5120,3072 \
@@ -842,9 +838,7 @@ tiles3-80)
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@240,5632,3072 \
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@236,5120,4608 \
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@232,5632,2560 \
-    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@238,4864,4096 \
-    --out "$OUT/tiles3_80.json" --note "three 80-token tiles at 232-240 tokens, K <= 5120: old picks (--config) beside the new (best)" > "$OUT/tiles3_80.log" 2>&1
-  grep -v -i warn "$OUT/tiles3_80.log" | grep "best (\|phase 10\|phase 9\|cuBLAS\|^[0-9]" | head -60
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@238,4864,4096
   ;;
 tiles3-checks)
   # 55. (ran 2026-12-03: 5 passed, sanitizers 0 errors, stress 0 wrong) best's new config at 232-240 tokens (10 bm=128 bn=80 bk=64 stages=8 split_k=1): its GPU tests (M = 1, K >> N and
