@@ -56,6 +56,7 @@
 #                                            bash bench/run_h200.sh tiles3-heldout  # that candidate where it moves the pick
 #                                            bash bench/run_h200.sh tiles3-80  # narrowed to 232-240 tokens, K <= 5120
 #                                            bash bench/run_h200.sh tiles3-checks  # its config's GPU tests, sanitizers, stress
+#                                            bash bench/run_h200.sh model8     # (next) issue 18's criteria with the final model, one run
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -851,6 +852,21 @@ tiles3-checks)
     --out "$OUT/sanitize" 2>&1 | tail -8
   timeout 60 python3 bench/stress.py --phases none $C --shapes 240,1024,768 232,3000,520 236,512,4096 --calls 200 \
     --thread-calls 100 --timeout 50 --out "$OUT/stress" 2>&1 | tail -6
+  ;;
+model8)
+  # 56. (next) issue 18's criteria in one run with the final model (re-read and wide-tile terms, three 80-token tiles at
+  #     232-240 tokens): the decode and small sets and heldout7 (cold L2, model picks, no tuned table), no regression at
+  #     the big shapes (best beside phases 7 and 8), the skinny shape sustained; each bench's last lines
+  timeout 170 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --out "$OUT/decode_bench.json" 2>&1 | tail -3
+  timeout 60 python3 -m cute_gemm bench --set small --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 7 \
+    --quiet --no-plot --out "$OUT/small_bench.json" 2>&1 | tail -3
+  timeout 120 python3 -m cute_gemm bench --set heldout7 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/heldout7_bench.json" 2>&1 | tail -3
+  timeout 110 python3 -m cute_gemm bench --shapes 4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072 \
+    --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet --no-plot --out "$OUT/regress_bench.json" 2>&1 | tail -12
+  timeout 60 python3 -m cute_gemm bench --shapes 1024,4096,4096 --phases 7 --best --peers cublas,cublaslt \
+    --sustained 0.5 --rounds 9 --quiet --no-plot --out "$OUT/skinny_sustained_bench.json" 2>&1 | tail -8
   ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor
