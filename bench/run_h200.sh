@@ -57,6 +57,7 @@
 #                                            bash bench/run_h200.sh tiles3-80  # narrowed to 232-240 tokens, K <= 5120
 #                                            bash bench/run_h200.sh tiles3-checks  # its config's GPU tests, sanitizers, stress
 #                                            bash bench/run_h200.sh model8     # (next) issue 18's criteria with the final model, one run
+#                                            bash bench/run_h200.sh tiles3-mc4  # (next) 241-256 tokens in three 96-token tiles over 4
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -867,6 +868,22 @@ model8)
     --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet --no-plot --out "$OUT/regress_bench.json" 2>&1 | tail -12
   timeout 60 python3 -m cute_gemm bench --shapes 1024,4096,4096 --phases 7 --best --peers cublas,cublaslt \
     --sustained 0.5 --rounds 9 --quiet --no-plot --out "$OUT/skinny_sustained_bench.json" 2>&1 | tail -8
+  ;;
+tiles3-mc4)
+  # 57. (next, not a rule yet) 241-256 tokens in three 96-token tiles of 128 weight rows, the token tile multicast over 4
+  #     weight tiles (8 stages of 64, one wave of clusters of 4): 1.13x and 1.15x best at 256x5120x4096 and
+  #     248x4608x3584 in tiles3, unicast no faster -- beside best at 10 shapes never measured (K <= 5120, N <= 5120)
+  beside tiles3_mc4 150 "three 96-token tiles over 4 (--config) beside best" --top 0 --rounds 5 --shapes 244,4096,4096 248,5120,3072 252,3584,4096 256,4608,2048 250,5120,5120 246,3072,3584 256,4096,3072 242,4608,5120 254,5120,2560 256,3584,5120 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@244,4096,4096 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@248,5120,3072 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@252,3584,4096 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@256,4608,2048 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@250,5120,5120 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@246,3072,3584 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@256,4096,3072 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@242,4608,5120 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@254,5120,2560 \
+    --config 10:bm=128,bn=96,bk=64,stages=8,split_k=1,cluster_m=4@256,3584,5120
   ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor
