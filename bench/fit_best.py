@@ -1,6 +1,6 @@
 """How well ``phase="best"``'s time model picks, against measured candidates (no GPU needed).
 
-    python bench/fit_best.py [FILE ...] [--fit]     (default: the bench/results/h200_*_best_candidates*.json files)
+    python bench/fit_best.py [FILE ...] [--fit]     (default: ``DEFAULT``, the H200 candidate and tune runs)
 
 The JSON holds, per shape, the measured time of every candidate config (phases 7/8 and the families of
 phases 9/10 that ``cute_gemm.runtime.choose`` enumerates) beside cuBLAS/cuBLASLt, from one H200 run.
@@ -20,6 +20,7 @@ import functools
 import json
 import math
 import sys
+import tarfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -28,6 +29,9 @@ from cute_gemm.measure.tune import candidate_rows as rows_of  # noqa: E402  (a c
 from cute_gemm.runtime import choose, registry  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
+# candidate runs no document links to, kept in one archive (the working tree travels to the GPU machine: small files
+# in blocks add up); a path through it reads as ARCHIVE.tar.xz/MEMBER
+FIT_RUNS = RESULTS / "h200_2026-12-02_to_03_fit_runs.tar.xz"
 # the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs, the 192-row tiles
 # and 3-way splits with the picks they moved, the candidates after heldout3, the `cute-gemm tune` runs (a shape in
 # several: the later file wins), the token tiles in steps of 16, every family's cheapest at 72-248 tokens, the picks
@@ -39,17 +43,17 @@ RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_2026-12-01_best_candidates_wave.json",
            RESULTS / "h200_2026-12-01_best_candidates_mcast.json", RESULTS / "h200_2026-12-02_best_candidates_tokens.json",
            RESULTS / "h200_2026-12-02_best_candidates_wide.json", RESULTS / "h200_2026-12-02_best_candidates_picks.json",
-           RESULTS / "h200_2026-12-02_best_candidates_after.json", RESULTS / "h200_2026-12-02_tune_decode.json",
-           RESULTS / "h200_2026-12-02_tune_heldout.json", RESULTS / "h200_2026-12-02_tune_heldout4.json",
+           RESULTS / "h200_2026-12-02_best_candidates_after.json", FIT_RUNS / "h200_2026-12-02_tune_decode.json",
+           FIT_RUNS / "h200_2026-12-02_tune_heldout.json", FIT_RUNS / "h200_2026-12-02_tune_heldout4.json",
            RESULTS / "h200_2026-12-02_best_candidates_tokens16.json",
-           RESULTS / "h200_2026-12-03_best_candidates_families1.json",
-           RESULTS / "h200_2026-12-03_best_candidates_families2.json",
-           RESULTS / "h200_2026-12-03_best_candidates_families3.json",
-           RESULTS / "h200_2026-12-03_best_candidates_model5.json",
-           RESULTS / "h200_2026-12-03_best_candidates_families4.json",
+           FIT_RUNS / "h200_2026-12-03_best_candidates_families1.json",
+           FIT_RUNS / "h200_2026-12-03_best_candidates_families2.json",
+           FIT_RUNS / "h200_2026-12-03_best_candidates_families3.json",
+           FIT_RUNS / "h200_2026-12-03_best_candidates_model5.json",
+           FIT_RUNS / "h200_2026-12-03_best_candidates_families4.json",
            RESULTS / "h200_2026-12-03_best_candidates_model6.json",
-           RESULTS / "h200_2026-12-03_best_candidates_families5.json",
-           RESULTS / "h200_2026-12-03_best_candidates_model6_sample.json",
+           FIT_RUNS / "h200_2026-12-03_best_candidates_families5.json",
+           FIT_RUNS / "h200_2026-12-03_best_candidates_model6_sample.json",
            RESULTS / "h200_2026-12-03_best_candidates_tokens2.json",
            RESULTS / "h200_2026-12-03_best_candidates_wmcast.json",
            RESULTS / "h200_2026-12-03_tune_decode.json", RESULTS / "h200_2026-12-03_tune_families_heldout3.json",
@@ -65,6 +69,15 @@ GRID = {
     "split_us": (0.0, 0.3, 1.0), "dsmem_bytes_per_us": (1e4, 2e4, 4e4, 1e9), "no_pdl_us": (0.3, 0.6, 1.0),
     "persistent_launch_us": (3.0, 4.0),
 }
+
+
+def read(path) -> dict:
+    """A candidates or bench JSON file, or one inside a .tar.xz archive named as ARCHIVE.tar.xz/MEMBER."""
+    archive, inside, member = str(path).partition(".tar.xz/")
+    if not inside:
+        return json.loads(Path(path).read_text())
+    with tarfile.open(archive + ".tar.xz") as tar:
+        return json.load(tar.extractfile(member))
 
 
 def shapes_of(*docs: dict) -> dict:
@@ -180,10 +193,11 @@ def fit(shapes: dict, kerns: dict, mc: choose.Machine) -> choose.Machine:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="*", default=[str(p) for p in DEFAULT],
-                    help="candidates JSON or bench JSON files; a shape in several keeps the last file's rows")
+                    help="candidates JSON or bench JSON files (or ARCHIVE.tar.xz/MEMBER); a shape in several keeps the last "
+                         "file's rows")
     ap.add_argument("--fit", action="store_true", help="re-fit the model's constants first")
     args = ap.parse_args()
-    shapes = shapes_of(*(json.loads(Path(p).read_text()) for p in args.results))
+    shapes = shapes_of(*(read(p) for p in args.results))
     kerns = kernels(shapes)
     mc = fit(shapes, kerns, choose.MACHINE) if args.fit else choose.MACHINE
     if args.fit:

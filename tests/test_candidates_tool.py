@@ -78,6 +78,17 @@ def test_refusals_before_any_gpu_work():
     assert bad_at.returncode == 2 and "M,N,K" in bad_at.stderr
 
 
+def test_fit_best_reads_every_default_file_plain_or_in_its_archive():
+    """The candidate runs no document links to sit in one archive (the tree travels to the GPU machine); fit_best reads
+    them through it as ARCHIVE.tar.xz/MEMBER, like the plain files."""
+    fit = load_script("fit_best")
+    inside = [p for p in fit.DEFAULT if ".tar.xz/" in str(p)]
+    assert inside and all(str(p).startswith(str(fit.FIT_RUNS) + "/") for p in inside)
+    for path in fit.DEFAULT:
+        doc = fit.read(path)
+        assert "NVIDIA H200" in str(doc["gpu"]) and fit.rows_of(doc), path  # older files: a dict with the name
+
+
 def test_fit_best_says_where_picks_own_choice_was_never_measured():
     """``pick``'s choice among all of a shape's candidates, and whether a candidates file timed it: the regret is
     judged among measured rows only, so a refit moving picks to untimed configs must show."""
