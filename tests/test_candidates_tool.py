@@ -1,11 +1,9 @@
 """bench/candidates.py without a GPU: what it plans to time per shape, its --config parsing, the compact
 candidates file it writes from a bench document (``cute_gemm.measure.tune.compact``) (read back by bench/fit_best.py), and its refusals."""
 
-import json
 import os
 import subprocess
 import sys
-import tarfile
 
 from bench_scripts import ROOT, load_script
 from cute_gemm.measure import tune
@@ -54,9 +52,9 @@ def test_config_at_a_shape():
 
 
 def test_compact_rows_from_a_committed_run_are_read_by_fit_best():
-    path = os.path.join(ROOT, "bench", "results", "h200_2026-11-30_to_12-02_bench_docs2.tar.xz")
-    with tarfile.open(path) as archive:
-        doc = json.load(archive.extractfile("h200_2026-12-02_wide_heldout3_bench.json"))
+    fit = load_script("fit_best")
+    doc = fit.read(os.path.join(ROOT, "bench", "results", "h200_2026-11-30_to_12-02_bench_docs2.tar.xz",
+                                "h200_2026-12-02_wide_heldout3_bench.json"))
     out = tune.compact(doc, "a test")
     assert out["schema"] == "cute-gemm/best-candidates-v1" and out["gpu"] == "NVIDIA H200" and out["note"] == "a test"
     shapes = {(r["m"], r["n"], r["k"]) for r in out["rows"]}
@@ -64,7 +62,6 @@ def test_compact_rows_from_a_committed_run_are_read_by_fit_best():
     # per shape: phase 7 and the kernel best ran, each with the faster vendor's time of that shape
     row = next(r for r in out["rows"] if (r["m"], r["n"], r["k"]) == (232, 2048, 5632) and r["phase"] == "7")
     assert 13 < row["vendor_us"] < 15  # cuBLAS 13.8 us in that run
-    fit = load_script("fit_best")
     assert fit.rows_of(out) == out["rows"]
 
 

@@ -202,14 +202,14 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         tiles_of_tokens = [(bn, None) for bn in token_tiles(m)]
         if m > 128:
             tiles_of_tokens.append((_ceil(_ceil(m, 2), 16) * 16, 64))
-        if m > 224 and k <= MCAST_MAX_K and 3 * (bn3 := _ceil(_ceil(m, 3), 16) * 16) - m <= 8:
-            # 232-240 tokens also in three 80-token tiles of 128 weight rows (8 stages of 64; 120 CTAs at N = 5120):
-            # cuBLAS's arrangement at 232x5120x5120, 25.6 us against 29.5 for two 128-token tiles. Faster at all 5
-            # such shapes with K <= 5120 (1.11-1.21x; 3 of them chosen after the rule's first form), slower at all 4
-            # with K >= 6144 (0.92-0.95x), and at 136-192 tokens (tiles of 48 or 64: 0.77-0.94x); the same kernel
-            # runs slower the more of its last tile is padding (30.0 us at 200 tokens, 25.2 at 240), which the model
-            # does not see (H200, 2026-12-03, run_h200.sh tiles3, tiles3m, tiles3-heldout)
-            out.append(("10", {"bm": 128, "bn": bn3, "bk": 64, "stages": _stages(128, bn3, 64, 1), "split_k": 1,
+        if 232 <= m <= 240 and k <= MCAST_MAX_K:
+            # 232-240 tokens also in three 80-token tiles of 128 weight rows (8 stages of 64; 120 CTAs at N = 5120), at
+            # most 8 rows of the last one padding: cuBLAS's arrangement at 232x5120x5120, 25.6 us against 29.5 for two
+            # 128-token tiles. Beside the old picks at 9 shapes chosen after this rule: 1.138x, faster at 9 of 9
+            # (tiles3-80). Three token tiles lost elsewhere: with K >= 6144 (0.92-0.95x), at 136-192 tokens (tiles of
+            # 48 or 64: 0.77-0.94x; tiles3-heldout), and with more padding -- the same kernel ran 30.0 us at 200
+            # tokens, 25.2 at 240 (tiles3m), which the model does not see (H200, 2026-12-03, run_h200.sh)
+            out.append(("10", {"bm": 128, "bn": 80, "bk": 64, "stages": _stages(128, 80, 64, 1), "split_k": 1,
                                "ctas_per_sm": 1, "cluster_m": 1, "evict_first_a": False}))
         for bn, bk_fixed in tiles_of_tokens:
             for bm in (64, 128, 192):
