@@ -63,7 +63,21 @@ def plan(shape, top: int, extra: list[str], families: bool = False) -> list[str]
         from cute_gemm.measure import tune
 
         specs += [spec_of(r) for r in tune.family_cheapest(rows, [r for r in rows if spec_of(r) in specs])]
-    return specs + [s for s in extra if s not in specs]
+    extra = [canonical(s) for s in extra]
+    return specs + [s for i, s in enumerate(extra) if s not in specs and s not in extra[:i]]
+
+
+def canonical(spec: str) -> str:
+    """A ``--config`` spec as ``plan`` spells the model's candidates (its non-default fields in the config's order,
+    values as Python writes them): '10:split_k=3,bm=128,evict_first_a=true' -> '10:bm=128,split_k=3,evict_first_a=True'.
+    Two spellings of one config are then timed once (two rows of one config would share a key)."""
+    from cute_gemm.runtime import registry
+
+    phase, fields = registry.split_spec(spec)
+    if not fields:
+        return spec
+    entry = registry.get("sm90", phase)
+    return _spec(phase, entry.overrides(entry.configured(registry.parse_overrides(fields))))
 
 
 def main(argv=None) -> int:

@@ -85,6 +85,16 @@ def test_percentages_without_vendor_rows():
     assert rows[0]["x_vendor_paired"] is None
 
 
+def test_percentages_of_two_rows_sharing_a_key():
+    """Two rows of one key (one config asked for twice): each row's percentages are its own; the untimed one gets
+    none (it read the other's timing before, and crashed on its own missing one)."""
+    rows = [{"key": "sm90:10", "timing": {"tflops": 100.0, "ms_rounds": [1.0]}}, {"key": "sm90:10", "timing": None},
+            {"key": "peer:cublas", "timing": {"tflops": 50.0, "ms_rounds": [2.0]}}]
+    shape.add_percentages(rows, None)
+    assert rows[0]["pct_vendor"] == pytest.approx(200.0) and rows[0]["x_vendor_paired"]["median"] == pytest.approx(2.0)
+    assert rows[1]["pct_vendor"] is None and rows[1]["x_vendor_paired"] is None
+
+
 def _first(doc, pred):
     return next(r for r in doc["results"] if pred(r))
 

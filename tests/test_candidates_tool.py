@@ -24,6 +24,20 @@ def test_plan_is_the_models_cheapest_then_the_extras_once():
     assert specs.count("10:bm=192,bn=112,bk=64,stages=5") == 1 and specs[-1] == "9:split_k=4"
 
 
+def test_an_extra_spelled_otherwise_is_still_timed_once():
+    """A --config that is one of the planned configs in other words (field order, 'true' for True) or given twice:
+    one spec (two would give two rows of one key in the bench, as run_h200.sh region256 found)."""
+    shape = Problem(251, 4480, 4864)
+    planned = cand.plan(shape, 4, [], families=True)
+    split3 = next(s for s in planned if "bn=256" in s and "split_k=3" in s and s.startswith("10:bm=128"))
+    assert split3 == "10:bm=128,bn=256,bk=64,stages=4,split_k=3,evict_first_a=True"
+    other = "10:split_k=3,evict_first_a=true,bm=128,bn=256,bk=64,stages=4"
+    assert cand.canonical(other) == split3
+    specs = cand.plan(shape, 4, [other, "9:split_k=4", "9:split_k=4"], families=True)
+    assert specs == planned + ["9:split_k=4"]
+    assert cand.canonical("7") == "7"
+
+
 def test_families_add_each_familys_cheapest_once():
     """--families: after the model's cheapest, the cheapest candidate of every family (phase 9; phase 10 by weight-tile
     rows, split or not, multicast or not) that is not yet among them -- what a refit needs timed."""
@@ -76,11 +90,13 @@ def test_refusals_before_any_gpu_work():
 
 
 def test_fit_best_reads_every_default_file_plain_or_in_its_archive():
-    """The candidate runs no document links to sit in one archive (the tree travels to the GPU machine); fit_best reads
-    them through it as ARCHIVE.tar.xz/MEMBER, like the plain files."""
+    """Candidate runs sit in archives (the tree travels to the GPU machine: small files in blocks add up); fit_best
+    reads them through one as ARCHIVE.tar.xz/MEMBER, like the plain files."""
     fit = load_script("fit_best")
     inside = [p for p in fit.DEFAULT if ".tar.xz/" in str(p)]
-    assert inside and all(str(p).startswith(str(fit.FIT_RUNS) + "/") for p in inside)
+    archives = (str(fit.FIT_RUNS) + "/", str(fit.MODEL8_RUNS) + "/")
+    assert inside and all(str(p).startswith(archives) for p in inside)
+    assert {a for a in archives if any(str(p).startswith(a) for p in inside)} == set(archives)
     for path in fit.DEFAULT:
         doc = fit.read(path)
         assert "NVIDIA H200" in str(doc["gpu"]) and fit.rows_of(doc), path  # older files: a dict with the name

@@ -130,7 +130,7 @@ def add_percentages(rows: list[dict], peak: float | None):
     vendor_rounds = [r["timing"]["ms_rounds"] for r in rows if r["key"] in ("peer:cublas", "peer:cublaslt")
                      and r.get("timing")]
     for r in rows:
-        t = tf.get(r["key"])
+        t = r["timing"]["tflops"] if r.get("timing") else None  # the row's own (two rows may share a key)
         r["pct_cublas"] = 100 * t / cublas if t and cublas else None
         r["pct_cublaslt"] = 100 * t / cublaslt if t and cublaslt else None
         r["pct_vendor"] = 100 * t / vendor if t and vendor else None
