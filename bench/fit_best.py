@@ -32,6 +32,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # candidate runs no document links to, kept in one archive (the working tree travels to the GPU machine: small files
 # in blocks add up); a path through it reads as ARCHIVE.tar.xz/MEMBER
 FIT_RUNS = RESULTS / "h200_2026-12-02_to_03_fit_runs.tar.xz"
+# the runs of the criteria with the final model (model8) and after: three 96-token tiles over 4 (won at 4 of 10, then
+# lost at fresh shapes), every family at 241-256 tokens, the reduce cap's picks beside the old ones (two samples)
+MODEL8_RUNS = RESULTS / "h200_2026-12-03_model8_runs.tar.xz"
 # the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs, the 192-row tiles
 # and 3-way splits with the picks they moved, the candidates after heldout3, the `cute-gemm tune` runs (a shape in
 # several: the later file wins), the token tiles in steps of 16, every family's cheapest at 72-248 tokens, the picks
@@ -61,12 +64,18 @@ DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_202
            RESULTS / "h200_2026-12-03_best_candidates_reread2.json",
            RESULTS / "h200_2026-12-03_best_candidates_tiles3.json", RESULTS / "h200_2026-12-03_best_candidates_tiles3m.json",
            RESULTS / "h200_2026-12-03_best_candidates_tiles3_heldout.json",
-           RESULTS / "h200_2026-12-03_best_candidates_tiles3_80.json"]
+           RESULTS / "h200_2026-12-03_best_candidates_tiles3_80.json",
+           MODEL8_RUNS / "h200_2026-12-03_best_candidates_tiles3_mc4.json",
+           MODEL8_RUNS / "h200_2026-12-03_best_candidates_mc4_fresh.json",
+           MODEL8_RUNS / "h200_2026-12-03_best_candidates_region256.json",
+           MODEL8_RUNS / "h200_2026-12-03_best_candidates_reduce_cap.json",
+           MODEL8_RUNS / "h200_2026-12-03_best_candidates_reduce_cap2.json"]
 GRID = {
     "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
     "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),
     "launch_us": (1.4, 1.8, 2.2), "wave_us": (1.0, 2.0, 3.0), "overlap": (0.2, 0.4, 0.6), "swap_factor": (0.8, 0.85, 0.9, 0.95, 1.0),
     "split_us": (0.0, 0.3, 1.0), "dsmem_bytes_per_us": (1e4, 2e4, 4e4, 1e9), "no_pdl_us": (0.3, 0.6, 1.0),
+    "reduce_max_bytes": (64 * 1024, 80 * 1024, 96 * 1024, float("inf")),
     "persistent_launch_us": (3.0, 4.0),
 }
 

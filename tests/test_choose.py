@@ -202,6 +202,27 @@ def test_a_big_partial_tile_reduces_faster_than_the_old_rate():
     assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (192, 176, 4)
 
 
+def test_the_reduce_is_charged_for_at_most_80_kib_of_partial_tile():
+    """Split configs of big tiles ran as fast as the model without its reduce term, so the reduce's bytes stop at
+    ``reduce_max_bytes``. Its moved picks beside the old ones (H200, 2026-12-03): 251x4480x4864 one 256-token tile split
+    3, 23.0 us against 26.0 for two 128-token tiles; 179x4608x4096 128 x 192 split 3, 16.8 against 18.8 (2 CTAs per SM of
+    64 x 192); 162x9216x12288 192 x 176 split 2, 74.1 against 86.1 for 192 x 96 unsplit."""
+    mc = choose.MACHINE
+    assert mc.reduce_max_bytes == 80 * 1024
+    for shape, tile in (((251, 4480, 4864), (128, 256, 3)), ((179, 4608, 4096), (128, 192, 3)),
+                        ((162, 9216, 12288), (192, 176, 2))):
+        phase, cfg = choose.pick("sm90", *shape)
+        assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == tile, shape
+    p10 = registry.get("sm90", "10")
+    uncapped = dataclasses.replace(mc, reduce_max_bytes=float("inf"))
+    shape = (251, 4480, 4864)
+    big = p10.make(p10.configured({"bm": 128, "bn": 256, "bk": 64, "stages": 4, "split_k": 3}))  # 128 KiB of partials
+    small = p10.make(p10.configured({"bm": 128, "bn": 128, "bk": 64, "stages": 7, "split_k": 2}))  # 64 KiB: below it
+    cut = (128 * 256 * 4 - mc.reduce_max_bytes) / mc.dsmem_bytes_per_us
+    assert choose.modelled_us(big, *shape, mc=uncapped) - choose.modelled_us(big, *shape) == pytest.approx(cut)
+    assert choose.modelled_us(small, *shape, mc=uncapped) == choose.modelled_us(small, *shape)
+
+
 def test_token_tiles_in_pairs_may_share_the_weights():
     """Phase 9's 64-token tiles in pairs multicast the 128-wide weight tile (128x8192x8192: 35.5 us against 36.8
     unicast): a candidate where the 64-token tiles pair up, modelled below its unicast twin in one wave, and among the

@@ -54,6 +54,11 @@ CONFIGS = [
     ("10", {"bm": 128, "bn": 176, "bk": 64, "stages": 5, "split_k": 4}),
     # three 80-token tiles of 128 weight rows, 8 stages of 64, no split (best's pick at 232-240 tokens, K <= 5120)
     ("10", {"bm": 128, "bn": 80, "bk": 64, "stages": 8, "split_k": 1}),
+    # split big tiles, which best picks more often since the reduce's charge stops at 80 KiB: the largest partial tile
+    # (192 x 192 fp32 over the ring, 4 ranks), 3 ranks over 224 token lines, 4 over 176
+    ("10", {"bm": 192, "bn": 192, "bk": 64, "stages": 4, "split_k": 4}),
+    ("10", {"bm": 128, "bn": 224, "bk": 64, "stages": 5, "split_k": 3}),
+    ("10", {"bm": 192, "bn": 176, "bk": 64, "stages": 4, "split_k": 4}),
 ]
 SHAPES = [
     Problem(1, 4096, 4096),  # one token

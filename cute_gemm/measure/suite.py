@@ -61,6 +61,11 @@ SETS = {
     "heldout7": tuple(Problem(*s) for s in ((160, 14336, 4096), (192, 18944, 3584), (208, 3584, 18944), (224, 6144, 4096),
                                             (240, 14336, 5120), (256, 5120, 17920), (168, 17920, 5120), (184, 4608, 3584),
                                             (216, 8192, 28672), (232, 5120, 5120), (152, 12288, 4096), (248, 4096, 12288))),
+    # and 12 more at 12-252 tokens, chosen after the split reduce's charge was capped (2026-12-03), before they were
+    # measured
+    "heldout8": tuple(Problem(*s) for s in ((12, 10240, 8192), (48, 6144, 4096), (96, 28672, 8192), (136, 4608, 3584),
+                                            (176, 9216, 3072), (200, 8192, 28672), (216, 18944, 3584), (232, 3584, 18944),
+                                            (248, 14336, 4096), (144, 3072, 8192), (184, 10240, 8192), (252, 6144, 4096))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -76,6 +81,7 @@ SET_HELP = {
                 "were measured",
     "heldout6": "12 more (M 80..248), chosen after the multicast and split-K reduce refit, before they were measured",
     "heldout7": "12 more (M 152..256), chosen after the token-tile re-read and wide-tile terms, before they were measured",
+    "heldout8": "12 more (M 12..252), chosen after the split reduce's charge was capped, before they were measured",
 }
 
 

@@ -41,6 +41,7 @@ shapes (``bench/run_h200.sh model6-sample``): that, not the fit, is the evidence
 - ``memory``: A + B + C bytes over the HBM bandwidth, slowed when the resident CTAs' rings hold fewer
   bytes in flight than the memory needs to stay busy;
 - waves: CTAs over the co-resident CTAs (clusters of 4 and 8 fit only 30 and 15 per GPU on an H200);
+- a split's reduce: a fixed part plus the partial tile's bytes over DSMEM, at most ``reduce_max_bytes`` of them;
 - the persistent phases: rounds of tiles from their own ``schedule`` (stream-K halves the last one).
 Why a model and not a table of measured shapes: it answers for shapes nobody measured (any M, N, K,
 any layout), costs one evaluation per candidate once per shape, and its constants are few and physical;
@@ -95,8 +96,15 @@ class Machine:
     # a split-K reduction, per wave: a fixed part (cluster barriers, the partial tile's trip through smem) and the partial
     # tile's bytes over DSMEM. 0.3 us + 2e4 B/us overcharged big tiles (refit 2026-12-03 with 168x5120x13824: 192 x 176
     # split 4 ran 46.5 us, the model said 57.0 and picked 192 x 96 split 2, 56.8)
+    # The reduce is charged for at most reduce_max_bytes of partial tile: split configs of tiles past that (128 x 256,
+    # 192 x 128 and larger) measured as fast as the model without its reduce term (us / that 0.99 over 133 rows; a
+    # cheaper reduce for every tile moved picks at 1-150 tokens the wrong way). With the cap, the picks that moved, timed
+    # beside the old ones at shapes never measured (drawn from 4000 random ones of 1-256 tokens, 74 moved; three more of
+    # 241-256 tokens): 1.056x at 19 (faster at 14, 0.957-1.162; over the vendor 0.941 -> 0.993), and 1.058x at 14 more
+    # (faster at 13, 0.974-1.155; 0.952 -> 1.007) (run_h200.sh region256, reduce-cap, reduce-cap2; H200, 2026-12-03)
     split_us: float = 2.0
     dsmem_bytes_per_us: float = 3.0e4
+    reduce_max_bytes: float = 80 * 1024
     split_body: float = 0.05  # a split CTA's k-loop against a whole one's (see modelled_us)
     no_pdl_us: float = 0.3  # what a launch without programmatic dependent launch pays more
     persistent_launch_us: float = 4.0  # the persistent phases' fixed cost
@@ -265,7 +273,7 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         memory = memory_bytes / (mc.hbm_bytes_per_us * min(1.0, inflight / mc.inflight_for_full_bw))
         if kernel.phase == "10":
             memory *= 1 + mc.token_tile_reread * (_ceil(cols, bn) - 1)
-        reduce = waves * (split > 1) * (mc.split_us + bm * bn * 4 / mc.dsmem_bytes_per_us)
+        reduce = waves * (split > 1) * (mc.split_us + min(bm * bn * 4, mc.reduce_max_bytes) / mc.dsmem_bytes_per_us)
         fixed = mc.launch_us + (waves - 1) * mc.wave_us + (not cfg.use_pdl) * mc.no_pdl_us
         body = max(mma, memory) + mc.overlap * min(mma, memory)
         if kernel.phase == "10":
