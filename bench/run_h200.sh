@@ -998,8 +998,8 @@ reduce-cap2)
   ;;
 model9)
   # 64. (ran 2026-12-03: heldout8 1.036, heldout3 1.037, unlisted 1.013) the model with the reduce cap on shapes chosen after it (heldout8, never measured) and on the two sets that
-  #     held the lowest shapes of the earlier ones (heldout3: its one named shape the cap moved; unlisted), cold L2, model
-  #     picks; each bench's last lines
+  #     held the lowest shapes of the earlier ones (heldout3, unlisted; the cap moved no pick there), cold L2, model picks;
+  #     each bench's last lines
   for set in heldout8 heldout3 unlisted; do
     timeout 130 python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
       --quiet --no-plot --out "$OUT/${set}_model9_bench.json" 2>&1 | tail -3

@@ -97,8 +97,8 @@ class Machine:
     # tile's bytes over DSMEM. 0.3 us + 2e4 B/us overcharged big tiles (refit 2026-12-03 with 168x5120x13824: 192 x 176
     # split 4 ran 46.5 us, the model said 57.0 and picked 192 x 96 split 2, 56.8)
     # The reduce is charged for at most reduce_max_bytes of partial tile: split configs of tiles past that (128 x 256,
-    # 192 x 128 and larger) measured as fast as the model without its reduce term (us / that 0.99 over 133 rows; a
-    # cheaper reduce for every tile moved picks at 1-150 tokens the wrong way). With the cap, the picks that moved, timed
+    # 192 x 128 and larger) measured as fast as the model without its reduce term (measured / that model: 0.99 over 133
+    # rows; a cheaper reduce for every tile moved picks at 1-150 tokens the wrong way). With the cap, the picks that moved, timed
     # beside the old ones at shapes never measured (drawn from 4000 random ones of 1-256 tokens, 74 moved; three more of
     # 241-256 tokens): 1.056x at 19 (faster at 14, 0.957-1.162; over the vendor 0.941 -> 0.993), and 1.058x at 14 more
     # (faster at 13, 0.974-1.155; 0.952 -> 1.007) (run_h200.sh region256, reduce-cap, reduce-cap2; H200, 2026-12-03)
