@@ -33,7 +33,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # in blocks add up); a path through it reads as ARCHIVE.tar.xz/MEMBER
 FIT_RUNS = RESULTS / "h200_2026-12-02_to_03_fit_runs.tar.xz"
 # the runs of the criteria with the final model (model8) and after: three 96-token tiles over 4 (won at 4 of 10, then
-# lost at fresh shapes), every family at 241-256 tokens, the reduce cap's picks beside the old ones (two samples)
+# lost at fresh shapes), every family at 241-256 tokens, the reduce cap's picks beside the old ones (two samples),
+# 192-row tiles with the token multicast over two token tiles
 MODEL8_RUNS = RESULTS / "h200_2026-12-03_model8_runs.tar.xz"
 # the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs, the 192-row tiles
 # and 3-way splits with the picks they moved, the candidates after heldout3, the `cute-gemm tune` runs (a shape in
@@ -69,7 +70,8 @@ DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_202
            MODEL8_RUNS / "h200_2026-12-03_best_candidates_mc4_fresh.json",
            MODEL8_RUNS / "h200_2026-12-03_best_candidates_region256.json",
            MODEL8_RUNS / "h200_2026-12-03_best_candidates_reduce_cap.json",
-           MODEL8_RUNS / "h200_2026-12-03_best_candidates_reduce_cap2.json"]
+           MODEL8_RUNS / "h200_2026-12-03_best_candidates_reduce_cap2.json",
+           MODEL8_RUNS / "h200_2026-12-03_best_candidates_mcast192.json"]
 GRID = {
     "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
     "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),

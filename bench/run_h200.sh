@@ -65,6 +65,7 @@
 #                                            bash bench/run_h200.sh reduce-cap-checks  # (ran 12-03) the split big tiles' checks
 #                                            bash bench/run_h200.sh reduce-cap2  # (ran 12-03) a second sample of moved picks
 #                                            bash bench/run_h200.sh model9     # (ran 12-03) heldout8 (new), heldout3, unlisted with the cap
+#                                            bash bench/run_h200.sh mcast192   # (ran 12-03) 192-row tiles with the token multicast, 2 token tiles
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -1004,6 +1005,16 @@ model9)
     timeout 130 python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
       --quiet --no-plot --out "$OUT/${set}_model9_bench.json" 2>&1 | tail -3
   done
+  ;;
+mcast192)
+  # 65. (ran 2026-12-03: lost at 11000 and 14336 weight rows, 1.12x at 11008; not taken) 200x11000x3000, the lowest unlisted shape (0.857-0.878 of the vendor): cuBLAS runs 192 x 104 tiles in 4 x 2
+  #     clusters there; ours in 192-row tiles with the token tile multicast over 2 or 4 weight tiles (two token tiles, which
+  #     the model gives no multicast gain) beside the model's 3 cheapest, and at two more ragged-K shapes
+  beside mcast192 150 "192-row weight tiles with the token multicast, two token tiles" --top 3 --rounds 5 \
+    --shapes 200,11000,3000 176,14336,2600 200,11008,3000 \
+    --config 10:bm=192,bn=112,bk=64,stages=5,split_k=1,cluster_m=2 \
+    --config 10:bm=192,bn=128,bk=64,stages=5,split_k=1,cluster_m=4 \
+    --config 10:bm=192,bn=112,bk=64,stages=5,split_k=1
   ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor
