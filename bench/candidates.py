@@ -71,13 +71,12 @@ def canonical(spec: str) -> str:
     """A ``--config`` spec as ``plan`` spells the model's candidates (its non-default fields in the config's order,
     values as Python writes them): '10:split_k=3,bm=128,evict_first_a=true' -> '10:bm=128,split_k=3,evict_first_a=True'.
     Two spellings of one config are then timed once (two rows of one config would share a key)."""
-    from cute_gemm.runtime import registry
+    from cute_gemm.cli import steps
 
-    phase, fields = registry.split_spec(spec)
-    if not fields:
+    if ":" not in spec:  # a bare phase id: its default config
         return spec
-    entry = registry.get("sm90", phase)
-    return _spec(phase, entry.overrides(entry.configured(registry.parse_overrides(fields))))
+    entry, cfg, _ = steps.parse_variant(spec, "sm90")
+    return _spec(entry.phase, entry.overrides(cfg))
 
 
 def main(argv=None) -> int:

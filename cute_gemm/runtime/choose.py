@@ -31,7 +31,7 @@ K <= 5120 three 80-token tiles of 128 weight rows (cuBLAS's arrangement there). 
 line is read once; 1.02x at 12 random shapes, H200): a policy, not a term of the cost.
 
 The model was checked on shapes chosen *after* each fit and measured once (``cute-gemm bench --set
-heldout`` ... ``heldout7``), and where a refit moved picks, old and new were timed side by side, also at random
+heldout`` ... ``heldout8``), and where a refit moved picks, old and new were timed side by side, also at random
 shapes (``bench/run_h200.sh model6-sample``): that, not the fit, is the evidence for shapes nobody listed.
 ``bench/candidates.py`` measures the cheapest candidates of any shapes side by side (what a refit reads).
 
@@ -98,10 +98,11 @@ class Machine:
     # split 4 ran 46.5 us, the model said 57.0 and picked 192 x 96 split 2, 56.8)
     # The reduce is charged for at most reduce_max_bytes of partial tile: split configs of tiles past that (128 x 256,
     # 192 x 128 and larger) measured as fast as the model without its reduce term (measured / that model: 0.99 over 133
-    # rows; a cheaper reduce for every tile moved picks at 1-150 tokens the wrong way). With the cap, the picks that moved, timed
-    # beside the old ones at shapes never measured (drawn from 4000 random ones of 1-256 tokens, 74 moved; three more of
-    # 241-256 tokens): 1.056x at 19 (faster at 14, 0.957-1.162; over the vendor 0.941 -> 0.993), and 1.058x at 14 more
-    # (faster at 13, 0.974-1.155; 0.952 -> 1.007) (run_h200.sh region256, reduce-cap, reduce-cap2; H200, 2026-12-03)
+    # rows; a cheaper reduce for every tile moved picks at 1-150 tokens the wrong way). With the cap, the picks that
+    # moved, timed beside the old ones at shapes never measured (drawn from 4000 random ones of 1-256 tokens, 74 moved;
+    # three more of 241-256 tokens): 1.056x at 19 (faster at 14, 0.957-1.162; over the vendor 0.941 -> 0.993), and
+    # 1.058x at 14 more (faster at 13, 0.974-1.155; 0.952 -> 1.007) (run_h200.sh region256, reduce-cap, reduce-cap2;
+    # H200, 2026-12-03)
     split_us: float = 2.0
     dsmem_bytes_per_us: float = 3.0e4
     reduce_max_bytes: float = 80 * 1024
