@@ -36,6 +36,9 @@ FIT_RUNS = RESULTS / "h200_2026-12-02_to_03_fit_runs.tar.xz"
 # lost at fresh shapes), every family at 241-256 tokens, the reduce cap's picks beside the old ones (two samples),
 # 192-row tiles with the token multicast over two token tiles
 MODEL8_RUNS = RESULTS / "h200_2026-12-03_model8_runs.tar.xz"
+# token tiles of 8 x an odd number: cuBLAS's arrangements beside best, the picks of tokens in steps of 8 beside the old
+# ones (22 random shapes), three 88-token tiles where the weight tiles leave a cluster of 4 ragged (two runs)
+TOK8_RUNS = RESULTS / "h200_2026-12-03_tok8_runs.tar.xz"
 # the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs, the 192-row tiles
 # and 3-way splits with the picks they moved, the candidates after heldout3, the `cute-gemm tune` runs (a shape in
 # several: the later file wins), the token tiles in steps of 16, every family's cheapest at 72-248 tokens, the picks
@@ -71,7 +74,11 @@ DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_202
            MODEL8_RUNS / "h200_2026-12-03_best_candidates_region256.json",
            MODEL8_RUNS / "h200_2026-12-03_best_candidates_reduce_cap.json",
            MODEL8_RUNS / "h200_2026-12-03_best_candidates_reduce_cap2.json",
-           MODEL8_RUNS / "h200_2026-12-03_best_candidates_mcast192.json"]
+           MODEL8_RUNS / "h200_2026-12-03_best_candidates_mcast192.json",
+           TOK8_RUNS / "h200_2026-12-03_best_candidates_tok8.json",
+           TOK8_RUNS / "h200_2026-12-03_best_candidates_tok8_moved.json",
+           TOK8_RUNS / "h200_2026-12-03_best_candidates_tok8_4864.json",
+           TOK8_RUNS / "h200_2026-12-03_best_candidates_tok8_ragged.json"]
 GRID = {
     "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
     "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),

@@ -66,6 +66,12 @@
 #                                            bash bench/run_h200.sh reduce-cap2  # (ran 12-03) a second sample of moved picks
 #                                            bash bench/run_h200.sh model9     # (ran 12-03) heldout8 (new), heldout3, unlisted with the cap
 #                                            bash bench/run_h200.sh mcast192   # (ran 12-03) 192-row tiles with the token multicast, 2 token tiles
+#                                            bash bench/run_h200.sh tok8       # (ran 12-03) token tiles of 8 x odd (88, 104, ...): tests, beside best
+#                                            bash bench/run_h200.sh tok8-moved  # (ran 12-03) steps of 8: new picks beside old, 22 fresh shapes
+#                                            bash bench/run_h200.sh tok8-checks  # (ran 12-03) 8 x odd token tiles: sanitizers, stress
+#                                            bash bench/run_h200.sh tok8-sets  # (ran 12-03) heldout9 (new), heldout8, unlisted, steps of 8
+#                                            bash bench/run_h200.sh tok8-4864  # (ran 12-03) heldout9's lowest shape again, ragged clusters of 4
+#                                            bash bench/run_h200.sh tok8-ragged  # (ran 12-03) three 88-token tiles unicast, ragged counts
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -1015,6 +1021,105 @@ mcast192)
     --config 10:bm=192,bn=112,bk=64,stages=5,split_k=1,cluster_m=2 \
     --config 10:bm=192,bn=128,bk=64,stages=5,split_k=1,cluster_m=4 \
     --config 10:bm=192,bn=112,bk=64,stages=5,split_k=1
+  ;;
+tok8)
+  # 66. (ran 2026-12-03: 25 passed; three 88-token tiles over 4 1.13-1.26x best at 241-256 tokens) token tiles of 8 x an
+  #     odd number (the TMA box 8 rows taller than the MMA's N): their GPU tests, then cuBLAS's
+  #     arrangements at the shapes furthest below the vendor (three 88-token tiles over 4 at 241-256 tokens; 192 x 104
+  #     over 2 at 200 tokens; two 88-token tiles at 176), beside the model's 3 cheapest
+  timeout 240 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py -k "bn88 or bn104 or (bn24 and not bn240) or bn72 or bn40" \
+    2>&1 | tail -4 | tee "$OUT/gpu_tests_tok8.log"
+  beside tok8 330 "token tiles of 8 x odd: cuBLAS's arrangements where best is furthest below the vendor" --top 3 --rounds 5 \
+    --shapes 256,4608,2048 254,5120,2560 250,5120,5120 256,5120,4096 200,11000,3000 200,11000,4096 176,9216,3072 \
+      72,9216,9216 184,10240,8192 \
+    --config 10:bm=128,bn=88,bk=64,stages=7,split_k=1,cluster_m=4@256,4608,2048 \
+    --config 10:bm=128,bn=88,bk=64,stages=7,split_k=1,cluster_m=4@254,5120,2560 \
+    --config 10:bm=128,bn=88,bk=64,stages=7,split_k=1,cluster_m=4@250,5120,5120 \
+    --config 10:bm=128,bn=88,bk=64,stages=7,split_k=1,cluster_m=4@256,5120,4096 \
+    --config 10:bm=128,bn=96,bk=64,stages=7,split_k=1,cluster_m=4@256,5120,4096 \
+    --config 10:bm=192,bn=104,bk=64,stages=5,split_k=1,cluster_m=2@200,11000,3000 \
+    --config 10:bm=192,bn=104,bk=64,stages=5,split_k=1@200,11000,3000 \
+    --config 10:bm=192,bn=104,bk=64,stages=5,split_k=1,cluster_m=2@200,11000,4096 \
+    --config 10:bm=192,bn=88,bk=64,stages=5,split_k=1@176,9216,3072 \
+    --config 10:bm=192,bn=88,bk=64,stages=5,split_k=1,cluster_m=2@176,9216,3072 \
+    --config 10:bm=128,bn=72,stages=4,split_k=1,evict_first_a=true@72,9216,9216 \
+    --config 10:bm=192,bn=184,bk=64,stages=4,split_k=2@184,10240,8192 \
+    --config 10:bm=192,bn=192,bk=64,stages=4,split_k=2@184,10240,8192
+  ;;
+tok8-moved)
+  # 67. (ran 2026-12-03: 1.067x at the 10 of 241-256 tokens, 0.990x at the 12 others -- 169x2560x5120 0.77x, since
+  #     mended) token tiles in steps of 8 and three 88-token tiles over 4 at 241-256 tokens (K <= 5120): the new pick (best) beside
+  #     the old (--config) at 22 shapes never measured, drawn at random where the pick moved (10 of 241-256 tokens, 12 of
+  #     20-240)
+  beside tok8-moved 500 "token tiles in steps of 8: the new pick (best) beside the old (--config) at 22 fresh shapes" --top 0 --rounds 5 \
+    --shapes 242,4608,1536 241,5120,4096 249,4608,4096 247,4608,2048 247,4608,2560 251,4608,4608 256,4608,1024 \
+      241,12288,1024 246,5120,1536 251,5120,2048 102,4096,11008 230,3584,8192 169,2560,5120 231,3584,5120 \
+      162,4096,6144 166,7168,4096 178,5120,14336 194,11008,8192 198,5632,3072 167,7168,14336 175,3072,3072 \
+      151,11008,4096 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@242,4608,1536 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@241,5120,4096 \
+    --config 10:bm=128,bn=256,bk=64,stages=4,split_k=3,evict_first_a=True@249,4608,4096 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@247,4608,2048 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@247,4608,2560 \
+    --config 10:bm=128,bn=256,bk=64,stages=4,split_k=3,evict_first_a=True@251,4608,4608 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@256,4608,1024 \
+    --config 10:bm=128,bn=256,bk=64,stages=4,cluster_m=4,split_k=1,evict_first_a=True@241,12288,1024 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@246,5120,1536 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@251,5120,2048 \
+    --config 10:bn=112,stages=5@102,4096,11008 \
+    --config 10:bn=240,bk=64,stages=5@230,3584,8192 \
+    --config 10:bm=192,bn=96,bk=64,stages=6,split_k=4@169,2560,5120 \
+    --config 10:bn=240,bk=64,stages=5@231,3584,5120 \
+    --config 10:bn=176,bk=64,stages=7@162,4096,6144 \
+    --config 10:bn=176,bk=64,stages=7,split_k=1@166,7168,4096 \
+    --config 10:bm=192,bn=192,bk=64,stages=4,split_k=4,evict_first_a=True@178,5120,14336 \
+    --config 10:bm=192,bn=112,bk=64,stages=5,split_k=1@194,11008,8192 \
+    --config 10:bn=208,bk=64,stages=6,split_k=1@198,5632,3072 \
+    --config 10:bn=176,bk=64,stages=7,split_k=1@167,7168,14336 \
+    --config 10:bn=96,bk=64,split_k=1@175,3072,3072 \
+    --config 10:bm=128,bn=160,bk=64,stages=6,cluster_m=4,split_k=1,evict_first_a=True@151,11008,4096
+  ;;
+tok8-checks)
+  # 68. (ran 2026-12-03: 0 errors in 16, stress PASS) 8 x odd token tiles (the TMA box 8 rows taller than the MMA): the
+  #     four sanitizers on two ragged shapes, the stress run
+  C="--config 10:bm=128,bn=88,bk=64,stages=8,split_k=1,cluster_m=4 --config 10:bm=192,bn=184,bk=64,stages=4,split_k=4"
+  timeout 200 python3 bench/sanitize.py --phases none $C --shapes 250,1032,520 190,3000,4104 --deadline 150 --jobs 4 \
+    --out "$OUT/sanitize" 2>&1 | tail -8
+  timeout 90 python3 bench/stress.py --phases none $C --shapes 240,1024,768 190,3000,520 250,512,4096 --calls 200 \
+    --thread-calls 100 --timeout 80 --out "$OUT/stress" 2>&1 | tail -6
+  ;;
+tok8-sets)
+  # 69. (ran 2026-12-03: heldout9 1.014, heldout8 1.046, unlisted 1.021) the model with token tiles in steps of 8 on
+  #     shapes chosen after it (heldout9, never measured) and on two earlier
+  #     held-out sets whose picks it moved (heldout8, unlisted), cold L2, model picks; each bench's last lines
+  for set in heldout9 heldout8 unlisted; do
+    timeout 150 python3 -m cute_gemm bench --set $set --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+      --quiet --no-plot --out "$OUT/${set}_tok8_bench.json" 2>&1 | tail -3
+  done
+  ;;
+tok8-4864)
+  # 70. (ran 2026-12-03: unicast 17.4 / 12.8 us against the old 18.9 / 13.5; 232x2048x5632 15.4 against 14.5) heldout9's
+  #     lowest (252x4864x3072: three 88-token tiles over 4 at 0.82 of the vendor): again, beside the old pick, the
+  #     unicast twin and the model's cheapest, at it and at three more shapes whose weight tiles leave a cluster of 4 ragged
+  #     (the rule skipped them then: best was the old pick there); and 232x2048x5632, where steps of 8 moved the pick from one
+  #     240-token tile split 3 (measured 14.5 us) to two 120-token tiles split 2
+  beside tok8-4864 200 "three 88-token tiles over 4 where 38 weight tiles leave the last cluster half empty" --top 3 --rounds 5 \
+    --shapes 252,4864,3072 248,4864,2048 244,4352,3072 252,4864,4096 232,2048,5632 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@252,4864,3072 --config 10:bm=128,bn=88,bk=64,split_k=1@252,4864,3072 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@248,4864,2048 --config 10:bm=128,bn=88,bk=64,split_k=1@248,4864,2048 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1@244,4352,3072 \
+    --config 10:bm=128,bn=256,bk=64,stages=4,split_k=3,evict_first_a=True@252,4864,4096 \
+    --config 10:bn=240,bk=64,stages=5,split_k=3@232,2048,5632
+  ;;
+tok8-ragged)
+  # 71. (ran 2026-12-03: 1.055-1.063x at K = 2048, 0.945-0.972x past it: unicast taken up to K = 2048) three 88-token
+  #     tiles unicast where the weight tiles leave a cluster of 4 ragged (the rule's second half): the new
+  #     pick (best) beside the old (--config) at 5 fresh shapes of 241-256 tokens
+  beside tok8-ragged 150 "three 88-token tiles unicast at ragged weight-tile counts: new pick beside the old" --top 0 --rounds 5 \
+    --shapes 246,4736,3584 255,4864,2048 249,5248,3072 250,4736,2048 252,4352,4096 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@246,4736,3584 --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@255,4864,2048 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@249,5248,3072 --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@250,4736,2048 \
+    --config 10:bm=128,bn=256,bk=64,stages=4,split_k=3,evict_first_a=True@252,4352,4096
   ;;
 tune-families)
   # 41. (ran 2026-12-03, heldout3 only) cute-gemm tune --families at the held-out sets that hold the shapes still below 0.9 of the vendor

@@ -28,20 +28,33 @@ def test_few_tokens_take_swap_ab_with_the_tokens_as_the_mma_n(m):
     phase, cfg = choose.pick("sm90", m, 4096, 4096)
     assert phase == "10"
     bn = cfg.bn if cfg is not None else 16
-    assert bn >= m and bn % 8 == 0 and [bn] == choose.token_tiles(m)
+    assert bn >= m and bn % 8 == 0 and bn == choose.token_tiles(m)[0]
 
 
-def test_token_tiles_hold_the_tokens_in_steps_of_16_and_the_multicast_width():
-    """The narrowest tile that holds M tokens (8, then steps of 16: padded rows are wgmma work), and past 64
-    tokens also the narrowest multiple of 32, which the token multicast over 4 weight tiles can slice."""
-    assert choose.token_tiles(1) == [8] and choose.token_tiles(40) == [48] and choose.token_tiles(64) == [64]
-    assert choose.token_tiles(72) == [80, 96] and choose.token_tiles(112) == [112, 128]
-    assert choose.token_tiles(144) == [144, 160] and choose.token_tiles(200) == [208, 224]
+def test_token_tiles_hold_the_tokens_in_steps_of_8_and_the_multicast_width():
+    """The narrowest tile that holds M tokens (steps of 8: padded rows are wgmma work), the narrowest in steps of 16 (the
+    measured files' candidate), and past 64 tokens also the narrowest multiple of 32, which the token multicast over 4
+    weight tiles can slice."""
+    assert choose.token_tiles(1) == [8] and choose.token_tiles(40) == [40, 48] and choose.token_tiles(64) == [64]
+    assert choose.token_tiles(72) == [72, 80, 96] and choose.token_tiles(112) == [112, 128]
+    assert choose.token_tiles(144) == [144, 160] and choose.token_tiles(200) == [200, 208, 224]
     assert choose.token_tiles(128) == [128] and choose.token_tiles(256) == [256]
     for m in range(1, 257):
         tiles = choose.token_tiles(m)
-        assert all(t >= m and (t == 8 or t % 16 == 0) for t in tiles), m
-        assert tiles[0] - m < 16 and (m <= 64 or tiles[-1] % 32 == 0), m
+        assert all(t >= m and t % 8 == 0 for t in tiles), m
+        assert tiles[0] - m < 8 and (m <= 64 or tiles[-1] % 32 == 0), m
+        assert any(t == 8 or t % 16 == 0 for t in tiles), m
+
+
+def test_a_token_tile_of_8_x_odd_rows_loads_8_rows_more_than_its_mma_reads():
+    """bn = 8 x an odd number past 8: the TMA box and the ring's stage hold bn + 8 token rows (the DSL's compiler aborts
+    building a box of bn rows); the model's ring depth counts them, the multicast slices them, the MMA does not."""
+    cfg = registry.get("sm90", "10").config_cls
+    assert [choose.box_rows(b) for b in (8, 16, 24, 40, 88, 104, 184, 256)] == [8, 16, 32, 48, 96, 112, 192, 256]
+    assert cfg(bm=128, bn=88, bk=64).stage_bytes() == (128 + 96) * 64 * 2
+    assert choose._stages(128, 88, 64, 1) == choose._stages(128, 96, 64, 1) == 8
+    narrow = registry.get("sm90", "10").make(cfg(bm=128, bn=88, bk=64, stages=7, split_k=1, cluster_m=4))
+    assert narrow.can_implement(256, 5120, 4096) == []
 
 
 def test_long_weights_take_128_row_tiles():
@@ -113,18 +126,21 @@ def test_token_tiles_and_candidates_are_buildable():
     for m in (1, 24, 100, 200, 256):
         for phase, over in choose.split_candidates(m, 4096, 4096):
             if phase == "10":
-                # the tokens in one tile, or past 128 tokens in two (a multiple of 16 that covers half of them)
+                # the tokens in one tile, or past 128 tokens in two (a multiple of 8 or 16 that covers half of them),
+                # or at 241-256 tokens in three of 88
                 one = over["bn"] in choose.token_tiles(m)
-                two = m > 128 and over["bn"] % 16 == 0 and m / 2 <= over["bn"] < m
-                assert one or two, (m, over)
+                two = m > 128 and over["bn"] % 8 == 0 and m / 2 <= over["bn"] < m
+                three = 241 <= m <= 256 and over["bn"] == 88 and over["cluster_m"] in (1, 4)
+                assert one or two or three, (m, over)
                 # three consumer warpgroups only for token tiles of 96 or more, a 3-way split only for 128 or more
                 assert over["bm"] != 192 or over["bn"] >= 96, (m, over)
                 assert over["split_k"] != 3 or over["bn"] >= 128, (m, over)
-                assert (over["bm"] + over["bn"]) * over["bk"] * 2 * over["stages"] * over["ctas_per_sm"] <= 227 * 1024
+                box = choose.box_rows(over["bn"])  # the ring holds the TMA box's rows
+                assert (over["bm"] + box) * over["bk"] * 2 * over["stages"] * over["ctas_per_sm"] <= 227 * 1024
                 assert over["stages"] >= 3 and over["stages"] * over["ctas_per_sm"] >= 4
                 # the token tile's multicast: whole 8-row slices per CTA, 128 weight rows, no split
                 cm = over["cluster_m"]
-                assert over["bn"] % (8 * cm) == 0 and (cm == 1 or (over["bm"] == 128 and over["split_k"] == 1))
+                assert box % (8 * cm) == 0 and (cm == 1 or (over["bm"] == 128 and over["split_k"] == 1))
                 multicast.add((m, cm))
     assert {(100, 4), (200, 4), (256, 2)} <= multicast and not any(cm > 1 for m, cm in multicast if m <= 96)
 
@@ -145,11 +161,11 @@ def test_three_warpgroup_weight_tiles_where_the_grid_is_short():
 
 def test_three_way_splits_count_the_clusters_of_three_that_fit():
     """39 clusters of 3 fit on an H200 (132 SMs, GPCs of unequal size): 36 x 3 CTAs run in one wave, 40 x 3 in
-    two. 232x4608x9216 takes 36 weight tiles of 128 x 240 over 3 K ranges (36.3-36.6 us, cuBLAS / cuBLASLt
-    36.5; 128 x 256 37.7)."""
+    two. 232x4608x9216 takes 36 weight tiles of 128 x 232 over 3 K ranges (128 x 240 ran 36.3-36.6 us, cuBLAS /
+    cuBLASLt 36.5; 128 x 256 37.7; tokens in steps of 8 since 2026-12-03)."""
     assert dict(choose.MACHINE.clusters_that_fit)[3] == 39
     phase, cfg = choose.pick("sm90", 232, 4608, 9216)
-    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (128, 240, 3)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (128, 232, 3)
     label = "10 bm=128 bn=256 bk=64 stages=4 split_k=3 evict_first_a=True"  # every token in the tile: evict-first
     cost = {n: next(r["cost"] for r in choose.explain("sm90", 240, n, 13824) if r["label"] == label) for n in (4992, 5120)}
     # 39 weight tiles x 3 in one wave; 40 x 3: the 40th cluster waits for a second (measured 104 us against 60.8)
@@ -181,13 +197,14 @@ def test_token_multicast_pays_where_the_token_rows_are_not_whole_lines():
     """The token tile's multicast against its unicast twin: 1.017x at 30 pairs whose token rows are whole 128-B lines,
     1.15-1.27x at the 4 whose rows are not (K x 2 B not a multiple of 128). So at 232x11008x4096 the 192 x 128 tiles
     (39.1 us) beat 128 x 256 over 4 (45.1), while at 200x11008x3000 and 176x14336x2600 the multicast is the pick
-    (30.0 / 26.8 us against 34.5 / 33.6 unicast)."""
+    (30.0 / 26.8 us against 34.5 / 33.6 unicast). With tokens in steps of 8, 200 tokens take a 200-token tile, whose
+    208-row box slices into 2, not 4 (200x11000x3000: 29.6 us, 0.90 of the vendor, against 30.0-30.4 over 4)."""
     assert choose.MACHINE.mcast_gain_ragged_rows > 2 * choose.MACHINE.mcast_gain
     phase, cfg = choose.pick("sm90", 232, 11008, 4096)
-    assert phase == "10" and (cfg.bm, cfg.bn, cfg.cluster_m) == (192, 128, 1)
-    for shape in ((200, 11008, 3000), (176, 14336, 2600)):
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.cluster_m) == (192, 120, 1)  # two token tiles, in steps of 8
+    for shape, cm in (((200, 11008, 3000), 2), ((176, 14336, 2600), 4)):
         phase, cfg = choose.pick("sm90", *shape)
-        assert phase == "10" and cfg.cluster_m == 4, shape
+        assert phase == "10" and cfg.cluster_m == cm, shape
     # the same tile, one K whole lines and one not: only the ragged one gains the larger share
     rows = {k: {r["label"]: r["cost"] for r in choose.explain("sm90", 200, 11008, k)} for k in (3008, 3000)}
     uni = "10 bm=128 bn=224 bk=64 stages=5 split_k=1 evict_first_a=True"
@@ -197,9 +214,10 @@ def test_token_multicast_pays_where_the_token_rows_are_not_whole_lines():
 
 def test_a_big_partial_tile_reduces_faster_than_the_old_rate():
     """168x5120x13824: 192 x 176 split 4 (108 CTAs) ran 46.5 / 45.6 us in two runs, the 192 x 96 split 2 the old rate
-    picked 56.8 / 56.9: the reduce's fixed part is larger (2 us) and its bytes go faster (3e4 B/us) than first fitted."""
+    picked 56.8 / 56.9: the reduce's fixed part is larger (2 us) and its bytes go faster (3e4 B/us) than first fitted.
+    (Since tokens go in steps of 8, 168 tokens in 168.)"""
     phase, cfg = choose.pick("sm90", 168, 5120, 13824)
-    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (192, 176, 4)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (192, 168, 4)
 
 
 def test_the_reduce_is_charged_for_at_most_80_kib_of_partial_tile():
@@ -209,8 +227,9 @@ def test_the_reduce_is_charged_for_at_most_80_kib_of_partial_tile():
     64 x 192); 162x9216x12288 192 x 176 split 2, 74.1 against 86.1 for 192 x 96 unsplit."""
     mc = choose.MACHINE
     assert mc.reduce_max_bytes == 80 * 1024
-    for shape, tile in (((251, 4480, 4864), (128, 256, 3)), ((179, 4608, 4096), (128, 192, 3)),
-                        ((162, 9216, 12288), (192, 176, 2))):
+    # (179 and 162 tokens in 184 and 168 since token tiles go in steps of 8)
+    for shape, tile in (((251, 4480, 4864), (128, 256, 3)), ((179, 4608, 4096), (128, 184, 3)),
+                        ((162, 9216, 12288), (192, 168, 2))):
         phase, cfg = choose.pick("sm90", *shape)
         assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == tile, shape
     p10 = registry.get("sm90", "10")
@@ -255,13 +274,15 @@ def test_token_tile_pairs_are_modelled_like_phase_10():
 def test_each_token_tile_reads_the_weights_and_wide_single_warpgroup_tiles_cost_more():
     """Two terms fitted together, their picks timed beside the old ones at 21 shapes (11 named, 10 random; H200,
     2026-12-03, run_h200.sh reread2: 1.047x, faster at 17): phase 10's memory x (1 + 0.15 (t - 1)) for t token tiles,
-    and one warpgroup's unsplit 64 x >= 224 tile x 1.1. 232x2048x5632 now takes one 240-token tile in 3 K ranges
-    (14.5 us against 16.7 for two 128-token tiles) and 256x8192x8192 two 128-token tiles of 128 weight rows over one
-    64 x 256 tile (53.7 / 53.0: the one that moved the wrong way, by 1.3%)."""
+    and one warpgroup's unsplit 64 x >= 224 tile x 1.1. 232x2048x5632 took one 240-token tile in 3 K ranges (14.5 us
+    against 16.7 for two 128-token tiles) and 256x8192x8192 two 128-token tiles of 128 weight rows over one 64 x 256
+    tile (53.7 / 53.0: the one that moved the wrong way, by 1.3%). With token tiles in steps of 8, 232x2048x5632 takes two
+    120-token tiles split 2 by 0.03 us of model over one 232-token tile split 3: 15.4 us against 14.5 (tok8-4864), the one
+    named shape measured moving the wrong way."""
     mc = choose.MACHINE
     assert mc.token_tile_reread == pytest.approx(0.15) and mc.wide_tile_factor == pytest.approx(1.1)
     phase, cfg = choose.pick("sm90", 232, 2048, 5632)
-    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (64, 240, 3)
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (64, 120, 2)
     phase, cfg = choose.pick("sm90", 256, 8192, 8192)
     assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k) == (128, 128, 1)
     p10 = registry.get("sm90", "10")
@@ -287,6 +308,21 @@ def test_three_80_token_tiles_at_232_to_240_tokens_and_short_k():
         assert not cfg.evict_first_a  # three token tiles read each weight line three times
     for shape in ((236, 5120, 8192), (200, 5120, 5120), (224, 5120, 5120), (184, 4608, 3584), (144, 5120, 5120)):
         assert not any(r["phase"] == "10" and r["config"].bm == 128 and 3 * r["config"].bn >= shape[0] > 2 * r["config"].bn
+                       for r in choose.explain("sm90", *shape)), shape
+
+
+def test_three_88_token_tiles_at_241_to_256_tokens():
+    """241-256 tokens, K <= 5120: three 88-token tiles of 128 weight rows (cuBLAS's arrangement), over clusters of 4 where
+    the weight tiles fill whole clusters (1.067x over the old picks at 10 fresh shapes), unicast where they do not and
+    K <= 2048 (1.055-1.063x at 3 shapes; mixed past it). A 88-token tile loads a 96-row box."""
+    for shape in ((256, 4608, 2048), (254, 5120, 2560), (250, 5120, 5120), (256, 5120, 4096)):
+        phase, cfg = choose.pick("sm90", *shape)
+        assert phase == "10" and (cfg.bm, cfg.bn, cfg.split_k, cfg.cluster_m) == (128, 88, 1, 4), shape
+        assert cfg.box_n() == 96 and not cfg.evict_first_a  # three token tiles read each weight line three times
+    phase, cfg = choose.pick("sm90", 255, 4864, 2048)  # 38 weight tiles: no whole clusters of 4
+    assert phase == "10" and (cfg.bm, cfg.bn, cfg.cluster_m) == (128, 88, 1)
+    for shape in ((252, 4864, 3072), (252, 4352, 4096), (250, 5120, 8192), (240, 5120, 4096)):
+        assert not any(r["config"].bn == 88 and r["config"].bm == 128 and r["phase"] == "10"
                        for r in choose.explain("sm90", *shape)), shape
 
 

@@ -246,7 +246,9 @@ def test_phase1_nstages_configurable(fam, target, stages):
     # the CTA's register pool would not hold the accumulators at 2 CTAs per SM (ptxas refused it, late)
     ("sm90:10", {"bn": 256, "bk": 64, "stages": 2, "ctas_per_sm": 2}, "accumulator registers per thread"),
     ("sm90:10", {"bn": 32, "split_k": 16}, "split_k is 1..8"),
-    ("sm90:10", {"bn": 24}, "bn is 8 or a multiple of 16"),
+    # a token tile of 8 x an odd number loads a box 8 rows taller (its 8-row swizzle atoms run along K): not N-major weights
+    ("sm90:9", {"bn": 88}, "8 x an odd number takes a K-major B"),
+    ("sm90:10", {"bn": 12}, "wgmma's N is 8..256 in steps of 8"),
 ])
 def test_sm90_configs_a_phase_cannot_run_are_refused_at_compile(key, over, message):
     """A config a kernel would run wrong (or not build) fails its compile with the reason, before any launch."""
@@ -305,13 +307,15 @@ def test_sm90_phase10_weights_evict_first_only_when_asked():
 
 @pytest.mark.parametrize("bn", __import__("cute_gemm.runtime.choose", fromlist=["x"]).TOKEN_TILES)
 def test_sm90_phase10_every_token_tile_compiles(bn):
-    """Every token tile ``phase="best"`` may pick builds (the DSL's compiler aborts the process on some
-    widths: phase 9 refuses those, and the tile list holds none of them), with an m64n{bn}k16 wgmma."""
+    """Every token tile ``phase="best"`` may pick builds, with an m64n{bn}k16 wgmma (the DSL's compiler aborts the process
+    building a TMA box of 8 x an odd number of rows: those tiles load a box 8 rows taller, which the ring holds)."""
     import dataclasses
+
+    from cute_gemm.runtime.choose import box_rows
 
     e = registry.get("sm90", "10")
     bk = 128 if bn <= 128 else 64
-    stages = min(8, (227 * 1024 - 2048) // ((64 + bn) * bk * 2))
+    stages = min(8, (227 * 1024 - 2048) // ((64 + box_rows(bn)) * bk * 2))
     cfg = dataclasses.replace(e.default_config(), bn=bn, bk=bk, stages=stages, split_k=2)
     ins = inspect_phase(e, "sm_90a", Problem(bn, 4096, 4096), config=cfg)
     assert ins.spill_bytes == 0 and re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.", ins.ptx)

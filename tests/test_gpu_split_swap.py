@@ -59,6 +59,13 @@ CONFIGS = [
     ("10", {"bm": 192, "bn": 192, "bk": 64, "stages": 4, "split_k": 4}),
     ("10", {"bm": 128, "bn": 224, "bk": 64, "stages": 5, "split_k": 3}),
     ("10", {"bm": 192, "bn": 176, "bk": 64, "stages": 4, "split_k": 4}),
+    # token tiles of 8 x an odd number (the TMA box and smem stage 8 rows taller than the MMA's N): multicast over 4
+    # (each CTA a 24-row slice of the 96-row box), over 2 with three warpgroups, split with few tokens, 2 CTAs per SM
+    ("10", {"bm": 128, "bn": 88, "bk": 64, "stages": 7, "split_k": 1, "cluster_m": 4}),
+    ("10", {"bm": 192, "bn": 104, "bk": 64, "stages": 5, "split_k": 1, "cluster_m": 2}),
+    ("10", {"bn": 24, "split_k": 2}),
+    ("10", {"bm": 128, "bn": 72, "stages": 4, "split_k": 2}),
+    ("10", {"bn": 40, "bk": 64, "stages": 4, "split_k": 1, "ctas_per_sm": 2}),
 ]
 SHAPES = [
     Problem(1, 4096, 4096),  # one token

@@ -66,6 +66,10 @@ SETS = {
     "heldout8": tuple(Problem(*s) for s in ((12, 10240, 8192), (48, 6144, 4096), (96, 28672, 8192), (136, 4608, 3584),
                                             (176, 9216, 3072), (200, 8192, 28672), (216, 18944, 3584), (232, 3584, 18944),
                                             (248, 14336, 4096), (144, 3072, 8192), (184, 10240, 8192), (252, 6144, 4096))),
+    # and 12 more at 40-252 tokens, chosen after token tiles went to steps of 8 (2026-12-03), before they were measured
+    "heldout9": tuple(Problem(*s) for s in ((252, 4864, 3072), (244, 4096, 2048), (40, 8192, 7168), (88, 14336, 5120),
+                                            (104, 5120, 12288), (136, 11008, 4096), (152, 6656, 6656), (168, 4096, 11008),
+                                            (184, 7168, 7168), (200, 5632, 4096), (216, 3584, 9216), (232, 10240, 3072))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -82,6 +86,7 @@ SET_HELP = {
     "heldout6": "12 more (M 80..248), chosen after the multicast and split-K reduce refit, before they were measured",
     "heldout7": "12 more (M 152..256), chosen after the token-tile re-read and wide-tile terms, before they were measured",
     "heldout8": "12 more (M 12..252), chosen after the split reduce's charge was capped, before they were measured",
+    "heldout9": "12 more (M 40..252), chosen after token tiles went to steps of 8, before they were measured",
 }
 
 

@@ -22,11 +22,12 @@ token tiles, each streaming the weights again, and one warpgroup's unsplit 64 x 
 the fixed tile families, phase 9 gets a **wave-fitted** tile at 96 < M <= 128: 128 rows by the narrowest
 width that puts all tiles in one wave of the GPU (``wave_fitted_bn``), and at 65-256 tokens in an even number of
 64-token tiles those tiles in pairs multicasting the 128-wide weight tile (``cluster_m=2``); phase 10's token tiles hold the tokens
-in steps of 16 (``token_tiles``: and past 64 tokens also in a multiple of 32), with a second token tile
+in steps of 8 (``token_tiles``: and past 64 tokens also in a multiple of 32), with a second token tile
 past 128 tokens, the multicast over 2 or 4 weight tiles for token tiles of 128 or more (K <= ``MCAST_MAX_K``), two CTAs per
 SM with 64-deep k-tiles where 128-deep ones leave too short a ring, 192-row weight tiles (three consumer
 warpgroups) for token tiles of 96 or more, 3-way splits for token tiles of 128 or more, and at 232-240 tokens with
-K <= 5120 three 80-token tiles of 128 weight rows (cuBLAS's arrangement there). Phase 10's weight tiles of
+K <= 5120 three 80-token tiles of 128 weight rows, at 241-256 three 88-token tiles (cuBLAS's arrangements there; over
+clusters of 4 where the weight tiles fill whole clusters, else unicast up to K = 2048). Phase 10's weight tiles of
 128 or 192 rows whose token tile holds every token load the weights evict-first in L2 (``evict_first_a``: each weight
 line is read once; 1.02x at 12 random shapes, H200): a policy, not a term of the cost.
 
@@ -115,21 +116,34 @@ class Machine:
 
 MACHINE = Machine()
 
-# token tiles of phase 10 (the MMA's N): 8, then multiples of 16 (8 x an odd number aborts the DSL's compiler).
-# Phase 10's token tile is K-major (the rows of A), so its swizzle does not depend on the width: the 32-step of
-# phase 9's N-major bn does not apply. Padded token rows are wgmma work: 144 rows in 144 against 160 measured
-# 394.7 against 369.7 TFLOP/s at 144x9216x3584, 454.4 against 406.1 at 144x6144x6144, 421.1 against 380.7 at
-# 136x8192x3072, 240 in 3 K ranges against two 128-token tiles 370.3 against 322.3 at 232x2048x5632 (H200, same runs)
-TOKEN_TILES = (8, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256)
+# token tiles of phase 10 (the MMA's N), in steps of 8: a tile of 8 x an odd number (24, 40, ..., 88, 104, ...) loads a
+# TMA box 8 rows taller than the MMA reads (``box_rows``; the DSL 4.8.1 compiler aborts building its own box), so its
+# ring holds those rows and its MMA does not. Phase 10's token tile is K-major (the rows of A), so its swizzle does not
+# depend on the width: the 32-step of phase 9's N-major bn does not apply. Padded token rows are wgmma work: 144 rows
+# in 144 against 160 measured 394.7 against 369.7 TFLOP/s at 144x9216x3584, 454.4 against 406.1 at 144x6144x6144,
+# 421.1 against 380.7 at 136x8192x3072, 240 in 3 K ranges against two 128-token tiles 370.3 against 322.3 at
+# 232x2048x5632; 184 in 184 against 192 (192 weight rows, split 2) 55.6 against 59.8 us at 184x10240x8192, three
+# 88-token tiles against three of 96 21.0 against 21.9 us at 256x5120x4096 (H200, same runs)
+TOKEN_TILES = tuple(range(8, 257, 8))
+
+
+def box_rows(bn: int) -> int:
+    """The token rows phase 10's ring holds per stage for a ``bn``-token tile (its config's ``box_n``)."""
+    return registry.get("sm90", "10").config_cls(bn=bn).box_n()
 
 
 def token_tiles(m: int) -> list[int]:
-    """The token tiles that hold ``m`` tokens in one: the narrowest, and past 64 tokens also the narrowest
-    multiple of 32 (what the multicast over 4 weight tiles needs: 8-row slices of bn / 4; 200x11000x3000 in
-    128 x 224 over 4 ran 431.8 TFLOP/s, 128 x 208 over 2 428.7, the narrowest alone lost to both)."""
+    """The token tiles that hold ``m`` tokens in one: the narrowest (steps of 8), the narrowest in steps of 16 (what
+    the tiles were before 8 x odd ones could be built: the same ring bytes and more MMA work, so never cheaper, but the
+    candidate the measured files hold), and past 64 tokens also the narrowest multiple of 32 (what the multicast over 4
+    weight tiles needs: 8-row slices of bn / 4; 200x11000x3000 in 128 x 224 over 4 ran 431.8 TFLOP/s, 128 x 208 over 2
+    428.7, the narrowest alone lost to both)."""
     fine = next(t for t in TOKEN_TILES if t >= m)
+    even = next(t for t in TOKEN_TILES if t >= m and (t == 8 or t % 16 == 0))
     wide = next(t for t in TOKEN_TILES if t >= m and (t <= 64 or t % 32 == 0))
-    return sorted({fine, wide})
+    return sorted({fine, even, wide})
+
+
 SMEM_BYTES = 227 * 1024 - 2048  # a CTA's ring budget (barriers and alignment aside)
 # phase 10's K ranges per tile. 3 (clusters of 3: 39 fit on an H200) only for token tiles of 128 or more, where
 # it measured faster (232x4608x9216: 36 x 3 CTAs of 128 x 256, 36.9 us against 48.2 for the best without it);
@@ -165,7 +179,7 @@ def _ceil(a: int, b: int) -> int:
 
 
 def _stages(bm: int, bn: int, bk: int, ctas: int, cap: int = 8) -> int:
-    return min(cap, (SMEM_BYTES // ctas) // ((bm + bn) * bk * 2))
+    return min(cap, (SMEM_BYTES // ctas) // ((bm + box_rows(bn)) * bk * 2))
 
 
 def _fits_registers(bm: int, bn: int, ctas: int) -> bool:
@@ -210,7 +224,25 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         # the tokens in one tile, or (past 128 tokens) in two: twice the weight reads, but twice the CTAs
         tiles_of_tokens = [(bn, None) for bn in token_tiles(m)]
         if m > 128:
-            tiles_of_tokens.append((_ceil(_ceil(m, 2), 16) * 16, 64))
+            # each half in steps of 8, and of 16: 192-row weight tiles take token tiles of 96 or more only (below), and
+            # 169 tokens lost their 192 x 96 tiles to halves of 88 (169x2560x5120: 21.4 us against 16.5; run_h200.sh
+            # tok8-moved)
+            tiles_of_tokens += [(half, 64) for half in sorted({_ceil(_ceil(m, 2), 8) * 8, _ceil(_ceil(m, 2), 16) * 16})]
+        whole_clusters = _ceil(n, 128) % 4 == 0
+        if 241 <= m <= 256 and k <= (MCAST_MAX_K if whole_clusters else 2048):
+            # 241-256 tokens in three 88-token tiles of 128 weight rows, the token tile multicast over 4 (clusters of 4):
+            # cuBLAS's arrangement there, which 8 x odd token tiles allow. Beside best (two 128-token tiles) at the four
+            # shapes of 241-256 tokens furthest below the vendor: 256x4608x2048 11.6 us against 13.5 (cuBLAS 12.1),
+            # 254x5120x2560 14.4 / 16.3, 250x5120x5120 25.6 / 32.2, 256x5120x4096 21.0 / 25.0; beside the old picks at
+            # 10 shapes never measured, 1.067x, faster at 9 (tok8-moved). Over 4 only where the weight tiles fill whole
+            # clusters of 4: at 252x4864x3072 (38 tiles) over 4 ran 20.1 us (0.82 of the vendor; heldout9), and the
+            # 96-token version over 4 had lost 0.74-0.79x at 4864 and 4736 weight rows (mc4-fresh). Where they do not,
+            # unicast and only up to K = 2048: against the old picks 1.055-1.063x at all three shapes of K = 2048, mixed
+            # past it (252x4864x3072 17.4 us against 18.9, 249x5248x3072 18.9 / 18.3, 252x4352x4096 22.0 / 20.8;
+            # tok8-4864, tok8-ragged) (H200, 2026-12-03)
+            cm = 4 if whole_clusters else 1
+            out.append(("10", {"bm": 128, "bn": 88, "bk": 64, "stages": _stages(128, 88, 64, 1), "split_k": 1,
+                               "ctas_per_sm": 1, "cluster_m": cm, "evict_first_a": False}))
         if 232 <= m <= 240 and k <= MCAST_MAX_K:
             # 232-240 tokens also in three 80-token tiles of 128 weight rows (8 stages of 64; 120 CTAs at N = 5120), at
             # most 8 rows of the last one padding: cuBLAS's arrangement at 232x5120x5120, 25.6 us against 29.5 for two
@@ -246,7 +278,7 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
                         # bench/results/h200_2026-12-01_best_candidates_mcast.json)
                         # and without a split (the two together run correctly and were not measured faster)
                         for cm in (1, 2, 4) if bm == 128 and bn >= 128 and split == 1 and k <= MCAST_MAX_K else (1,):
-                            if bn % (8 * cm):
+                            if box_rows(bn) % (8 * cm):
                                 continue
                             # the weights evict-first in L2 where a tile of >= 128 weight rows holds every token
                             # (read once; 2-4% faster at 120-200 tokens; see phase 10): a policy, not in the cost
@@ -270,7 +302,7 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         cta_flop = 2 * bm * bn * _ceil(_ceil(k, cfg.bk), split) * cfg.bk
         rate = mc.mma_flop_per_us * min(1.0, bn * (bm // 64) / 256) ** mc.narrow_exponent
         mma = waves * min(ctas, _ceil(ctas_total, mc.sms)) * cta_flop / rate
-        inflight = min(ctas_total, slots) * cfg.stages * (bm + bn) * cfg.bk * 2
+        inflight = min(ctas_total, slots) * cfg.stages * (bm + cfg.box_n()) * cfg.bk * 2
         memory = memory_bytes / (mc.hbm_bytes_per_us * min(1.0, inflight / mc.inflight_for_full_bw))
         if kernel.phase == "10":
             memory *= 1 + mc.token_tile_reread * (_ceil(cols, bn) - 1)

@@ -38,9 +38,13 @@ class TmaConfig(TileConfig):
     stages: int = 4
     group_m: int = 8  # raster band height in M-tiles (a multiple of cluster_m)
 
+    def box_n(self) -> int:
+        """Rows of B's TMA box and smem stage: ``bn`` (phase 9 pads some; see there)."""
+        return self.bn
+
     def stage_bytes(self) -> int:
         """Bytes one A+B stage holds (what the full barrier's expect_tx arms, summed over the cluster)."""
-        return (self.bm + self.bn) * self.bk * 2
+        return (self.bm + self.box_n()) * self.bk * 2
 
 
 def make_tma_load(gmem: cute.Tensor, smem_layout_staged, tile_mk, num_multicast: int = 1):

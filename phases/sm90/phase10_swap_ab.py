@@ -29,15 +29,21 @@ every SM and the time becomes bytes / bandwidth.
 
 Numbers: 64 x bn tile, one consumer warpgroup (+ the producer warpgroup), a stage is (64 + bn) x 128 x
 2 B (20 KiB at bn=16); the fp32 partial tile (bn x 68 x 4 B) overlays the ring. ``phase="best"`` picks
-bn (the tokens rounded up to 8, then to a multiple of 16: padded token rows are wgmma work -- 144 tokens
-in 144 rather than 160 ran 394.7 against 369.7 TFLOP/s at 144x9216x3584, 421.1 against 380.7 at 136x8192x3072;
-past 64 tokens also the multiple of 32 the multicast over 4 can slice), split_k and ctas_per_sm per shape,
+bn (the tokens rounded up to 8: padded token rows are wgmma work -- 144 tokens in 144 rather than 160 ran 394.7
+against 369.7 TFLOP/s at 144x9216x3584, 184 in 184 rather than 192 55.6 against 59.8 us at 184x10240x8192; past
+64 tokens also the multiple of 32 the multicast over 4 can slice), split_k and ctas_per_sm per shape,
 and for token tiles of 128 or more ``cluster_m`` (phase 9's multicast of the token tile over 2 or 4 weight
 tiles: each CTA loads 1/cluster_m of it; 128x14336x4096 35.7 us for phase 9's 128x128 -> 32.3-33.0, 91-93% of the copy bandwidth; 200x11000x3000
 38.8 -> 30.6). Where 128-row weight tiles leave the grid short at 120-250 tokens, 192 rows (three consumer
 warpgroups, 512 threads) make other tile counts: 208x6144x8192 in 32 x 2 x 2 CTAs of 192 x 112 ran 40.2 us
 against 42.6 for the best 128-row tile (cuBLASLt 37.4), 240x5120x13824 60.1 against 68.4; and a 3-way split
 (clusters of 3, 39 fit) fills 108 SMs at 232x4608x9216: 36.7 us against 45.8 (cuBLAS 38.8).
+
+A token tile of 8 x an odd number (24, 40, ..., 88, 104, ..., 248) is phase 9's ``box_n``: the DSL 4.8.1 compiler
+aborts building a TMA box of such a height, so the box and the ring's stage hold 8 token rows more (the next tile's,
+or TMA's zeros past M) and the wgmma reads the first ``bn``. At 241-256 tokens ``best`` takes three 88-token tiles
+of 128 weight rows over clusters of 4 (cuBLAS's arrangement there), where the weight tiles fill whole clusters:
+256x4608x2048 11.6 us against 13.5 for two 128-token tiles (cuBLAS 12.1), 256x5120x4096 21.0 / 25.0.
 
 Constraints: phase 9's, in swapped coordinates: any M (the tokens: TMA zero-fills what is past M),
 N and K as the layout needs (16-B rows); C row-major (stored as C^T column-major).

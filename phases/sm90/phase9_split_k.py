@@ -80,6 +80,11 @@ class Sm90Phase9Config(ct.TmaConfig):
     cluster_m: int = 1  # M tiles per cluster sharing (multicasting) the B tile, as in phase 4; x split_k CTAs
     evict_first_a: bool = False  # A's TMA loads ask L2 to evict their lines first (an operand read once: phase 10's)
 
+    def box_n(self) -> int:
+        """B's TMA box and smem stage rows: ``bn``, or ``bn`` + 8 where ``bn`` is 8 x an odd number past 8 (the DSL
+        4.8.1 compiler aborts building a TMA box of such a tile; the MMA takes it): the MMA reads the first ``bn``."""
+        return self.bn if self.bn == 8 or self.bn % 16 == 0 else self.bn + 8
+
 
 class Sm90Phase9(GemmPhase):
     """Phase 3 + split-K: the CTAs of a cluster share one tile's k-loop and add their partial sums via DSMEM."""
@@ -101,13 +106,17 @@ class Sm90Phase9(GemmPhase):
         assert 1 <= cfg.split_k <= 8, "split_k is 1..8: a portable cluster"
         assert cfg.cluster_m in (1, 2, 4), "cluster_m is 1, 2 or 4"
         assert cfg.split_k * cfg.cluster_m <= 8, "split_k x cluster_m CTAs per cluster: at most 8 (a portable cluster)"
-        # each CTA of the cluster loads bn / cluster_m rows of B's box: whole 8-row swizzle atoms
-        assert cfg.bn % (8 * cfg.cluster_m) == 0, f"bn={cfg.bn} must split into {cfg.cluster_m} slices of 8-row multiples"
-        # wgmma takes any N in 8..256 step 8, but the DSL 4.8.1 compiler aborts the process on 24, 40, 72
-        # (8 x odd > 8): refused here, with the reason, instead
-        assert cfg.bn == 8 or cfg.bn % 16 == 0, f"bn={cfg.bn}: bn is 8 or a multiple of 16"
+        # each CTA of the cluster loads box_n / cluster_m rows of B's box: whole 8-row swizzle atoms
+        assert cfg.bn % 8 == 0 and 8 <= cfg.bn <= 256, f"bn={cfg.bn}: wgmma's N is 8..256 in steps of 8"
+        assert cfg.box_n() % (8 * cfg.cluster_m) == 0, \
+            f"bn={cfg.bn} must split into {cfg.cluster_m} slices of 8-row multiples"
+        # wgmma takes any N in 8..256 step 8, but the DSL 4.8.1 compiler aborts the process building a TMA box
+        # of 8 x odd > 8 rows (24, 40, ..., 88): such a tile loads 8 rows more (box_n) than its MMA reads, which
+        # only rows of 8-row swizzle atoms along B's contiguous K allow
+        assert cfg.box_n() == cfg.bn or self.types.b == LayoutEnum.ROW_MAJOR, \
+            f"bn={cfg.bn}: 8 x an odd number takes a K-major B (the swapped tokens); else bn is 8 or a multiple of 16"
         self.consumer_warpgroups = cfg.bm // common.WGMMA_M
-        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
+        self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.box_n(), cfg.bk, cfg.stages, self.types)
         self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab)
         self.smem_bytes = self.shared_storage.size_in_bytes()
         assert self.smem_bytes * cfg.ctas_per_sm <= SMEM_PER_SM, \
@@ -159,7 +168,7 @@ class Sm90Phase9(GemmPhase):
         tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups, self.types)
         tma_atom_a, tma_a = ct.make_tma_load(mA, sA_layout, (cfg.bm, cfg.bk))
         # B: with cluster_m > 1 each CTA loads 1/cluster_m of the box and multicasts it (phase 4)
-        tma_atom_b, tma_b = ct.make_tma_load(mB, sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
+        tma_atom_b, tma_b = ct.make_tma_load(mB, sB_layout, (cfg.box_n(), cfg.bk), num_multicast=cfg.cluster_m)
 
         # consecutive block ids share a tile (split) or B (multicast); else no cluster (the quicker launch)
         split = {"cluster": list(self.cluster)} if self.cluster[0] > 1 else {}
@@ -237,6 +246,8 @@ class Sm90Phase9(GemmPhase):
         # ---- this CTA's tiles and their TMA / MMA partitions ----
         gA = cute.local_tile(mA, (BM, BK), (m_tile, None))  # (BM, BK, k_tiles)
         gB = cute.local_tile(mB, (BN, BK), (n_tile, None))  # (BN, BK, k_tiles)
+        if cutlass.const_expr(cfg.box_n() != BN):  # the box's rows: the tile's BN and the 8 after it (TMA zero-fills past M)
+            gB = cute.make_tensor(gB.iterator, cute.make_layout((cfg.box_n(), BK, gB.shape[2]), stride=gB.stride))
         # A is this CTA's alone: the TMA partition is the whole box; of B, rank r loads slice r (CM > 1)
         tAsA, tAgA = cpasync.tma_partition(
             tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
@@ -279,7 +290,9 @@ class Sm90Phase9(GemmPhase):
             cute.arch.setmaxregister_increase(self.consumer_regs)
             thr_mma = tiled_mma.get_slice(mma_tidx)
             tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
-            tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
+            # the MMA reads the stage's first BN rows of B (all of it but where box_n pads the box)
+            sB_mma = sB if cutlass.const_expr(cfg.box_n() == BN) else cute.local_tile(sB, (BN, BK, NSTAGES), (0, 0, 0))
+            tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB_mma))
             acc = cute.make_rmem_tensor(thr_mma.partition_shape_C((BM, BN)), cutlass.Float32)
             acc.fill(0.0)
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
