@@ -42,8 +42,9 @@ against 42.6 for the best 128-row tile (cuBLASLt 37.4), 240x5120x13824 60.1 agai
 A token tile of 8 x an odd number (24, 40, ..., 88, 104, ..., 248) is phase 9's ``box_n``: the DSL 4.8.1 compiler
 aborts building a TMA box of such a height, so the box and the ring's stage hold 8 token rows more (the next tile's,
 or TMA's zeros past M) and the wgmma reads the first ``bn``. At 241-256 tokens ``best`` takes three 88-token tiles
-of 128 weight rows over clusters of 4 (cuBLAS's arrangement there), where the weight tiles fill whole clusters:
-256x4608x2048 11.6 us against 13.5 for two 128-token tiles (cuBLAS 12.1), 256x5120x4096 21.0 / 25.0.
+of 128 weight rows (cuBLAS's arrangement there), over clusters of 4 where the weight tiles fill whole clusters:
+256x4608x2048 11.6 us against 13.5 for two 128-token tiles (cuBLAS 12.1), 256x5120x4096 21.0 / 25.0; elsewhere
+unicast, up to K = 2048 (255x4864x2048 12.7 against 13.5).
 
 Constraints: phase 9's, in swapped coordinates: any M (the tokens: TMA zero-fills what is past M),
 N and K as the layout needs (16-B rows); C row-major (stored as C^T column-major).
