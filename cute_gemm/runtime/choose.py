@@ -228,30 +228,29 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
             # 169 tokens lost their 192 x 96 tiles to halves of 88 (169x2560x5120: 21.4 us against 16.5; run_h200.sh
             # tok8-moved)
             tiles_of_tokens += [(half, 64) for half in sorted({_ceil(_ceil(m, 2), 8) * 8, _ceil(_ceil(m, 2), 16) * 16})]
-        whole_clusters = _ceil(n, 128) % 4 == 0
-        if 241 <= m <= 256 and k <= (MCAST_MAX_K if whole_clusters else 2048):
-            # 241-256 tokens in three 88-token tiles of 128 weight rows, the token tile multicast over 4 (clusters of 4):
-            # cuBLAS's arrangement there, which 8 x odd token tiles allow. Beside best (two 128-token tiles) at the four
-            # shapes of 241-256 tokens furthest below the vendor: 256x4608x2048 11.6 us against 13.5 (cuBLAS 12.1),
-            # 254x5120x2560 14.4 / 16.3, 250x5120x5120 25.6 / 32.2, 256x5120x4096 21.0 / 25.0; beside the old picks at
-            # 10 shapes never measured, 1.067x, faster at 9 (tok8-moved). Over 4 only where the weight tiles fill whole
-            # clusters of 4: at 252x4864x3072 (38 tiles) over 4 ran 20.1 us (0.82 of the vendor; heldout9), and the
-            # 96-token version over 4 had lost 0.74-0.79x at 4864 and 4736 weight rows (mc4-fresh). Where they do not,
-            # unicast and only up to K = 2048: against the old picks 1.055-1.063x at all three shapes of K = 2048, mixed
-            # past it (252x4864x3072 17.4 us against 18.9, 249x5248x3072 18.9 / 18.3, 252x4352x4096 22.0 / 20.8;
-            # tok8-4864, tok8-ragged) (H200, 2026-12-03)
-            cm = 4 if whole_clusters else 1
-            out.append(("10", {"bm": 128, "bn": 88, "bk": 64, "stages": _stages(128, 88, 64, 1), "split_k": 1,
-                               "ctas_per_sm": 1, "cluster_m": cm, "evict_first_a": False}))
-        if 232 <= m <= 240 and k <= MCAST_MAX_K:
-            # 232-240 tokens also in three 80-token tiles of 128 weight rows (8 stages of 64; 120 CTAs at N = 5120), at
-            # most 8 rows of the last one padding: cuBLAS's arrangement at 232x5120x5120, 25.6 us against 29.5 for two
-            # 128-token tiles. Beside the old picks at 9 shapes chosen after this rule: 1.138x, faster at 9 of 9
-            # (tiles3-80). Three token tiles lost elsewhere: with K >= 6144 (0.92-0.95x), at 136-192 tokens (tiles of
-            # 48 or 64: 0.77-0.94x; tiles3-heldout), and with more padding -- the same kernel ran 30.0 us at 200
-            # tokens, 25.2 at 240 (tiles3m), which the model does not see (H200, 2026-12-03, run_h200.sh)
-            out.append(("10", {"bm": 128, "bn": 80, "bk": 64, "stages": _stages(128, 80, 64, 1), "split_k": 1,
-                               "ctas_per_sm": 1, "cluster_m": 1, "evict_first_a": False}))
+        if 232 <= m <= 256:
+            # three token tiles of 128 weight rows, cuBLAS's arrangements there (8 x odd tiles allow the second): 80 tokens
+            # each at 232-240, 88 at 241-256 (the next multiple of 8 past a third).
+            # 80: K <= 5120, unicast, 8 stages of 64 (120 CTAs at N = 5120), at most 8 rows of the last one padding:
+            # 232x5120x5120 25.6 us against 29.5 for two 128-token tiles; beside the old picks at 9 shapes chosen after
+            # the rule, 1.138x, faster at 9 of 9 (tiles3-80). Three token tiles lost elsewhere: with K >= 6144
+            # (0.92-0.95x), at 136-192 tokens (tiles of 48 or 64: 0.77-0.94x; tiles3-heldout), and with more padding --
+            # the same kernel ran 30.0 us at 200 tokens, 25.2 at 240 (tiles3m), which the model does not see.
+            # 88: the token tile multicast over 4 (clusters of 4) where the weight tiles fill whole clusters, K <= 5120.
+            # Beside best (two 128-token tiles) at the four shapes of 241-256 tokens furthest below the vendor:
+            # 256x4608x2048 11.6 us against 13.5 (cuBLAS 12.1), 254x5120x2560 14.4 / 16.3, 250x5120x5120 25.6 / 32.2,
+            # 256x5120x4096 21.0 / 25.0; beside the old picks at 10 shapes never measured, 1.067x, faster at 9
+            # (tok8-moved). Not over 4 where the tiles leave a cluster ragged: at 252x4864x3072 (38 tiles) it ran 20.1 us
+            # (0.82 of the vendor; heldout9), and the 96-token version over 4 had lost 0.74-0.79x at 4864 and 4736
+            # weight rows (mc4-fresh). There unicast and only up to K = 2048: against the old picks 1.055-1.063x at all
+            # three shapes of K = 2048, mixed past it (252x4864x3072 17.4 us against 18.9, 249x5248x3072 18.9 / 18.3,
+            # 252x4352x4096 22.0 / 20.8; tok8-4864, tok8-ragged) (H200, 2026-12-03, run_h200.sh)
+            third = _ceil(_ceil(m, 3), 8) * 8
+            whole_clusters = _ceil(n, 128) % 4 == 0
+            cm = 4 if third == 88 and whole_clusters else 1
+            if k <= (MCAST_MAX_K if third == 80 or whole_clusters else 2048):
+                out.append(("10", {"bm": 128, "bn": third, "bk": 64, "stages": _stages(128, third, 64, 1),
+                                   "split_k": 1, "ctas_per_sm": 1, "cluster_m": cm, "evict_first_a": False}))
         for bn, bk_fixed in tiles_of_tokens:
             for bm in (64, 128, 192):
                 # 192 rows (three consumer warpgroups) only for token tiles of 96 or more: fewer CTAs pull the
