@@ -31,6 +31,8 @@ from cute_gemm.runtime import choose, registry  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 # candidate runs no document links to, kept in one archive (the working tree travels to the GPU machine: small files
 # in blocks add up); a path through it reads as ARCHIVE.tar.xz/MEMBER
+# the plain candidates files of 12-01 to 12-03, in one archive
+CANDIDATES = RESULTS / "h200_2026-12-01_to_03_candidates.tar.xz"
 FIT_RUNS = RESULTS / "h200_2026-12-02_to_03_fit_runs.tar.xz"
 # the runs of the criteria with the final model (model8) and after: three 96-token tiles over 4 (won at 4 of 10, then
 # lost at fresh shapes), every family at 241-256 tokens, the reduce cap's picks beside the old ones (two samples),
@@ -47,28 +49,28 @@ TOK8_RUNS = RESULTS / "h200_2026-12-03_tok8_runs.tar.xz"
 # with every family's cheapest, the 128-token pairs' and the token-tile re-read's picks beside the old ones, that
 # re-read's and the wide single-warpgroup tile's terms' picks beside the old ones, three token tiles (the arrangement
 # tried, the same kernel at 200-240 tokens, its first rule's and its narrowed rule's picks beside the old ones)
-DEFAULT = [RESULTS / "h200_2026-12-01_best_candidates.json", RESULTS / "h200_2026-12-01_best_candidates_wave.json",
-           RESULTS / "h200_2026-12-01_best_candidates_mcast.json", RESULTS / "h200_2026-12-02_best_candidates_tokens.json",
-           RESULTS / "h200_2026-12-02_best_candidates_wide.json", RESULTS / "h200_2026-12-02_best_candidates_picks.json",
-           RESULTS / "h200_2026-12-02_best_candidates_after.json", FIT_RUNS / "h200_2026-12-02_tune_decode.json",
+DEFAULT = [CANDIDATES / "h200_2026-12-01_best_candidates.json", CANDIDATES / "h200_2026-12-01_best_candidates_wave.json",
+           CANDIDATES / "h200_2026-12-01_best_candidates_mcast.json", CANDIDATES / "h200_2026-12-02_best_candidates_tokens.json",
+           CANDIDATES / "h200_2026-12-02_best_candidates_wide.json", CANDIDATES / "h200_2026-12-02_best_candidates_picks.json",
+           CANDIDATES / "h200_2026-12-02_best_candidates_after.json", FIT_RUNS / "h200_2026-12-02_tune_decode.json",
            FIT_RUNS / "h200_2026-12-02_tune_heldout.json", FIT_RUNS / "h200_2026-12-02_tune_heldout4.json",
-           RESULTS / "h200_2026-12-02_best_candidates_tokens16.json",
+           CANDIDATES / "h200_2026-12-02_best_candidates_tokens16.json",
            FIT_RUNS / "h200_2026-12-03_best_candidates_families1.json",
            FIT_RUNS / "h200_2026-12-03_best_candidates_families2.json",
            FIT_RUNS / "h200_2026-12-03_best_candidates_families3.json",
            FIT_RUNS / "h200_2026-12-03_best_candidates_model5.json",
            FIT_RUNS / "h200_2026-12-03_best_candidates_families4.json",
-           RESULTS / "h200_2026-12-03_best_candidates_model6.json",
+           CANDIDATES / "h200_2026-12-03_best_candidates_model6.json",
            FIT_RUNS / "h200_2026-12-03_best_candidates_families5.json",
            FIT_RUNS / "h200_2026-12-03_best_candidates_model6_sample.json",
-           RESULTS / "h200_2026-12-03_best_candidates_tokens2.json",
-           RESULTS / "h200_2026-12-03_best_candidates_wmcast.json",
-           RESULTS / "h200_2026-12-03_tune_decode.json", RESULTS / "h200_2026-12-03_tune_families_heldout3.json",
-           RESULTS / "h200_2026-12-03_best_candidates_night.json",
-           RESULTS / "h200_2026-12-03_best_candidates_reread2.json",
-           RESULTS / "h200_2026-12-03_best_candidates_tiles3.json", RESULTS / "h200_2026-12-03_best_candidates_tiles3m.json",
-           RESULTS / "h200_2026-12-03_best_candidates_tiles3_heldout.json",
-           RESULTS / "h200_2026-12-03_best_candidates_tiles3_80.json",
+           CANDIDATES / "h200_2026-12-03_best_candidates_tokens2.json",
+           CANDIDATES / "h200_2026-12-03_best_candidates_wmcast.json",
+           CANDIDATES / "h200_2026-12-03_tune_decode.json", CANDIDATES / "h200_2026-12-03_tune_families_heldout3.json",
+           CANDIDATES / "h200_2026-12-03_best_candidates_night.json",
+           CANDIDATES / "h200_2026-12-03_best_candidates_reread2.json",
+           CANDIDATES / "h200_2026-12-03_best_candidates_tiles3.json", CANDIDATES / "h200_2026-12-03_best_candidates_tiles3m.json",
+           CANDIDATES / "h200_2026-12-03_best_candidates_tiles3_heldout.json",
+           CANDIDATES / "h200_2026-12-03_best_candidates_tiles3_80.json",
            MODEL8_RUNS / "h200_2026-12-03_best_candidates_tiles3_mc4.json",
            MODEL8_RUNS / "h200_2026-12-03_best_candidates_mc4_fresh.json",
            MODEL8_RUNS / "h200_2026-12-03_best_candidates_region256.json",

@@ -213,7 +213,7 @@ regime7)
     --sustained 0.5 --rounds 9 --quiet --no-plot --out "$OUT/skinny_sustained_bench.json" 2>&1 | tail -8 | tee -a "$OUT/regime7.log"
   ;;
 tokens)
-  # 11. the candidates behind the multicast and the fixes (bench/results/h200_2026-12-02_best_candidates_tokens.json)
+  # 11. the candidates behind the multicast and the fixes (h200_2026-12-02_best_candidates_tokens.json in h200_2026-12-01_to_03_candidates.tar.xz)
   timeout 150 python3 -m cute_gemm bench --shapes 128,8192,8192 256,14336,4096 128,4096,14336 128,11008,4096 200,5120,5120 \
     240,5120,13824 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 --quiet --no-plot --out "$OUT/picks2_bench.json" \
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=2 --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1,cluster_m=4 \
@@ -232,8 +232,8 @@ tokens)
   ;;
 wide)
   # 12. candidates of the three-warpgroup weight tiles (bm=192) and 3-way splits at the held-out sets' gap shapes
-  #     (bench/results/h200_2026-12-02_best_candidates_wide.json); the picks they moved, beside the previous ones, came
-  #     from one generated command (h200_2026-12-02_best_candidates_picks.json keeps it)
+  #     (h200_2026-12-02_best_candidates_wide.json in h200_2026-12-01_to_03_candidates.tar.xz); the picks they moved, beside the previous ones, came
+  #     from one generated command (h200_2026-12-02_best_candidates_picks.json in h200_2026-12-01_to_03_candidates.tar.xz keeps it)
   timeout 520 python3 bench/candidates.py --shapes 208,6144,8192 128,4096,14336 232,4608,9216 240,5120,13824 80,5120,20480 \
     120,20480,2560 160,9728,4096 200,5120,5120 --top 8 --config 10:bm=192,bn=112,bk=64,stages=5,split_k=2 \
     --config 10:bm=128,bn=128,bk=64,stages=7,split_k=4 --out "$OUT/cand1.json" 2>&1 | grep -v "^\[" | tee "$OUT/cand1.log"
@@ -347,7 +347,7 @@ pdl3)
 tokens16)
   # 21. token tiles in steps of 16 (phase 10's bn: the tokens rounded up to 16, past 64 also to 32): the 14 shapes whose
   #     pick the finer tiles moved, the model's 3 cheapest candidates and the pick before, one run (run with the steps of 16
-  #     alone, before token_tiles kept the multiple of 32 too; bench/results/h200_2026-12-02_best_candidates_tokens16.json)
+  #     alone, before token_tiles kept the multiple of 32 too; h200_2026-12-02_best_candidates_tokens16.json in h200_2026-12-01_to_03_candidates.tar.xz)
   timeout 420 python3 bench/candidates.py --top 3 --rounds 5 --shapes 200,11000,3000 144,6144,6144 112,9216,3072 \
     232,4608,9216 80,5120,20480 136,10240,5120 72,9216,9216 104,7680,7680 176,13312,4608 136,8192,3072 168,3584,18944 \
     112,6912,2560 144,9216,3584 168,4096,6144 \

@@ -218,7 +218,7 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         # 64-token tiles in pairs sharing the weights' 128-wide tile (the multicast of B over 2 token tiles: each CTA
         # loads 64 weight columns, whole 128-B lines, for both): 128x8192x8192 35.5 us against 36.8 unicast (the picked
         # swapped tile 38.4), 128x14336x4096 34.6 / 35.5, 256x4096x14336 48.5 / 48.8; 64-wide weight tiles (32 columns
-        # each, 64-B rows) lost: 0.94-0.97x (H200, 2026-12-03, bench/results/h200_2026-12-03_best_candidates_wmcast.json)
+        # each, 64-B rows) lost: 0.94-0.97x (H200, 2026-12-03, h200_2026-12-03_best_candidates_wmcast.json in h200_2026-12-01_to_03_candidates.tar.xz)
         out.append(("9", {"bm": 64, "bn": 128, "bk": 64, "stages": 8, "split_k": 1, "use_pdl": pdl, "cluster_m": 2}))
     if m <= 256:
         # the tokens in one tile, or (past 128 tokens) in two: twice the weight reads, but twice the CTAs
@@ -274,7 +274,7 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
                         # the token tile multicast over cluster_m weight tiles, each CTA loading 1/cluster_m of it:
                         # measured to pay with 128 weight rows and >= 128 tokens per tile only (200x11000x3000,
                         # 128x224: 38.8 -> 32.4 / 30.6 us at cluster_m 2 / 4; 128x112: 25.3 -> 26.8 at 200x5120^2;
-                        # bench/results/h200_2026-12-01_best_candidates_mcast.json)
+                        # h200_2026-12-01_best_candidates_mcast.json in h200_2026-12-01_to_03_candidates.tar.xz)
                         # and without a split (the two together run correctly and were not measured faster)
                         for cm in (1, 2, 4) if bm == 128 and bn >= 128 and split == 1 and k <= MCAST_MAX_K else (1,):
                             if box_rows(bn) % (8 * cm):
