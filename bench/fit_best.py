@@ -41,6 +41,7 @@ MODEL8_RUNS = RESULTS / "h200_2026-12-03_model8_runs.tar.xz"
 # token tiles of 8 x an odd number: cuBLAS's arrangements beside best, the picks of tokens in steps of 8 beside the old
 # ones (22 random shapes), three 88-token tiles where the weight tiles leave a cluster of 4 ragged (two runs)
 TOK8_RUNS = RESULTS / "h200_2026-12-03_tok8_runs.tar.xz"
+ARCHIVES = (CANDIDATES, FIT_RUNS, MODEL8_RUNS, TOK8_RUNS)
 # the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs, the 192-row tiles
 # and 3-way splits with the picks they moved, the candidates after heldout3, the `cute-gemm tune` runs (a shape in
 # several: the later file wins), the token tiles in steps of 16, every family's cheapest at 72-248 tokens, the picks

@@ -94,7 +94,7 @@ def test_fit_best_reads_every_default_file_plain_or_in_its_archive():
     reads them through one as ARCHIVE.tar.xz/MEMBER, like the plain files."""
     fit = load_script("fit_best")
     inside = [p for p in fit.DEFAULT if ".tar.xz/" in str(p)]
-    archives = (str(fit.FIT_RUNS) + "/", str(fit.MODEL8_RUNS) + "/", str(fit.TOK8_RUNS) + "/")
+    archives = tuple(str(a) + "/" for a in fit.ARCHIVES)
     assert inside and all(str(p).startswith(archives) for p in inside)
     assert {a for a in archives if any(str(p).startswith(a) for p in inside)} == set(archives)
     for path in fit.DEFAULT:
