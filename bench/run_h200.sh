@@ -1111,6 +1111,16 @@ tok8-4864)
     --config 10:bm=128,bn=256,bk=64,stages=4,split_k=3,evict_first_a=True@252,4864,4096 \
     --config 10:bn=240,bk=64,stages=5,split_k=3@232,2048,5632
   ;;
+heldout10)
+  # 72. the model (as of 168a26e) on 12 shapes drawn at random before any was measured (--set heldout10: M 1..237 x a
+  #     model's layer widths, seed 20261203): the set's bench, cold L2, model picks; then every shape's 4 cheapest
+  #     candidates and every family's cheapest beside best, to see where the model misses the fastest
+  timeout 150 python3 -m cute_gemm bench --set heldout10 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/heldout10_bench.json" 2>&1 | tail -3
+  beside heldout10_candidates 400 "heldout10: the 4 cheapest and every family's cheapest beside best" --top 4 --families \
+    --rounds 5 --shapes 1,14336,10240 44,13824,7168 65,2048,4096 67,2560,27648 78,9216,6144 86,6144,6144 \
+      90,13824,5632 129,5632,6912 159,5632,6144 202,2048,8192 226,12288,3584 237,2048,10240
+  ;;
 tok8-ragged)
   # 71. (ran 2026-12-03: 1.055-1.063x at K = 2048, 0.945-0.972x past it: unicast taken up to K = 2048) three 88-token
   #     tiles unicast where the weight tiles leave a cluster of 4 ragged (the rule's second half): the new

@@ -70,6 +70,10 @@ SETS = {
     "heldout9": tuple(Problem(*s) for s in ((252, 4864, 3072), (244, 4096, 2048), (40, 8192, 7168), (88, 14336, 5120),
                                             (104, 5120, 12288), (136, 11008, 4096), (152, 6656, 6656), (168, 4096, 11008),
                                             (184, 7168, 7168), (200, 5632, 4096), (216, 3584, 9216), (232, 10240, 3072))),
+    "heldout10": tuple(Problem(*s) for s in ((1, 14336, 10240), (44, 13824, 7168), (65, 2048, 4096), (67, 2560, 27648),
+                                             (78, 9216, 6144), (86, 6144, 6144), (90, 13824, 5632), (129, 5632, 6912),
+                                             (159, 5632, 6144), (202, 2048, 8192), (226, 12288, 3584),
+                                             (237, 2048, 10240))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -87,6 +91,8 @@ SET_HELP = {
     "heldout7": "12 more (M 152..256), chosen after the token-tile re-read and wide-tile terms, before they were measured",
     "heldout8": "12 more (M 12..252), chosen after the split reduce's charge was capped, before they were measured",
     "heldout9": "12 more (M 40..252), chosen after token tiles went to steps of 8, before they were measured",
+    "heldout10": "12 more (M 1..237), drawn at random (seed 20261203) from a model's layer widths after the 88-token "
+                 "tiles landed, before they were measured",
 }
 
 
