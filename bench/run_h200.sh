@@ -1121,22 +1121,6 @@ heldout10)
     --rounds 5 --shapes 1,14336,10240 44,13824,7168 65,2048,4096 67,2560,27648 78,9216,6144 86,6144,6144 \
       90,13824,5632 129,5632,6912 159,5632,6144 202,2048,8192 226,12288,3584 237,2048,10240
   ;;
-kinter)
-  # 73. the split's K ranges interleaved (k_interleave: CTA r of a tile takes k-tiles r, r + S, ...): the split CTAs read
-  #     adjacent k-tiles at once, so the weights stream as one front instead of S fronts K/S apart; best's pick beside
-  #     its twin at the 10 decode-like shapes whose pick splits (128x4096x14336 is the weight stream still under 90%
-  #     of copy), and heldout10's fastest at 67x2560x27648 (192 x 96 split 4) with its twin (the picks as --config:
-  #     --twin pairs configs given, not best)
-  beside kinter 400 "split K ranges interleaved: best beside its k_interleave twin" --top 0 --rounds 7 --twin k_interleave=True \
-    --shapes 128,4096,14336 64,4096,14336 16,4096,14336 1,4096,14336 256,4096,14336 67,2560,27648 202,2048,8192 \
-      237,2048,10240 65,2048,4096 16,4096,4096 \
-    --config 10:bm=192,bn=96,bk=64,stages=6,split_k=4,evict_first_a=True@67,2560,27648 \
-    --config 10:bn=128,stages=4@128,4096,14336 --config 10:bn=64,stages=7@64,4096,14336 --config 10@16,4096,14336 \
-    --config 10:bn=8@1,4096,14336 --config 10:bn=256,bk=64,stages=5@256,4096,14336 \
-    --config 10:bm=128,bn=72,stages=4,split_k=4,evict_first_a=True@67,2560,27648 \
-    --config 10:bn=208,bk=64,stages=6,split_k=3@202,2048,8192 --config 10:bn=240,bk=64,stages=5,split_k=3@237,2048,10240 \
-    --config 10:bn=72,stages=3,split_k=4,ctas_per_sm=2@65,2048,4096 --config 10@16,4096,4096
-  ;;
 tok8-ragged)
   # 71. (ran 2026-12-03: 1.055-1.063x at K = 2048, 0.945-0.972x past it: unicast taken up to K = 2048) three 88-token
   #     tiles unicast where the weight tiles leave a cluster of 4 ragged (the rule's second half): the new

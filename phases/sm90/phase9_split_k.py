@@ -79,7 +79,6 @@ class Sm90Phase9Config(ct.TmaConfig):
     use_pdl: bool = False  # programmatic dependent launch (phase 10 turns it on)
     cluster_m: int = 1  # M tiles per cluster sharing (multicasting) the B tile, as in phase 4; x split_k CTAs
     evict_first_a: bool = False  # A's TMA loads ask L2 to evict their lines first (an operand read once: phase 10's)
-    k_interleave: bool = False  # K range r is k-tiles r, r + S, r + 2S, ...: a cluster's CTAs read adjacent k-tiles
 
     def box_n(self) -> int:
         """B's TMA box and smem stage rows: ``bn``, or ``bn`` + 8 where ``bn`` is 8 x an odd number past 8 (the DSL
@@ -219,9 +218,6 @@ class Sm90Phase9(GemmPhase):
         k_tiles = ceil_div(mA.shape[1], BK)
         k_first = rank * k_tiles // S
         k_count = (rank + 1) * k_tiles // S - k_first
-        k_step = 1
-        if cutlass.const_expr(cfg.k_interleave):  # every S-th k-tile from its rank: the split walks K as one front
-            k_first, k_count, k_step = rank, (k_tiles - rank + S - 1) // S, S
 
         # ---- smem: barriers + A/B rings ----
         smem = cutlass.memory.SmemAllocator()
@@ -280,9 +276,9 @@ class Sm90Phase9(GemmPhase):
                 for kt in cutlass.range(k_count, unroll=1):
                     ab_pipeline.producer_acquire(prod_state)  # empty wait + arrive.expect_tx on full[s]
                     full = ab_pipeline.producer_get_barrier(prod_state)
-                    cute.copy(tma_atom_a, tAgA[(None, k_first + kt * k_step)], tAsA[(None, prod_state.index)], tma_bar_ptr=full,
+                    cute.copy(tma_atom_a, tAgA[(None, k_first + kt)], tAsA[(None, prod_state.index)], tma_bar_ptr=full,
                               cache_policy=a_policy)
-                    cute.copy(tma_atom_b, tBgB[(None, k_first + kt * k_step)], tBsB[(None, prod_state.index)], tma_bar_ptr=full,
+                    cute.copy(tma_atom_b, tBgB[(None, k_first + kt)], tBsB[(None, prod_state.index)], tma_bar_ptr=full,
                               mcast_mask=b_mcast_mask)
                     prod_state.advance()
                 if cutlass.const_expr(CM > 1):
