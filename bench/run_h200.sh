@@ -1121,25 +1121,6 @@ heldout10)
     --rounds 5 --shapes 1,14336,10240 44,13824,7168 65,2048,4096 67,2560,27648 78,9216,6144 86,6144,6144 \
       90,13824,5632 129,5632,6912 159,5632,6144 202,2048,8192 226,12288,3584 237,2048,10240
   ;;
-eager)
-  # 74. the consumers release each stage as soon as its wgmma batch is done (eager_release: wait_group 0), not after the
-  #     next stage has landed and its batch is issued: with a shallow ring (128 tokens: 4 stages of 48 KiB) the stage the
-  #     consumer holds while waiting is one fewer in flight from memory. The picks of 12 shapes (as --config) beside
-  #     their eager twins; 128x4096x14336 is the weight stream still under 90% of copy
-  beside eager 420 "stages released as soon as their batch is done: the picks beside their eager_release twins" --top 0 \
-    --rounds 7 --twin eager_release=True \
-    --shapes 128,4096,14336 128,8192,8192 64,4096,14336 256,4096,14336 128,14336,4096 200,11000,3000 252,4864,3072 \
-      67,2560,27648 159,5632,6144 16,4096,14336 1024,4096,4096 64,28672,8192 \
-    --config 10:bn=128,stages=4@128,4096,14336 --config 9:bm=64,stages=8,cluster_m=2,split_k=1,use_pdl=True@128,8192,8192 \
-    --config 10:bn=64,stages=7@64,4096,14336 --config 10:bn=256,bk=64,stages=5@256,4096,14336 \
-    --config 10:bm=128,bn=128,bk=64,stages=7,cluster_m=4,split_k=1,evict_first_a=True@128,14336,4096 \
-    --config 10:bm=128,bn=200,bk=64,stages=5,cluster_m=2,split_k=1,evict_first_a=True@200,11000,3000 \
-    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1@252,4864,3072 \
-    --config 10:bm=128,bn=72,stages=4,split_k=4,evict_first_a=True@67,2560,27648 \
-    --config 10:bm=192,bn=160,bk=64,stages=5,split_k=4,evict_first_a=True@159,5632,6144 --config 10@16,4096,14336 \
-    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@1024,4096,4096 \
-    --config 10:bm=128,bn=64,bk=64,stages=4,split_k=1,ctas_per_sm=2,evict_first_a=True@64,28672,8192
-  ;;
 tok8-ragged)
   # 71. (ran 2026-12-03: 1.055-1.063x at K = 2048, 0.945-0.972x past it: unicast taken up to K = 2048) three 88-token
   #     tiles unicast where the weight tiles leave a cluster of 4 ragged (the rule's second half): the new

@@ -151,15 +151,13 @@ def load_k_tiles(
 
 
 @cute.jit
-def mma_k_tiles(ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count,
-                eager: cutlass.Constexpr = False):
+def mma_k_tiles(ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count):
     """Consumers: ``k_count`` stages of the ring into ``acc``, one wgmma batch in flight.
 
     Each stage: wait full[s], issue its BK/16 wgmma, keep that batch in flight (``wait_group 1``) and
     release the previous stage, whose batch is now done. At the end every wgmma has completed and every
     stage read is released, so the producer may refill them while the epilogue runs. Returns the two
-    advanced ring states. ``eager``: wait for each batch (``wait_group 0``) and release its stage at once, so
-    a stage is not held while the next one is still in flight from memory (the tensor pipe idles between batches).
+    advanced ring states.
     """
     num_k_blocks = cute.size(tCrA, mode=[2])  # BK / 16
     for kt in cutlass.range(k_count, unroll=1):
@@ -169,20 +167,14 @@ def mma_k_tiles(ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tC
             kc = (None, None, kb, read_state.index)
             cute.gemm(tiled_mma, acc, tCrA[kc], tCrB[kc], acc)
         warpgroup.commit_group()
-        if cutlass.const_expr(eager):
-            warpgroup.wait_group(0)
+        warpgroup.wait_group(1)
+        if kt > 0:
             ab_pipeline.consumer_release(release_state)
             release_state.advance()
-        else:
-            warpgroup.wait_group(1)
-            if kt > 0:
-                ab_pipeline.consumer_release(release_state)
-                release_state.advance()
         read_state.advance()
-    if cutlass.const_expr(not eager):
-        warpgroup.wait_group(0)
-        ab_pipeline.consumer_release(release_state)  # the last stage: the producer may reuse it right away
-        release_state.advance()
+    warpgroup.wait_group(0)
+    ab_pipeline.consumer_release(release_state)  # the last stage: the producer may reuse it right away
+    release_state.advance()
     return read_state, release_state
 
 

@@ -79,7 +79,6 @@ class Sm90Phase9Config(ct.TmaConfig):
     use_pdl: bool = False  # programmatic dependent launch (phase 10 turns it on)
     cluster_m: int = 1  # M tiles per cluster sharing (multicasting) the B tile, as in phase 4; x split_k CTAs
     evict_first_a: bool = False  # A's TMA loads ask L2 to evict their lines first (an operand read once: phase 10's)
-    eager_release: bool = False  # the consumers release each stage as soon as its wgmma batch is done (mma_k_tiles)
 
     def box_n(self) -> int:
         """B's TMA box and smem stage rows: ``bn``, or ``bn`` + 8 where ``bn`` is 8 x an odd number past 8 (the DSL
@@ -301,7 +300,7 @@ class Sm90Phase9(GemmPhase):
                 read_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
                 release_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
                 read_state, release_state = ct.mma_k_tiles(
-                    ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count, cfg.eager_release
+                    ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count
                 )
             pdl_launch_dependents(cfg)  # the next kernel may start its prologue
             if cutlass.const_expr(self.register_epilogue()):
