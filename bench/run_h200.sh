@@ -1121,6 +1121,74 @@ heldout10)
     --rounds 5 --shapes 1,14336,10240 44,13824,7168 65,2048,4096 67,2560,27648 78,9216,6144 86,6144,6144 \
       90,13824,5632 129,5632,6912 159,5632,6144 202,2048,8192 226,12288,3584 237,2048,10240
   ;;
+heldout10-tuned)
+  # 75. heldout10 tuned on this GPU (cute-gemm tune --families: each shape's 6 cheapest and every family's cheapest,
+  #     cold L2), then benched with the tuned picks: what the per-GPU table gives on shapes the model missed (heldout10
+  #     with the model's picks: 1.019, lowest 0.855). Then the skinny shape sustained with best's kernel twice (best and
+  #     the same config as a --config row) beside phase 7 + PDL and the vendor's two entry points (one nvjet kernel):
+  #     how far apart two rows of one kernel land in one sustained run
+  timeout 330 python3 -m cute_gemm tune --set heldout10 --families --rounds 5 --quiet --out "$OUT/tune_heldout10.json" \
+    > "$OUT/tune_heldout10.log" 2>&1; tail -3 "$OUT/tune_heldout10.log"
+  timeout 150 python3 -m cute_gemm bench --set heldout10 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/heldout10_tuned_bench.json" 2>&1 | tail -3
+  timeout 100 python3 -m cute_gemm bench --shapes 1024,4096,4096 --phases 7 --best --peers cublas,cublaslt \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True --config 7:use_pdl=True --sustained 0.5 --rounds 9 --quiet \
+    --no-plot --out "$OUT/skinny_twice_bench.json" 2>&1 | tail -12
+  ;;
+oneround)
+  # 76. a persistent kernel with PDL whose schedule is one round charged the data-parallel launch (1.4 us, was 4.0): the
+  #     picks it moves (phase 9's 128 x 256 -> phase 7, 10 shapes: the named 512x8192x8192, 2048x2048x2048 and the skinny
+  #     shape, whose measured fastest was phase 7 already, and random ones of 384-512 rows x 8192) beside the old picks,
+  #     cold L2; then the skinny shape sustained, new pick beside old and the vendor
+  beside oneround 300 "one-round persistent launch: new picks (best, phase 7) beside the old (phase 9 128 x 256)" --top 0 \
+    --rounds 7 --shapes 1024,4096,4096 512,8192,8192 2048,2048,2048 384,8192,2048 384,8192,3072 512,8192,14336 \
+      384,8192,4096 384,8192,8192 512,8192,2048 384,8192,5120 \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@1024,4096,4096 --config 9:bn=256,stages=4,split_k=1@512,8192,8192 \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@2048,2048,2048 \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@384,8192,2048 \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@384,8192,3072 --config 9:bn=256,stages=4,split_k=1@512,8192,14336 \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@384,8192,4096 --config 9:bn=256,stages=4,split_k=1@384,8192,8192 \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@512,8192,2048 \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@384,8192,5120
+  timeout 100 python3 -m cute_gemm bench --shapes 1024,4096,4096 --phases 7 --best --peers cublas,cublaslt \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True --sustained 0.5 --rounds 9 --quiet --no-plot \
+    --out "$OUT/skinny_oneround_bench.json" 2>&1 | tail -8
+  ;;
+m512)
+  # 77. 257-512 tokens, where best has only 128 x 256 tiles in one partial wave (384x8192x8192: 96 tiles, 0.84 of the
+  #     vendor in oneround): one-wave tiles the candidates lack -- phase 9's 192 x 128 (three consumer warpgroups; with the
+  #     B multicast over 2), 128 x 192, and phase 10's swap with two token tiles (128 weight rows x 192 or 256 tokens) --
+  #     beside the model's two cheapest and best. Six shapes to design a rule on (first line), six to test it (second),
+  #     chosen before the run
+  beside m512 420 "257-512 tokens: one-wave tiles beside best" --top 2 --rounds 5 \
+    --shapes 384,8192,8192 384,8192,2048 320,8192,4096 448,4096,4096 288,14336,4096 480,5120,5120 \
+      272,11008,4096 352,4096,14336 416,6144,6144 304,8192,3072 496,3584,8192 368,28672,4096 \
+    --config 9:bm=192,bn=128,split_k=1,stages=5,use_pdl=True \
+    --config 9:bm=192,bn=128,split_k=1,stages=5,cluster_m=2,use_pdl=True \
+    --config 9:bm=128,bn=192,split_k=1,stages=5,use_pdl=True \
+    --config 10:bm=128,bn=192,bk=64,split_k=1,stages=5 --config 10:bm=128,bn=256,bk=64,split_k=1,stages=4
+  ;;
+m512-moved)
+  # 78. the 192-column tiles past 256 tokens (m512) and the one-round persistent launch (oneround) together: the new
+  #     picks (best) beside the old (--config) at 10 random shapes of 257-512 tokens whose pick they moved (seed 1203,
+  #     drawn after both rules), cold L2
+  beside m512-moved 300 "192-column tiles past 256 tokens and one-round persistent launch: new picks beside old" --top 0 \
+    --rounds 5 --shapes 470,8192,5632 317,7168,6144 477,8192,8192 323,7168,18944 352,13824,12288 364,14336,6144 \
+      298,14336,4096 373,7168,3072 322,14336,14336 484,8192,3072 \
+    --config 9:bn=256,stages=4,split_k=1@470,8192,5632 --config 9:bn=256,stages=4,split_k=1,use_pdl=True@317,7168,6144 \
+    --config 9:bn=256,stages=4,split_k=1@477,8192,8192 --config 9@323,7168,18944 --config 9:split_k=1@352,13824,12288 \
+    --config 9:split_k=1@364,14336,6144 --config 9:split_k=1,use_pdl=True@298,14336,4096 \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@373,7168,3072 --config 9:split_k=1@322,14336,14336 \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@484,8192,3072
+  ;;
+m512-checks)
+  # 79. the 192-column tiles best now picks past 256 tokens: their GPU tests (10 configs x shapes of
+  #     test_gpu_split_swap.py, and two ragged shapes of 257-512 tokens), the four sanitizers on both at one ragged shape
+  timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py -k "bn192" 2>&1 | tail -3
+  C="--config 9:bm=128,bn=192,bk=64,stages=5,split_k=1,use_pdl=True --config 10:bm=128,bn=192,bk=64,stages=5,split_k=1"
+  timeout 150 python3 bench/sanitize.py --phases none $C --shapes 317,1032,1032 --deadline 110 --jobs 4 \
+    --out "$OUT/sanitize" 2>&1 | tail -8
+  ;;
 tok8-ragged)
   # 71. (ran 2026-12-03: 1.055-1.063x at K = 2048, 0.945-0.972x past it: unicast taken up to K = 2048) three 88-token
   #     tiles unicast where the weight tiles leave a cluster of 4 ragged (the rule's second half): the new

@@ -326,6 +326,48 @@ def test_three_88_token_tiles_at_241_to_256_tokens():
                        for r in choose.explain("sm90", *shape)), shape
 
 
+def test_192_column_tiles_past_256_tokens():
+    """257-512 tokens: phase 9's 128 x 192 tile, and up to 384 tokens phase 10's two 192-token tiles of 128 weight rows
+    (both build within the smem budget); the swap is picked where two token tiles of 64 weight tiles fill one wave
+    (384x8192x8192: 128 CTAs, where 128 x 256 tiles make 96), phase 9's 128 x 192 at 288x14336x4096 (3 x 75 tiles)."""
+    def kinds(m, n, k):
+        return {(p, c["bm"], c["bn"]) for p, c in choose.split_candidates(m, n, k) if c["bn"] == 192}
+
+    assert kinds(300, 8192, 4096) == {("9", 128, 192), ("10", 128, 192)}
+    assert kinds(400, 8192, 4096) == {("9", 128, 192)} and kinds(256, 8192, 4096) == set()
+    assert kinds(513, 8192, 4096) == set()
+    for m in (257, 384, 512):
+        for phase, over in choose.split_candidates(m, 8192, 4096):
+            if over["bn"] == 192:
+                cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
+                assert cfg.stage_bytes() * over["stages"] <= 227 * 1024 and over["stages"] >= 4
+                assert registry.get("sm90", phase).make(cfg).can_implement(m, 8192, 4096) == []
+    phase, cfg = choose.pick("sm90", 384, 8192, 8192)
+    assert (phase, cfg.bm, cfg.bn) == ("10", 128, 192)
+    phase, cfg = choose.pick("sm90", 288, 14336, 4096)
+    assert (phase, cfg.bm, cfg.bn) == ("9", 128, 192)
+
+
+def test_a_persistent_kernel_of_one_round_launches_like_a_data_parallel_one():
+    """With programmatic dependent launch and a one-round schedule, phase 7's launch is charged as phase 9's, so at
+    1024x4096x4096 (64 cluster tiles for 66 clusters) the tie with phase 9's 128 x 256 tile goes to phase 7; two rounds
+    (2048x4096x4096) or no PDL keep the persistent launch's charge."""
+    mc = choose.MACHINE
+    p7 = registry.get("sm90", "7")
+    pdl, plain = p7.make(p7.configured({"use_pdl": True})), p7.make(p7.default_config())
+    assert choose.modelled_us(plain, 1024, 4096, 4096) - choose.modelled_us(pdl, 1024, 4096, 4096) == pytest.approx(
+        mc.persistent_launch_us + mc.no_pdl_us - mc.persistent_one_round_us)
+    p9 = registry.get("sm90", "9")
+    tile = p9.make(p9.configured({"bn": 256, "stages": 4, "split_k": 1, "use_pdl": True}))
+    assert choose.modelled_us(pdl, 1024, 4096, 4096) == pytest.approx(choose.modelled_us(tile, 1024, 4096, 4096))
+    assert choose.pick("sm90", 1024, 4096, 4096)[0] == "7"
+    other = dataclasses.replace(mc, persistent_one_round_us=mc.persistent_one_round_us + 5.0)
+    for shape, rounds in (((1024, 4096, 4096), 1), ((2048, 4096, 4096), 2)):
+        moved = choose.modelled_us(pdl, *shape, mc=other) - choose.modelled_us(pdl, *shape)
+        assert moved == pytest.approx(5.0 if rounds == 1 else 0.0), shape
+        assert choose.modelled_us(plain, *shape, mc=other) == pytest.approx(choose.modelled_us(plain, *shape)), shape
+
+
 def test_cluster_sizes_not_measured_count_as_the_next_larger():
     """A config given by hand may ask for clusters of 5 or 7 (split_k=5): the model counts them as the next measured
     size (17 of 6, 15 of 8), never a KeyError; measured sizes keep their counts."""

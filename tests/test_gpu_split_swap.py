@@ -66,6 +66,9 @@ CONFIGS = [
     ("10", {"bn": 24, "split_k": 2}),
     ("10", {"bm": 128, "bn": 72, "stages": 4, "split_k": 2}),
     ("10", {"bn": 40, "bk": 64, "stages": 4, "split_k": 1, "ctas_per_sm": 2}),
+    # 192-column tiles past 256 tokens: phase 9's 128 x 192 and phase 10's 192-token tiles (two of them up to 384 tokens)
+    ("9", {"bm": 128, "bn": 192, "bk": 64, "stages": 5, "split_k": 1, "use_pdl": True}),
+    ("10", {"bm": 128, "bn": 192, "bk": 64, "stages": 5, "split_k": 1}),
 ]
 SHAPES = [
     Problem(1, 4096, 4096),  # one token
@@ -122,3 +125,21 @@ def test_unsplit_tiles_in_every_c_type(phase, over, ops):
         res = check_phase(entry, shape, config=cfg, operands=operands)
         assert res.error is None, res.error
         assert res.passed and res.repeat_identical, res.summary()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(FAMILY not in (None, "sm90"), reason="phases 9 and 10 are checked on sm90 GPUs here")
+@pytest.mark.parametrize("phase,over", [("9", {"bm": 128, "bn": 192, "bk": 64, "stages": 5, "split_k": 1, "use_pdl": True}),
+                                        ("10", {"bm": 128, "bn": 192, "bk": 64, "stages": 5, "split_k": 1})])
+@pytest.mark.parametrize("shape", [Problem(317, 3000, 1032), Problem(384, 1032, 4104)], ids=str)
+def test_tiles_of_192_columns_past_256_tokens(phase, over, shape):
+    """best's candidates at 257-512 tokens, where the second token tile (phase 10) or the third row of tiles (phase 9)
+    is ragged, N is not a multiple of the tile and K not a multiple of the k-tile."""
+    from cute_gemm.measure.check import check_phase
+
+    entry = registry.get("sm90", phase)
+    cfg = dataclasses.replace(entry.default_config(), **over)
+    assert entry.make(cfg).can_implement(shape.m, shape.n, shape.k) == []
+    res = check_phase(entry, shape, config=cfg)
+    assert res.error is None, res.error
+    assert res.passed and res.repeat_identical and res.unwritten == 0, res.summary()

@@ -110,6 +110,13 @@ class Machine:
     split_body: float = 0.05  # a split CTA's k-loop against a whole one's (see modelled_us)
     no_pdl_us: float = 0.3  # what a launch without programmatic dependent launch pays more
     persistent_launch_us: float = 4.0  # the persistent phases' fixed cost
+    # ... where the schedule is one round and the launch is programmatic (PDL): a data-parallel launch's (launch_us). Its
+    # body is then phase 9's of the same tile, so the cost ties phase 9's and the tie goes to the persistent kernel
+    # (listed first; it adds the pairs' B multicast and the TMA-store epilogue): the fastest measured at all five
+    # one-round shapes where both ran (1024x4096x4096 48.3 us against 49.2, 512x8192x8192 95.2 / 96.2, 2048^3 26.7 /
+    # 27.5); the 10 picks it moved, beside the old ones, cold L2: 1.013x, faster at 7, within 1% at the rest (H200,
+    # 2026-12-03, run_h200.sh oneround)
+    persistent_one_round_us: float = 1.4
     # co-resident clusters per size (GPCs of unequal size: 39 of 3, not 44): a 3-way split of 40 tiles is two waves
     clusters_that_fit: tuple = ((1, 132), (2, 66), (3, 39), (4, 30), (6, 17), (8, 15))
 
@@ -214,6 +221,18 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
     for bm, bn, bk, stages in tiles:
         for split in (1, 2, 4):
             out.append(("9", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split, "use_pdl": pdl}))
+    if 256 < m <= 512:
+        # past 256 tokens, tiles of 192 columns: phase 9's 128 x 192, and (up to 384 tokens) phase 10's 128 weight rows x
+        # 192 tokens in two token tiles, 128 CTAs at N = 8192 where 128 x 256 tiles leave 36 SMs idle. Beside the old
+        # picks, cold L2: 384x8192x8192 73.6 us against 91.2 (cuBLAS 75.1), 320x8192x4096 39.6 / 48.2, 288x14336x4096
+        # 77.5 / 96.5 (128 x 192), 304x8192x3072 31.9 / 36.4; 128 x 192 and 192 x 128 of phase 9 with three token
+        # tiles past 384 tokens lost (480x5120x5120 47.2 against phase 8's 42.8), as did phase 9's 192 x 128 with or
+        # without the B multicast wherever phase 10 won (H200, 2026-12-03, run_h200.sh m512)
+        out.append(("9", {"bm": 128, "bn": 192, "bk": 64, "stages": _stages(128, 192, 64, 1), "split_k": 1,
+                          "use_pdl": pdl}))
+        if m <= 384:
+            out.append(("10", {"bm": 128, "bn": 192, "bk": 64, "stages": _stages(128, 192, 64, 1), "split_k": 1,
+                               "ctas_per_sm": 1, "cluster_m": 1, "evict_first_a": False}))
     if 64 < m <= 256 and _ceil(m, 64) % 2 == 0:
         # 64-token tiles in pairs sharing the weights' 128-wide tile (the multicast of B over 2 token tiles: each CTA
         # loads 64 weight columns, whole 128-B lines, for both): 128x8192x8192 35.5 us against 36.8 unicast (the picked
@@ -340,7 +359,8 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
     mma = rounds * 2 * cfg.bm * cfg.bn * k / mc.mma_flop_per_us * factor
     memory = memory_bytes / mc.hbm_bytes_per_us
     pdl = getattr(cfg, "use_pdl", False)
-    return mc.persistent_launch_us + (not pdl) * mc.no_pdl_us + max(mma, memory) + mc.overlap * min(mma, memory)
+    launch = mc.persistent_one_round_us if rounds == 1 and pdl else mc.persistent_launch_us  # see Machine
+    return launch + (not pdl) * mc.no_pdl_us + max(mma, memory) + mc.overlap * min(mma, memory)
 
 
 def _candidates(arch: str, m: int, n: int, k: int):
