@@ -41,7 +41,10 @@ MODEL8_RUNS = RESULTS / "h200_2026-12-03_model8_runs.tar.xz"
 # token tiles of 8 x an odd number: cuBLAS's arrangements beside best, the picks of tokens in steps of 8 beside the old
 # ones (22 random shapes), three 88-token tiles where the weight tiles leave a cluster of 4 ragged (two runs)
 TOK8_RUNS = RESULTS / "h200_2026-12-03_tok8_runs.tar.xz"
-ARCHIVES = (CANDIDATES, FIT_RUNS, MODEL8_RUNS, TOK8_RUNS)
+# heldout10's candidates, the one-round persistent launch's moved picks, 257-512 tokens (one-wave tiles beside best, then
+# the new picks beside the old at random shapes); the archive's kinter / eager files time configs reverted since
+M512_RUNS = RESULTS / "h200_2026-12-03_m512_runs.tar.xz"
+ARCHIVES = (CANDIDATES, FIT_RUNS, MODEL8_RUNS, TOK8_RUNS, M512_RUNS)
 # the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs, the 192-row tiles
 # and 3-way splits with the picks they moved, the candidates after heldout3, the `cute-gemm tune` runs (a shape in
 # several: the later file wins), the token tiles in steps of 16, every family's cheapest at 72-248 tokens, the picks
@@ -81,7 +84,10 @@ DEFAULT = [CANDIDATES / "h200_2026-12-01_best_candidates.json", CANDIDATES / "h2
            TOK8_RUNS / "h200_2026-12-03_best_candidates_tok8.json",
            TOK8_RUNS / "h200_2026-12-03_best_candidates_tok8_moved.json",
            TOK8_RUNS / "h200_2026-12-03_best_candidates_tok8_4864.json",
-           TOK8_RUNS / "h200_2026-12-03_best_candidates_tok8_ragged.json"]
+           TOK8_RUNS / "h200_2026-12-03_best_candidates_tok8_ragged.json",
+           M512_RUNS / "h200_2026-12-03_best_candidates_heldout10.json",
+           M512_RUNS / "h200_2026-12-03_best_candidates_oneround.json", M512_RUNS / "h200_2026-12-03_best_candidates_m512.json",
+           M512_RUNS / "h200_2026-12-03_best_candidates_m512_moved.json"]
 GRID = {
     "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
     "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),
@@ -181,7 +187,8 @@ def evaluate(shapes: dict, kerns: dict, mc: choose.Machine, verbose: bool = Fals
             if verbose:
                 print(f"{'x'.join(map(str, shape)):>16}  no measured row is a candidate today: left out")
             continue
-        pick = min(pickable, key=lambda x: (round(x[0], 3), x[1]["phase"] != "10"))[1]
+        # ties as ``choose.explain`` breaks them: the swap first, then the persistent phases (listed before the others)
+        pick = min(pickable, key=lambda x: (round(x[0], 3), x[1]["phase"] != "10", x[1]["phase"] not in ("7", "8")))[1]
         fastest = min(r["us"] for r in rows)
         regret.append(pick["us"] / fastest)
         vendor.append(pick["vendor_us"] / pick["us"])

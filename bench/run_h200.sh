@@ -72,6 +72,12 @@
 #                                            bash bench/run_h200.sh tok8-sets  # (ran 12-03) heldout9 (new), heldout8, unlisted, steps of 8
 #                                            bash bench/run_h200.sh tok8-4864  # (ran 12-03) heldout9's lowest shape again, ragged clusters of 4
 #                                            bash bench/run_h200.sh tok8-ragged  # (ran 12-03) three 88-token tiles unicast, ragged counts
+#                                            bash bench/run_h200.sh heldout10  # (ran 12-03) heldout10 (new): bench + candidates, model picks
+#                                            bash bench/run_h200.sh heldout10-tuned # (ran 12-03) heldout10 tuned, then benched; skinny twice
+#                                            bash bench/run_h200.sh oneround   # (ran 12-03) one-round persistent launch: moved picks, skinny
+#                                            bash bench/run_h200.sh m512       # (ran 12-03) 257-512 tokens: one-wave tiles beside best
+#                                            bash bench/run_h200.sh m512-moved # (ran 12-03) 192-column tiles: new picks beside old, 10 fresh
+#                                            bash bench/run_h200.sh m512-checks # (ran 12-03) 192-column tiles: GPU tests, sanitizers
 # 1. sweep: every phase, phase="best" and the peers at the headline shapes and 512^3-8192^3, randn,
 #    CUDA-graph timing interleaved over 7 rounds, NVML clock/power, Nsight Compute cross-check.
 # 2. sustained: the shapes the performance targets name, each kernel kept busy 0.5 s before each timed
@@ -1112,9 +1118,10 @@ tok8-4864)
     --config 10:bn=240,bk=64,stages=5,split_k=3@232,2048,5632
   ;;
 heldout10)
-  # 72. the model (as of 168a26e) on 12 shapes drawn at random before any was measured (--set heldout10: M 1..237 x a
-  #     model's layer widths, seed 20261203): the set's bench, cold L2, model picks; then every shape's 4 cheapest
-  #     candidates and every family's cheapest beside best, to see where the model misses the fastest
+  # 72. (ran 2026-12-03: 1.019, lowest 0.855 at 65x2048x4096; the model's pick the fastest at 8 of 12) the model (as of
+  #     168a26e) on 12 shapes drawn at random before any was measured (--set heldout10: M 1..237 x a model's layer
+  #     widths, seed 20261203): the set's bench, cold L2, model picks; then every shape's 4 cheapest candidates and
+  #     every family's cheapest beside best, to see where the model misses the fastest
   timeout 150 python3 -m cute_gemm bench --set heldout10 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
     --quiet --no-plot --out "$OUT/heldout10_bench.json" 2>&1 | tail -3
   beside heldout10_candidates 400 "heldout10: the 4 cheapest and every family's cheapest beside best" --top 4 --families \
@@ -1122,11 +1129,12 @@ heldout10)
       90,13824,5632 129,5632,6912 159,5632,6144 202,2048,8192 226,12288,3584 237,2048,10240
   ;;
 heldout10-tuned)
-  # 75. heldout10 tuned on this GPU (cute-gemm tune --families: each shape's 6 cheapest and every family's cheapest,
-  #     cold L2), then benched with the tuned picks: what the per-GPU table gives on shapes the model missed (heldout10
-  #     with the model's picks: 1.019, lowest 0.855). Then the skinny shape sustained with best's kernel twice (best and
-  #     the same config as a --config row) beside phase 7 + PDL and the vendor's two entry points (one nvjet kernel):
-  #     how far apart two rows of one kernel land in one sustained run
+  # 75. (ran 2026-12-03: tuned 1.077, lowest 0.986; the skinny shape's two rows of one kernel 610.6 and 600.8 TFLOP/s,
+  #     phase 7 618.8, cuBLAS 622.0) heldout10 tuned on this GPU (cute-gemm tune --families: each shape's 6 cheapest and
+  #     every family's cheapest, cold L2), then benched with the tuned picks: what the per-GPU table gives on shapes the
+  #     model missed (heldout10 with the model's picks: 1.019, lowest 0.855). Then the skinny shape sustained with
+  #     best's kernel twice (best and the same config as a --config row) beside phase 7 + PDL and the vendor's two entry
+  #     points (one nvjet kernel): how far apart two rows of one kernel land in one sustained run
   timeout 330 python3 -m cute_gemm tune --set heldout10 --families --rounds 5 --quiet --out "$OUT/tune_heldout10.json" \
     > "$OUT/tune_heldout10.log" 2>&1; tail -3 "$OUT/tune_heldout10.log"
   timeout 150 python3 -m cute_gemm bench --set heldout10 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
@@ -1136,10 +1144,11 @@ heldout10-tuned)
     --no-plot --out "$OUT/skinny_twice_bench.json" 2>&1 | tail -12
   ;;
 oneround)
-  # 76. a persistent kernel with PDL whose schedule is one round charged the data-parallel launch (1.4 us, was 4.0): the
-  #     picks it moves (phase 9's 128 x 256 -> phase 7, 10 shapes: the named 512x8192x8192, 2048x2048x2048 and the skinny
-  #     shape, whose measured fastest was phase 7 already, and random ones of 384-512 rows x 8192) beside the old picks,
-  #     cold L2; then the skinny shape sustained, new pick beside old and the vendor
+  # 76. (ran 2026-12-03: 1.013x, faster at 7 of 10; sustained best (phase 7) 0.987 of cuBLASLt) a persistent kernel with
+  #     PDL whose schedule is one round charged the data-parallel launch (1.4 us, was 4.0): the picks it moves (phase
+  #     9's 128 x 256 -> phase 7, 10 shapes: the named 512x8192x8192, 2048x2048x2048 and the skinny shape, whose
+  #     measured fastest was phase 7 already, and random ones of 384-512 rows x 8192) beside the old picks, cold L2;
+  #     then the skinny shape sustained, new pick beside old and the vendor
   beside oneround 300 "one-round persistent launch: new picks (best, phase 7) beside the old (phase 9 128 x 256)" --top 0 \
     --rounds 7 --shapes 1024,4096,4096 512,8192,8192 2048,2048,2048 384,8192,2048 384,8192,3072 512,8192,14336 \
       384,8192,4096 384,8192,8192 512,8192,2048 384,8192,5120 \
@@ -1155,11 +1164,12 @@ oneround)
     --out "$OUT/skinny_oneround_bench.json" 2>&1 | tail -8
   ;;
 m512)
-  # 77. 257-512 tokens, where best has only 128 x 256 tiles in one partial wave (384x8192x8192: 96 tiles, 0.84 of the
-  #     vendor in oneround): one-wave tiles the candidates lack -- phase 9's 192 x 128 (three consumer warpgroups; with the
-  #     B multicast over 2), 128 x 192, and phase 10's swap with two token tiles (128 weight rows x 192 or 256 tokens) --
-  #     beside the model's two cheapest and best. Six shapes to design a rule on (first line), six to test it (second),
-  #     chosen before the run
+  # 77. (ran 2026-12-03: phase 10's 128 x 192 1.24-1.27x best at 384 x 8192, phase 9's 128 x 192 1.25x at
+  #     288x14336x4096; the rest lost) 257-512 tokens, where best has only 128 x 256 tiles in one partial wave
+  #     (384x8192x8192: 96 tiles, 0.84 of the vendor in oneround): one-wave tiles the candidates lack -- phase 9's 192 x
+  #     128 (three consumer warpgroups; with the B multicast over 2), 128 x 192, and phase 10's swap with two token
+  #     tiles (128 weight rows x 192 or 256 tokens) -- beside the model's two cheapest and best. Six shapes to design a
+  #     rule on (first line), six to test it (second), chosen before the run
   beside m512 420 "257-512 tokens: one-wave tiles beside best" --top 2 --rounds 5 \
     --shapes 384,8192,8192 384,8192,2048 320,8192,4096 448,4096,4096 288,14336,4096 480,5120,5120 \
       272,11008,4096 352,4096,14336 416,6144,6144 304,8192,3072 496,3584,8192 368,28672,4096 \
@@ -1169,9 +1179,9 @@ m512)
     --config 10:bm=128,bn=192,bk=64,split_k=1,stages=5 --config 10:bm=128,bn=256,bk=64,split_k=1,stages=4
   ;;
 m512-moved)
-  # 78. the 192-column tiles past 256 tokens (m512) and the one-round persistent launch (oneround) together: the new
-  #     picks (best) beside the old (--config) at 10 random shapes of 257-512 tokens whose pick they moved (seed 1203,
-  #     drawn after both rules), cold L2
+  # 78. (ran 2026-12-03: 1.140x, faster at 10 of 10) the 192-column tiles past 256 tokens (m512) and the one-round
+  #     persistent launch (oneround) together: the new picks (best) beside the old (--config) at 10 random shapes of
+  #     257-512 tokens whose pick they moved (seed 1203, drawn after both rules), cold L2
   beside m512-moved 300 "192-column tiles past 256 tokens and one-round persistent launch: new picks beside old" --top 0 \
     --rounds 5 --shapes 470,8192,5632 317,7168,6144 477,8192,8192 323,7168,18944 352,13824,12288 364,14336,6144 \
       298,14336,4096 373,7168,3072 322,14336,14336 484,8192,3072 \
@@ -1182,8 +1192,9 @@ m512-moved)
     --config 9:bn=256,stages=4,split_k=1,use_pdl=True@484,8192,3072
   ;;
 m512-checks)
-  # 79. the 192-column tiles best now picks past 256 tokens: their GPU tests (10 configs x shapes of
-  #     test_gpu_split_swap.py, and two ragged shapes of 257-512 tokens), the four sanitizers on both at one ragged shape
+  # 79. (ran 2026-12-03: 15 passed; 0 errors in 8 sanitizer runs) the 192-column tiles best now picks past 256 tokens:
+  #     their GPU tests (10 configs x shapes of test_gpu_split_swap.py, and two ragged shapes of 257-512 tokens), the
+  #     four sanitizers on both at one ragged shape
   timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py -k "bn192" 2>&1 | tail -3
   C="--config 9:bm=128,bn=192,bk=64,stages=5,split_k=1,use_pdl=True --config 10:bm=128,bn=192,bk=64,stages=5,split_k=1"
   timeout 150 python3 bench/sanitize.py --phases none $C --shapes 317,1032,1032 --deadline 110 --jobs 4 \

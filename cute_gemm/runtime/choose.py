@@ -27,12 +27,14 @@ past 128 tokens, the multicast over 2 or 4 weight tiles for token tiles of 128 o
 SM with 64-deep k-tiles where 128-deep ones leave too short a ring, 192-row weight tiles (three consumer
 warpgroups) for token tiles of 96 or more, 3-way splits for token tiles of 128 or more, and at 232-240 tokens with
 K <= 5120 three 80-token tiles of 128 weight rows, at 241-256 three 88-token tiles (cuBLAS's arrangements there; over
-clusters of 4 where the weight tiles fill whole clusters, else unicast up to K = 2048). Phase 10's weight tiles of
-128 or 192 rows whose token tile holds every token load the weights evict-first in L2 (``evict_first_a``: each weight
-line is read once; 1.02x at 12 random shapes, H200): a policy, not a term of the cost.
+clusters of 4 where the weight tiles fill whole clusters, else unicast up to K = 2048). Past 256 tokens (up to 512)
+tiles of 192 columns: phase 9's 128 x 192, and up to 384 tokens phase 10's two 192-token tiles. A persistent phase
+whose schedule is one round, with PDL, is charged a data-parallel launch (``persistent_one_round_us``). Phase 10's
+weight tiles of 128 or 192 rows whose token tile holds every token load the weights evict-first in L2
+(``evict_first_a``: each weight line is read once; 1.02x at 12 random shapes, H200): a policy, not a term of the cost.
 
 The model was checked on shapes chosen *after* each fit and measured once (``cute-gemm bench --set
-heldout`` ... ``heldout8``), and where a refit moved picks, old and new were timed side by side, also at random
+heldout`` ... ``heldout10``), and where a refit moved picks, old and new were timed side by side, also at random
 shapes (``bench/run_h200.sh model6-sample``): that, not the fit, is the evidence for shapes nobody listed.
 ``bench/candidates.py`` measures the cheapest candidates of any shapes side by side (what a refit reads).
 
