@@ -29,10 +29,11 @@ from cute_gemm.measure.tune import candidate_rows as rows_of  # noqa: E402  (a c
 from cute_gemm.runtime import choose, registry  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-# candidate runs no document links to, kept in one archive (the working tree travels to the GPU machine: small files
-# in blocks add up); a path through it reads as ARCHIVE.tar.xz/MEMBER
-# the plain candidates files of 12-01 to 12-03, in one archive
+# the plain candidates files of 12-01 to 12-03 (most of them linked from docs/results.md), kept in one archive (the
+# working tree travels to the GPU machine beside the DSL bundle, in a 64 MiB carry); a path through an archive reads
+# as ARCHIVE.tar.xz/MEMBER
 CANDIDATES = RESULTS / "h200_2026-12-01_to_03_candidates.tar.xz"
+# candidate runs no document links to, kept in one archive (small files in blocks add up)
 FIT_RUNS = RESULTS / "h200_2026-12-02_to_03_fit_runs.tar.xz"
 # the runs of the criteria with the final model (model8) and after: three 96-token tiles over 4 (won at 4 of 10, then
 # lost at fresh shapes), every family at 241-256 tokens, the reduce cap's picks beside the old ones (two samples),
@@ -188,7 +189,8 @@ def evaluate(shapes: dict, kerns: dict, mc: choose.Machine, verbose: bool = Fals
                 print(f"{'x'.join(map(str, shape)):>16}  no measured row is a candidate today: left out")
             continue
         # ties as ``choose.explain`` breaks them: the swap first, then the persistent phases (listed before the others)
-        pick = min(pickable, key=lambda x: (round(x[0], 3), x[1]["phase"] != "10", x[1]["phase"] not in ("7", "8")))[1]
+        pick = min(pickable, key=lambda x: (round(x[0], 3), x[1]["phase"] != "10",
+                                            x[1]["phase"] not in ("7", "8")))[1]
         fastest = min(r["us"] for r in rows)
         regret.append(pick["us"] / fastest)
         vendor.append(pick["vendor_us"] / pick["us"])

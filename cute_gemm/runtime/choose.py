@@ -112,12 +112,12 @@ class Machine:
     split_body: float = 0.05  # a split CTA's k-loop against a whole one's (see modelled_us)
     no_pdl_us: float = 0.3  # what a launch without programmatic dependent launch pays more
     persistent_launch_us: float = 4.0  # the persistent phases' fixed cost
-    # ... where the schedule is one round and the launch is programmatic (PDL): a data-parallel launch's (launch_us). Its
-    # body is then phase 9's of the same tile, so the cost ties phase 9's and the tie goes to the persistent kernel
-    # (listed first; it adds the pairs' B multicast and the TMA-store epilogue): the fastest measured at all five
-    # one-round shapes where both ran (1024x4096x4096 48.3 us against 49.2, 512x8192x8192 95.2 / 96.2, 2048^3 26.7 /
-    # 27.5); the 10 picks it moved, beside the old ones, cold L2: 1.013x, faster at 7, within 1% at the rest (H200,
-    # 2026-12-03, run_h200.sh oneround)
+    # ... where the schedule is one round and the launch is programmatic (PDL): a data-parallel launch's (launch_us).
+    # Phase 7's body is then phase 9's of the same tile, so the two costs tie and the tie goes to phase 7 (listed
+    # first; it adds the pairs' B multicast and the TMA-store epilogue). Phase 7 ran fastest at all five one-round
+    # shapes where both were measured (1024x4096x4096 48.3 us against 49.2, 512x8192x8192 95.2 / 96.2, 2048^3 26.7 /
+    # 27.5, 512x4096x4096 26.7 / 27.0, 512x4096x14336 86.6 / 86.9); the 10 picks this moved, beside the old ones, cold
+    # L2: 1.013x, faster at 7, within 1% at the rest (H200, 2026-12-03, run_h200.sh oneround)
     persistent_one_round_us: float = 1.4
     # co-resident clusters per size (GPCs of unequal size: 39 of 3, not 44): a 3-way split of 40 tiles is two waves
     clusters_that_fit: tuple = ((1, 132), (2, 66), (3, 39), (4, 30), (6, 17), (8, 15))
@@ -226,10 +226,11 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
     if 256 < m <= 512:
         # past 256 tokens, tiles of 192 columns: phase 9's 128 x 192, and (up to 384 tokens) phase 10's 128 weight rows x
         # 192 tokens in two token tiles, 128 CTAs at N = 8192 where 128 x 256 tiles leave 36 SMs idle. Beside the old
-        # picks, cold L2: 384x8192x8192 73.6 us against 91.2 (cuBLAS 75.1), 320x8192x4096 39.6 / 48.2, 288x14336x4096
-        # 77.5 / 96.5 (128 x 192), 304x8192x3072 31.9 / 36.4; 128 x 192 and 192 x 128 of phase 9 with three token
-        # tiles past 384 tokens lost (480x5120x5120 47.2 against phase 8's 42.8), as did phase 9's 192 x 128 with or
-        # without the B multicast wherever phase 10 won (H200, 2026-12-03, run_h200.sh m512)
+        # picks, cold L2: 384x8192x8192 73.6 us against 91.2 (cuBLAS 75.1), 320x8192x4096 39.6 / 48.2, 304x8192x3072
+        # 31.9 / 36.4, 288x14336x4096 77.5 / 96.5 (phase 9's 128 x 192). Phase 10 with three token tiles (past 384
+        # tokens) lost: 480x5120x5120 47.2 against phase 8's 42.8. Phase 9's 192 x 128 (three consumer warpgroups, with
+        # or without the B multicast) is left out: where it won, phase 10 ran within 4% of it, and it lost 1.24x to
+        # 128 x 192 at 288x14336x4096 (H200, 2026-12-03, run_h200.sh m512)
         out.append(("9", {"bm": 128, "bn": 192, "bk": 64, "stages": _stages(128, 192, 64, 1), "split_k": 1,
                           "use_pdl": pdl}))
         if m <= 384:
@@ -239,7 +240,8 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         # 64-token tiles in pairs sharing the weights' 128-wide tile (the multicast of B over 2 token tiles: each CTA
         # loads 64 weight columns, whole 128-B lines, for both): 128x8192x8192 35.5 us against 36.8 unicast (the picked
         # swapped tile 38.4), 128x14336x4096 34.6 / 35.5, 256x4096x14336 48.5 / 48.8; 64-wide weight tiles (32 columns
-        # each, 64-B rows) lost: 0.94-0.97x (H200, 2026-12-03, h200_2026-12-03_best_candidates_wmcast.json in h200_2026-12-01_to_03_candidates.tar.xz)
+        # each, 64-B rows) lost: 0.94-0.97x (H200, 2026-12-03, h200_2026-12-03_best_candidates_wmcast.json in
+        # h200_2026-12-01_to_03_candidates.tar.xz)
         out.append(("9", {"bm": 64, "bn": 128, "bk": 64, "stages": 8, "split_k": 1, "use_pdl": pdl, "cluster_m": 2}))
     if m <= 256:
         # the tokens in one tile, or (past 128 tokens) in two: twice the weight reads, but twice the CTAs
