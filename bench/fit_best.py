@@ -155,8 +155,8 @@ def candidate_kernels(shape) -> tuple:
 def model_pick(shape, mc: choose.Machine):
     """The (phase, unstaged config) ``pick`` would run at ``shape`` with the constants ``mc``: among all of its
     candidates, measured or not."""
-    return min(candidate_kernels(shape), key=lambda c: (round(choose.modelled_us(c[0], *shape, c[1], mc), 3),
-                                                         c[0].phase != "10"))[2]
+    return min(candidate_kernels(shape), key=lambda c: choose.rank(choose.modelled_us(c[0], *shape, c[1], mc),
+                                                                   c[0].phase))[2]
 
 
 def candidates(shape) -> set:
@@ -188,9 +188,7 @@ def evaluate(shapes: dict, kerns: dict, mc: choose.Machine, verbose: bool = Fals
             if verbose:
                 print(f"{'x'.join(map(str, shape)):>16}  no measured row is a candidate today: left out")
             continue
-        # ties as ``choose.explain`` breaks them: the swap first, then the persistent phases (listed before the others)
-        pick = min(pickable, key=lambda x: (round(x[0], 3), x[1]["phase"] != "10",
-                                            x[1]["phase"] not in ("7", "8")))[1]
+        pick = min(pickable, key=lambda x: choose.rank(x[0], x[1]["phase"]))[1]  # ties as ``pick`` breaks them
         fastest = min(r["us"] for r in rows)
         regret.append(pick["us"] / fastest)
         vendor.append(pick["vendor_us"] / pick["us"])

@@ -113,8 +113,8 @@ class Machine:
     no_pdl_us: float = 0.3  # what a launch without programmatic dependent launch pays more
     persistent_launch_us: float = 4.0  # the persistent phases' fixed cost
     # ... where the schedule is one round and the launch is programmatic (PDL): a data-parallel launch's (launch_us).
-    # Phase 7's body is then phase 9's of the same tile, so the two costs tie and the tie goes to phase 7 (listed
-    # first; it adds the pairs' B multicast and the TMA-store epilogue). Phase 7 ran fastest at all five one-round
+    # Phase 7's body is then phase 9's of the same tile, so the two costs tie and the tie goes to phase 7 (``rank``;
+    # it adds the pairs' B multicast and the TMA-store epilogue). Phase 7 ran fastest at all five one-round
     # shapes where both were measured (1024x4096x4096 48.3 us against 49.2, 512x8192x8192 95.2 / 96.2, 2048^3 26.7 /
     # 27.5, 512x4096x4096 26.7 / 27.0, 512x4096x14336 86.6 / 86.9); the 10 picks this moved, beside the old ones, cold
     # L2: 1.013x, faster at 7, within 1% at the rest (H200, 2026-12-03, run_h200.sh oneround)
@@ -175,6 +175,7 @@ PERSISTENT = {
              ("8", _PDL, 0.98)),
     "sm100": (("7", _PDL, 1.0),),
 }
+_PERSISTENT_PHASES = frozenset(phase for cands in PERSISTENT.values() for phase, _, _ in cands)
 
 
 def clusters_that_fit(size: int, mc: Machine = MACHINE) -> int:
@@ -231,11 +232,10 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         # tokens) lost: 480x5120x5120 47.2 against phase 8's 42.8. Phase 9's 192 x 128 (three consumer warpgroups, with
         # or without the B multicast) is left out: where it won, phase 10 ran within 4% of it, and it lost 1.24x to
         # 128 x 192 at 288x14336x4096 (H200, 2026-12-03, run_h200.sh m512)
-        out.append(("9", {"bm": 128, "bn": 192, "bk": 64, "stages": _stages(128, 192, 64, 1), "split_k": 1,
-                          "use_pdl": pdl}))
+        tile = {"bm": 128, "bn": 192, "bk": 64, "stages": _stages(128, 192, 64, 1), "split_k": 1}
+        out.append(("9", {**tile, "use_pdl": pdl}))
         if m <= 384:
-            out.append(("10", {"bm": 128, "bn": 192, "bk": 64, "stages": _stages(128, 192, 64, 1), "split_k": 1,
-                               "ctas_per_sm": 1, "cluster_m": 1, "evict_first_a": False}))
+            out.append(("10", {**tile, "ctas_per_sm": 1, "cluster_m": 1, "evict_first_a": False}))
     if 64 < m <= 256 and _ceil(m, 64) % 2 == 0:
         # 64-token tiles in pairs sharing the weights' 128-wide tile (the multicast of B over 2 token tiles: each CTA
         # loads 64 weight columns, whole 128-B lines, for both): 128x8192x8192 35.5 us against 36.8 unicast (the picked
@@ -387,8 +387,14 @@ def explain(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
             continue
         rows.append({"phase": entry.phase, "config": cfg, "label": label(entry.phase, entry.overrides(cfg)),
                      "cost": modelled_us(kern, m, n, k, factor)})
-    # ties (the model is symmetric under the swap) go to the swapped tile: measured faster at M <= 128
-    return sorted(rows, key=lambda r: (round(r["cost"], 3), r["phase"] != "10"))
+    return sorted(rows, key=lambda r: rank(r["cost"], r["phase"]))
+
+
+def rank(cost: float, phase: str) -> tuple:
+    """The order of two candidates: the cheaper first; on a tie (the model is symmetric under the swap) the swapped
+    tile (measured faster at M <= 128), then a persistent phase (a one-round schedule with PDL costs what phase 9's
+    same tile does, and adds the B multicast and the TMA-store epilogue; see ``Machine.persistent_one_round_us``)."""
+    return round(cost, 3), phase != "10", phase not in _PERSISTENT_PHASES
 
 
 def label(phase: str, over: dict) -> str:
