@@ -57,6 +57,15 @@
 #                                            bash bench/run_h200.sh tiles3-80  # narrowed to 232-240 tokens, K <= 5120
 #                                            bash bench/run_h200.sh tiles3-checks  # its config's GPU tests, sanitizers, stress
 #                                            bash bench/run_h200.sh model8     # (ran 12-03) issue 18's criteria with the final model, one run
+#                                            bash bench/run_h200.sh bm256      # 257-512 tokens in 256-row weight tiles
+#                                            bash bench/run_h200.sh bm256-moved  # best's picks they moved, beside the old
+#                                            bash bench/run_h200.sh bm256-checks  # their GPU tests, sanitizers
+#                                            bash bench/run_h200.sh bm256-tail  # 289-310 tokens at 14336 weight rows
+#                                            bash bench/run_h200.sh criteria9  # issue 18's criteria after them
+#                                            bash bench/run_h200.sh heldout11  # 257-512 tokens held out; the gaps' families
+#                                            bash bench/run_h200.sh gen512     # phase 10's token halves past 256 tokens
+#                                            bash bench/run_h200.sh gen512-checks  # their checks, two-wave picks, heldout11
+#                                            bash bench/run_h200.sh criteria10  # decode and small with the final model
 #                                            bash bench/run_h200.sh tiles3-mc4  # (ran 12-03) 241-256 tokens in three 96-token tiles over 4
 #                                            bash bench/run_h200.sh mc4-fresh   # (ran 12-03) that rule beside the old picks, 14 fresh shapes
 #                                            bash bench/run_h200.sh skinny-mcast  # (ran 12-03) 1024x4096x4096 sustained: B multicast
@@ -1177,6 +1186,133 @@ m512)
     --config 9:bm=192,bn=128,split_k=1,stages=5,cluster_m=2,use_pdl=True \
     --config 9:bm=128,bn=192,split_k=1,stages=5,use_pdl=True \
     --config 10:bm=128,bn=192,bk=64,split_k=1,stages=5 --config 10:bm=128,bn=256,bk=64,split_k=1,stages=4
+  ;;
+bm256)
+  # 80. (ran 2026-12-04: won at 5 of 11, 288x14336x4096 56.1 us against 78.7) 257-512 tokens in weight tiles of 256
+  #     rows (phase 10, two consumer warpgroups of 128 rows each, cuBLAS's 256 x 128 "coopA" arrangement): 2-4 token tiles
+  #     of <= 144 tokens, split where the tiles leave SMs idle -- the two fullest grids per shape, beside the model's two
+  #     cheapest and best; --bench-out keeps cuBLAS's kernels
+  beside bm256 480 "257-512 tokens: 256-row weight tiles beside best" --top 2 --rounds 5 --bench-out "$OUT/bm256_bench.json" \
+    --shapes 288,14336,4096 320,8192,4096 304,8192,3072 384,8192,8192 480,5120,5120 272,11008,4096 \
+      352,4096,14336 448,4096,4096 416,6144,6144 496,3584,8192 512,14336,4096 \
+    --config 10:bm=256,bn=144,bk=64,stages=4,split_k=1@288,14336,4096 \
+    --config 10:bm=256,bn=80,bk=64,stages=5,split_k=1@320,8192,4096 \
+    --config 10:bm=256,bn=112,bk=64,stages=4,split_k=1@320,8192,4096 \
+    --config 10:bm=256,bn=80,bk=64,stages=5,split_k=1@304,8192,3072 \
+    --config 10:bm=256,bn=104,bk=64,stages=4,split_k=1@304,8192,3072 \
+    --config 10:bm=256,bn=96,bk=64,stages=5,split_k=1@384,8192,8192 \
+    --config 10:bm=256,bn=128,bk=64,stages=4,split_k=1@384,8192,8192 \
+    --config 10:bm=256,bn=120,bk=64,stages=4,split_k=1@480,5120,5120 \
+    --config 10:bm=256,bn=96,bk=64,stages=5,split_k=1@272,11008,4096 \
+    --config 10:bm=256,bn=136,bk=64,stages=4,split_k=1@272,11008,4096 \
+    --config 10:bm=256,bn=88,bk=64,stages=5,split_k=2@352,4096,14336 \
+    --config 10:bm=256,bn=120,bk=64,stages=4,split_k=2@352,4096,14336 \
+    --config 10:bm=256,bn=112,bk=64,stages=4,split_k=2@448,4096,4096 \
+    --config 10:bm=256,bn=104,bk=64,stages=4,split_k=1@416,6144,6144 \
+    --config 10:bm=256,bn=128,bk=64,stages=4,split_k=2@496,3584,8192 \
+    --config 10:bm=256,bn=128,bk=64,stages=4,split_k=1@512,14336,4096
+  ;;
+bm256-moved)
+  # 81. (ran 2026-12-04: 1.14x at 15, faster at 12; 4 x 128 token tiles then left out) 256-row weight tiles in best's
+  #     candidates past 256 tokens: the new picks (best) beside the old (--config) at the decode set's one moved shape
+  #     (512x8192x8192) and 14 random shapes of 257-512 tokens whose pick moved (seed 20261204, 128 of 396 moved; 14 drawn
+  #     with seed 4), cold L2
+  beside bm256-moved 300 "256-row weight tiles past 256 tokens: new picks beside the old" --top 0 --rounds 5 \
+    --shapes 512,8192,8192 384,11008,8192 470,8192,3072 269,8192,4096 360,3072,14336 413,4096,14336 322,3072,8192 \
+      398,14336,14336 265,3072,8192 281,11008,2048 394,8192,3072 381,4096,14336 374,11008,4096 409,14336,4096 \
+      435,8192,3072 \
+    --config 7:use_pdl=True@512,8192,8192 --config 9:bn=256,stages=4,split_k=1@384,11008,8192 \
+    --config 7:use_pdl=True@470,8192,3072 --config 10:bm=128,bn=192,bk=64,stages=5,split_k=1@269,8192,4096 \
+    --config 7:bn=192,use_pdl=True@360,3072,14336 --config 9:split_k=1@413,4096,14336 \
+    --config 7:bn=192,use_pdl=True@322,3072,8192 --config 7:bn=128,stages=6,use_pdl=True@398,14336,14336 \
+    --config 9:bm=64,stages=8,split_k=1,use_pdl=True@265,3072,8192 \
+    --config 9:bn=256,stages=4,split_k=1,use_pdl=True@281,11008,2048 --config 7:use_pdl=True@394,8192,3072 \
+    --config 9:split_k=1@381,4096,14336 --config 9:bn=256,stages=4,split_k=1,use_pdl=True@374,11008,4096 \
+    --config 7:bn=128,stages=6,use_pdl=True@409,14336,4096 --config 7:use_pdl=True@435,8192,3072
+  ;;
+bm256-checks)
+  # 82. (ran 2026-12-04: 26 passed; 0 errors in 8 sanitizer runs) the 256-row weight tiles' GPU tests (three configs x
+  #     the file's five shapes, two more at ragged shapes of 257-512 tokens, one in every C type) and the four sanitizers
+  #     on two of them at a ragged shape
+  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py \
+    -k "bm256 or 192_columns or (every_c_type and over6)" 2>&1 | tail -3
+  C="--config 10:bm=256,bn=144,bk=64,stages=4,split_k=1 --config 10:bm=256,bn=88,bk=64,stages=5,split_k=2"
+  timeout 200 python3 bench/sanitize.py --phases none $C --shapes 317,1032,1032 --deadline 150 --jobs 4 \
+    --out "$OUT/sanitize" 2>&1 | tail -8
+  ;;
+bm256-tail)
+  # 83. (ran 2026-12-04: four 80-token tiles faster at 3 of 3) 289-310 tokens at 14336 weight rows, where two token
+  #     tiles would need 152 (past the registers of 256-row tiles): the model's pick, four token tiles of 80 (224 CTAs,
+  #     two waves), beside its next two (phase 9's 128 x 192)
+  beside bm256-tail 150 "289-310 tokens at N = 14336: four 80-token tiles of 256 weight rows beside the next" --top 3 \
+    --rounds 5 --shapes 298,14336,4096 305,14336,4096 290,14336,8192
+  ;;
+criteria9)
+  # 84. (ran 2026-12-04: decode 1.076, regressions none, skinny sustained 1.018) issue 18's criteria in one run after
+  #     the 256-row weight tiles (no decode pick moved; the small set, no regression at the big shapes, the skinny shape
+  #     sustained)
+  timeout 170 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --out "$OUT/decode_bench.json" 2>&1 | tail -3
+  timeout 60 python3 -m cute_gemm bench --set small --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 7 \
+    --quiet --no-plot --out "$OUT/small_bench.json" 2>&1 | tail -3
+  timeout 110 python3 -m cute_gemm bench --shapes 4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072 \
+    --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet --no-plot --out "$OUT/regress_bench.json" 2>&1 | tail -12
+  timeout 60 python3 -m cute_gemm bench --shapes 1024,4096,4096 --phases 7 --best --peers cublas,cublaslt \
+    --sustained 0.5 --rounds 9 --quiet --no-plot --out "$OUT/skinny_sustained_bench.json" 2>&1 | tail -8
+  ;;
+heldout11)
+  # 85. (ran 2026-12-04: heldout11 0.888, lowest 0.527) 12 random shapes of 257-512 tokens drawn after the 256-row
+  #     weight tiles (--set heldout11), best (model picks) beside phase 7 and both vendors, cold L2; then the three shapes
+  #     of 257-322 tokens furthest below the vendor in bm256-moved, every family's cheapest candidate beside best
+  timeout 200 python3 -m cute_gemm bench --set heldout11 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/heldout11_bench.json" 2>&1 | tail -3
+  beside gaps257 240 "257-322 tokens below the vendor: every family's cheapest beside best" --top 3 --families \
+    --rounds 5 --shapes 269,8192,4096 322,3072,8192 265,3072,8192
+  ;;
+gen512)
+  # 86. (ran 2026-12-04: 1.177x at 20, faster at 16) phase 10's generic token tiles past 256 tokens (two halves of <=
+  #     256, every weight-tile height and split, as at 129-256 tokens): the new picks (best) beside the old (--config) at
+  #     the 8 named-set shapes they move and 12 of 193 random shapes of 257-512 tokens whose pick moved (seed 99; 12 drawn
+  #     with seed 5), cold L2
+  beside gen512 300 "phase 10's token tiles (halves) past 256 tokens: new picks beside the old" --top 0 --rounds 5 \
+    --shapes 512,4096,4096 512,4096,14336 512,8192,8192 259,2560,7168 309,4096,8192 316,8192,8192 368,4096,14336 \
+      454,8192,10240 267,2048,4096 408,6144,2048 319,8192,5120 268,2048,3072 461,4096,5120 257,4096,2048 \
+      433,4096,3072 440,4096,3072 386,4096,5120 410,4096,3072 425,4096,8192 452,4096,5120 \
+    --config 9:split_k=1,use_pdl=True@512,4096,4096 --config 9:split_k=1@512,4096,14336 \
+    --config 7:use_pdl=True@512,8192,8192 --config 9:use_pdl=True@259,2560,7168 \
+    --config 10:bm=256,bn=80,bk=64,stages=5@309,4096,8192 --config 10:bm=256,bn=80,bk=64,stages=5,split_k=1@316,8192,8192 \
+    --config 10:bm=256,bn=96,bk=64,stages=5@368,4096,14336 --config 10:bm=256,bn=120,bk=64,stages=4,split_k=1@454,8192,10240 \
+    --config 7:bn=128,stages=6,use_pdl=True@267,2048,4096 --config 8:use_pdl=True@408,6144,2048 \
+    --config 10:bm=256,bn=80,bk=64,stages=5,split_k=1@319,8192,5120 --config 9:bm=64,stages=8,split_k=1,use_pdl=True@268,2048,3072 \
+    --config 9:split_k=1,use_pdl=True@461,4096,5120 --config 9:split_k=1,use_pdl=True@257,4096,2048 \
+    --config 9:split_k=1,use_pdl=True@433,4096,3072 --config 9:split_k=1,use_pdl=True@440,4096,3072 \
+    --config 9:split_k=1,use_pdl=True@386,4096,5120 --config 9:split_k=1,use_pdl=True@410,4096,3072 \
+    --config 10:bm=256,bn=112,bk=64,stages=4@425,4096,8192 --config 9:split_k=1,use_pdl=True@452,4096,5120
+  ;;
+gen512-checks)
+  # 87. (ran 2026-12-04: 16 passed, 0 sanitizer errors, the halves faster at 3 of 3, heldout11 0.951) the token halves
+  #     past 256 tokens: their GPU tests (four new configs at two ragged shapes of 257-512 tokens, with the earlier ones),
+  #     the four sanitizers on two at a ragged shape; the picks they moved where the model's two-wave 128-row tiles were
+  #     never measured (289-322 tokens), beside the 256-row picks; heldout11 after them
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py -k "192_columns" 2>&1 | tail -3
+  C="--config 10:bm=64,bn=232,bk=64,stages=5,split_k=1 --config 10:bm=192,bn=136,bk=64,stages=5,split_k=4"
+  timeout 150 python3 bench/sanitize.py --phases none $C --shapes 317,1032,1032 --deadline 120 --jobs 4 \
+    --out "$OUT/sanitize" 2>&1 | tail -6
+  beside gen512-two-waves 150 "token halves in 128-row tiles (two waves) beside the 256-row picks" --top 2 --rounds 5 \
+    --shapes 298,14336,4096 290,14336,8192 269,8192,4096 322,3072,8192 265,3072,8192 \
+    --config 10:bm=256,bn=80,bk=64,stages=5,split_k=1@298,14336,4096 \
+    --config 10:bm=256,bn=80,bk=64,stages=5,split_k=1@290,14336,8192 \
+    --config 10:bm=256,bn=136,bk=64,stages=4@269,8192,4096
+  timeout 150 python3 -m cute_gemm bench --set heldout11 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/heldout11_bench.json" 2>&1 | tail -3
+  ;;
+criteria10)
+  # 88. (ran 2026-12-04: decode 1.077, lowest 0.966; small 1.133, lowest 1.005) the decode and small sets with the
+  #     final model (the token halves moved three 512-token decode picks)
+  timeout 170 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --out "$OUT/decode_bench.json" 2>&1 | tail -3
+  timeout 60 python3 -m cute_gemm bench --set small --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 7 \
+    --quiet --no-plot --out "$OUT/small_bench.json" 2>&1 | tail -3
   ;;
 m512-moved)
   # 78. (ran 2026-12-03: 1.140x, faster at 10 of 10) the 192-column tiles past 256 tokens (m512) and the one-round

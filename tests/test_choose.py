@@ -329,7 +329,7 @@ def test_three_88_token_tiles_at_241_to_256_tokens():
 def test_192_column_tiles_past_256_tokens():
     """257-512 tokens: phase 9's 128 x 192 tile, and up to 384 tokens phase 10's two 192-token tiles of 128 weight rows
     (both build within the smem budget); the swap is picked where two token tiles of 64 weight tiles fill one wave
-    (384x8192x8192: 128 CTAs, where 128 x 256 tiles make 96), phase 9's 128 x 192 at 288x14336x4096 (3 x 75 tiles)."""
+    (384x8192x8192: 128 CTAs, where 128 x 256 tiles make 96)."""
     def kinds(m, n, k):
         return {(p, c["bm"], c["bn"]) for p, c in choose.split_candidates(m, n, k) if c["bn"] == 192}
 
@@ -338,14 +338,42 @@ def test_192_column_tiles_past_256_tokens():
     assert kinds(513, 8192, 4096) == set()
     for m in (257, 384, 512):
         for phase, over in choose.split_candidates(m, 8192, 4096):
-            if over["bn"] == 192:
+            if over["bn"] == 192:  # (384 tokens: also the token halves, some two CTAs per SM)
                 cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
-                assert cfg.stage_bytes() * over["stages"] <= 227 * 1024 and over["stages"] >= 4
+                ctas = over.get("ctas_per_sm", 1)
+                assert cfg.stage_bytes() * over["stages"] * ctas <= 227 * 1024 and over["stages"] * ctas >= 4
                 assert registry.get("sm90", phase).make(cfg).can_implement(m, 8192, 4096) == []
     phase, cfg = choose.pick("sm90", 384, 8192, 8192)
     assert (phase, cfg.bm, cfg.bn) == ("10", 128, 192)
+
+
+def test_weight_tiles_of_256_rows_past_256_tokens():
+    """257-512 tokens: phase 10's 256 weight rows (two consumer warpgroups of 128) x 2, 3 or 4 token tiles of at most
+    144 tokens (the accumulators: 144 per thread + 24 fit the 168 registers a thread of 384 starts with; 152 do not),
+    split 1 or 2; four tiles of 128 (481-512 tokens) are left out (they lost to phase 7). The pick at 288x14336x4096
+    (2 x 56 tiles of 256 x 144: 56.1 us against 78.7 for phase 9's 128 x 192, H200, 2026-12-04), and not at
+    298x14336x4096 (152 tokens a half: 128-row tiles, 62.8 against 73.1 for 4 x 56 of 256 x 80), 384x8192x8192 (where
+    128-row tiles make 128 CTAs) nor 512x8192x8192 (four tiles of 128 are left out)."""
+    def tiles(m, n=8192, k=4096):
+        return {(c["bn"], c["split_k"]) for p, c in choose.split_candidates(m, n, k) if p == "10" and c["bm"] == 256}
+
+    assert tiles(288) == {(144, 1), (144, 2), (96, 1), (96, 2), (72, 1), (72, 2)}
+    assert tiles(300) == {(104, 1), (104, 2), (80, 1), (80, 2)}  # 152 tokens in two tiles: past the registers
+    assert tiles(480) == {(120, 1), (120, 2)} and tiles(512) == set() and tiles(256) == set() and tiles(513) == set()
+    assert choose._fits_registers(256, 144, 1) and not choose._fits_registers(256, 152, 1)
+    for m in (257, 300, 433, 480):
+        for phase, over in choose.split_candidates(m, 8192, 4096):
+            if phase == "10" and over["bm"] == 256:
+                cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
+                assert cfg.stage_bytes() * over["stages"] <= 227 * 1024 and over["stages"] >= 4
+                assert registry.get("sm90", phase).make(cfg).can_implement(m, 8192, 4096) == []
     phase, cfg = choose.pick("sm90", 288, 14336, 4096)
-    assert (phase, cfg.bm, cfg.bn) == ("9", 128, 192)
+    assert (phase, cfg.bm, cfg.bn, cfg.split_k) == ("10", 256, 144, 1)
+    phase, cfg = choose.pick("sm90", 298, 14336, 4096)
+    assert (phase, cfg.bm, cfg.bn, cfg.split_k) == ("10", 128, 152, 1)
+    assert choose.pick("sm90", 384, 8192, 8192)[1].bm == 128
+    phase, cfg = choose.pick("sm90", 512, 8192, 8192)  # the token halves in 128 x 256 tiles: 95.8 us, phase 7 96.4
+    assert (phase, cfg.bm, cfg.bn) == ("10", 128, 256)
 
 
 def test_a_persistent_kernel_of_one_round_launches_like_a_data_parallel_one():
@@ -403,3 +431,17 @@ def test_a_pick_is_a_lookup_after_the_first():
     for _ in range(1000):
         choose.pick("sm90", 48, 8192, 8192)
     assert (time.perf_counter() - t0) / 1000 < 5e-6
+
+
+def test_token_halves_past_256_tokens():
+    """257-512 tokens: phase 10's two token halves (steps of 8 and 16, at most 256 each) with every weight-tile height,
+    split and residency the 129-256-token tiles take -- the one-tile widths stop at 256 tokens. At 267x2048x4096 one
+    weight row of 64 x 136 tiles in two halves, split 2 (13.1 us against phase 7's 25.8, cuBLAS 13.3; H200, 2026-12-04)."""
+    def halves(m):
+        return {c["bn"] for p, c in choose.split_candidates(m, 4096, 4096) if p == "10" and c["bm"] in (64, 128, 192)}
+
+    assert halves(300) == {152, 160, 192}  # and phase 10's 128 x 192 of the 192-column rule
+    assert halves(267) == {136, 144, 192} and halves(512) == {256} and halves(513) == set()
+    assert max(halves(257) - {192}) <= 144 and 256 in {c["bn"] for p, c in choose.split_candidates(256, 4096, 4096)}
+    phase, cfg = choose.pick("sm90", 267, 2048, 4096)
+    assert (phase, cfg.bm, cfg.bn, cfg.split_k) == ("10", 64, 136, 2)

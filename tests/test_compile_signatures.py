@@ -240,7 +240,11 @@ def test_phase1_nstages_configurable(fam, target, stages):
     # one C staging buffer: the slab wait would have to come before the slab's own smem writes
     ("sm90:6", {"epi_stages": 1}, "epi_stages >= 2"),
     ("sm90:8", {"bm": 64}, "a warpgroup's tile is two wgmma row blocks"),
-    ("sm90:9", {"bm": 256}, "bm is 64, 128 or 192"),
+    ("sm90:9", {"bm": 320}, "bm is 64, 128 or 192"),
+    # 256 weight rows: two warpgroups of 128, each holding 128 x bn / 128 accumulators -- 152 tokens spilled
+    ("sm90:10", {"bm": 256, "bn": 152, "bk": 64, "stages": 4, "split_k": 1}, "accumulator registers per thread"),
+    # three warpgroups of 64 rows keep 32 registers of addressing: 192 x 208 (104 + 24 of 128) failed in ptxas
+    ("sm90:10", {"bm": 192, "bn": 208, "bk": 64, "stages": 4, "split_k": 1}, "accumulator registers per thread"),
     ("sm90:9", {"split_k": 16}, "split_k is 1..8"),
     ("sm90:9", {"bm": 128, "bn": 256, "stages": 8}, "fewer stages or a smaller tile"),
     # the CTA's register pool would not hold the accumulators at 2 CTAs per SM (ptxas refused it, late)
@@ -319,3 +323,30 @@ def test_sm90_phase10_every_token_tile_compiles(bn):
     cfg = dataclasses.replace(e.default_config(), bn=bn, bk=bk, stages=stages, split_k=2)
     ins = inspect_phase(e, "sm_90a", Problem(bn, 4096, 4096), config=cfg)
     assert ins.spill_bytes == 0 and re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.", ins.ptx)
+
+
+def _weight_tiles_of_256_rows():
+    """Every 256-row weight tile ``phase="best"`` may pick past 256 tokens (2-4 token tiles, split 1 or 2)."""
+    from cute_gemm.runtime.choose import split_candidates
+
+    seen = {}
+    for m in range(257, 513):
+        for phase, over in split_candidates(m, 8192, 4096):
+            if phase == "10" and over["bm"] == 256:
+                seen[tuple(sorted(over.items()))] = over
+    return list(seen.values())
+
+
+@pytest.mark.parametrize("over", _weight_tiles_of_256_rows(), ids=lambda o: f"bn{o['bn']}-split{o['split_k']}")
+def test_sm90_phase10_weight_tiles_of_256_rows(over):
+    """Two consumer warpgroups of 128 weight rows each (384 threads): each issues the m64 wgmma twice per k16 step
+    (8 per 64-deep k-tile), its 128 x bn accumulators held without a spill at the entry count of 168 registers."""
+    import dataclasses
+
+    e = registry.get("sm90", "10")
+    cfg = dataclasses.replace(e.default_config(), **over)
+    ins = inspect_phase(e, "sm_90a", Problem(320, 8192, 4096), config=cfg)
+    assert ins.threads == 384 and ins.spill_bytes == 0 and ins.stack_bytes == 0, ins.as_dict()
+    assert ins.census["wgmma.mma_async"] == 8 and re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{over['bn']}k16\.",
+                                                            ins.ptx)
+    assert ins.smem_bytes <= 232_448

@@ -69,6 +69,11 @@ CONFIGS = [
     # 192-column tiles past 256 tokens: phase 9's 128 x 192 and phase 10's 192-token tiles (two of them up to 384 tokens)
     ("9", {"bm": 128, "bn": 192, "bk": 64, "stages": 5, "split_k": 1, "use_pdl": True}),
     ("10", {"bm": 128, "bn": 192, "bk": 64, "stages": 5, "split_k": 1}),
+    # 256 weight rows in two consumer warpgroups of 128 (past 256 tokens): unsplit (the register epilogue, two row
+    # blocks per warpgroup), split with a token tile of 8 x odd (the box 8 rows taller), phase 9 unswapped and split
+    ("10", {"bm": 256, "bn": 144, "bk": 64, "stages": 4, "split_k": 1}),
+    ("10", {"bm": 256, "bn": 88, "bk": 64, "stages": 5, "split_k": 2}),
+    ("9", {"bm": 256, "bn": 128, "bk": 64, "stages": 4, "split_k": 2, "use_pdl": True}),
 ]
 SHAPES = [
     Problem(1, 4096, 4096),  # one token
@@ -110,7 +115,8 @@ def test_split_and_swap_configs(phase, over, shape):
                                                 "cluster_m": 2}),
                                         ("10", {"bm": 64, "bn": 128, "bk": 128, "stages": 4, "split_k": 2,
                                                 "cluster_m": 2}),
-                                        ("9", {"bm": 64, "bn": 128, "split_k": 1, "cluster_m": 2, "use_pdl": True})])
+                                        ("9", {"bm": 64, "bn": 128, "split_k": 1, "cluster_m": 2, "use_pdl": True}),
+                                        ("10", {"bm": 256, "bn": 144, "bk": 64, "stages": 4, "split_k": 1})])
 def test_unsplit_tiles_in_every_c_type(phase, over, ops):
     """Without a split, fp32 C goes straight from the accumulators; a 16-bit C goes through the smem tile
     (rounded there, not in the accumulator registers)."""
@@ -130,10 +136,19 @@ def test_unsplit_tiles_in_every_c_type(phase, over, ops):
 @pytest.mark.gpu
 @pytest.mark.skipif(FAMILY not in (None, "sm90"), reason="phases 9 and 10 are checked on sm90 GPUs here")
 @pytest.mark.parametrize("phase,over", [("9", {"bm": 128, "bn": 192, "bk": 64, "stages": 5, "split_k": 1, "use_pdl": True}),
-                                        ("10", {"bm": 128, "bn": 192, "bk": 64, "stages": 5, "split_k": 1})])
+                                        ("10", {"bm": 128, "bn": 192, "bk": 64, "stages": 5, "split_k": 1}),
+                                        ("10", {"bm": 256, "bn": 80, "bk": 64, "stages": 5, "split_k": 1}),
+                                        ("10", {"bm": 256, "bn": 112, "bk": 64, "stages": 4, "split_k": 2}),
+                                        # two token halves: one warpgroup's 64 x 232, three warpgroups split 4 ways
+                                        # (8 x odd: the box 8 rows taller), 128 x 160, 64 x 136 split 2
+                                        ("10", {"bm": 64, "bn": 232, "bk": 64, "stages": 5, "split_k": 1}),
+                                        ("10", {"bm": 192, "bn": 136, "bk": 64, "stages": 5, "split_k": 4}),
+                                        ("10", {"bm": 128, "bn": 160, "bk": 64, "stages": 6, "split_k": 1}),
+                                        ("10", {"bn": 136, "bk": 64})])
 @pytest.mark.parametrize("shape", [Problem(317, 3000, 1032), Problem(384, 1032, 4104)], ids=str)
 def test_tiles_of_192_columns_past_256_tokens(phase, over, shape):
-    """best's candidates at 257-512 tokens, where the second token tile (phase 10) or the third row of tiles (phase 9)
+    """best's candidates at 257-512 tokens (192-column tiles, 256 weight rows in 4 token tiles of 80 or 112, the token
+    halves), where the second token tile (phase 10) or the third row of tiles (phase 9)
     is ragged, N is not a multiple of the tile and K not a multiple of the k-tile."""
     from cute_gemm.measure.check import check_phase
 

@@ -86,6 +86,10 @@ WIDE = {
     "phase9-bm192-split3": ("9", 200, 72, 136, {"bm": 192, "split_k": 3, "stages": 3}),
     # a token tile in a step of 16 that is no power of two (80 for 70 tokens), split, 3 k-tiles
     "bn80-split2": ("10", 70, 136, 264, {"bm": 64, "bn": 80, "split_k": 2, "stages": 2}),
+    # 256 weight rows in two warpgroups of 128 (each issues the m64 wgmma for two row blocks): 2 tiles for N=296, the
+    # second ragged (40 rows), unsplit (the register epilogue) and split 2 (the reduce over 256-row partial tiles)
+    "bm256": ("10", 40, 296, 264, {"bm": 256, "bn": 16, "split_k": 1, "stages": 2}),
+    "bm256-split2": ("10", 40, 296, 264, {"bm": 256, "bn": 16, "split_k": 2, "stages": 2}),
 }
 
 

@@ -74,6 +74,10 @@ SETS = {
                                              (78, 9216, 6144), (86, 6144, 6144), (90, 13824, 5632), (129, 5632, 6912),
                                              (159, 5632, 6144), (202, 2048, 8192), (226, 12288, 3584),
                                              (237, 2048, 10240))),
+    "heldout11": tuple(Problem(*s) for s in ((257, 14336, 8192), (259, 2560, 7168), (306, 10240, 2048), (309, 4096, 8192),
+                                             (316, 8192, 8192), (347, 10240, 7168), (360, 11008, 4096),
+                                             (368, 4096, 14336), (404, 5120, 10240), (434, 5120, 6144),
+                                             (454, 8192, 10240), (475, 9216, 10240))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -93,6 +97,8 @@ SET_HELP = {
     "heldout9": "12 more (M 40..252), chosen after token tiles went to steps of 8, before they were measured",
     "heldout10": "12 more (M 1..237), drawn at random (seed 20261203) from a model's layer widths after the 88-token "
                  "tiles landed, before they were measured",
+    "heldout11": "12 shapes of 257-512 tokens, drawn at random (seed 202612041) from a model's layer widths after the "
+                 "256-row weight tiles landed, before they were measured",
 }
 
 

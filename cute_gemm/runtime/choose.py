@@ -1,8 +1,9 @@
 """``phase="best"``: pick a phase and config per shape, as a vendor library's heuristic does.
 
 No single kernel wins everywhere. Big problems want the persistent 128x256 / 128x192 tiles of phases 7
-and 8 (fewest bytes per FLOP, epilogue hidden); a few tokens times a weight (M <= 256) want phase 10's
-swap-AB tiles (64, 128 or 192 weight rows x the tokens), which stream the weights at the memory's bandwidth;
+and 8 (fewest bytes per FLOP, epilogue hidden); a few tokens times a weight (M <= 512) want phase 10's
+swap-AB tiles (64, 128, 192 or 256 weight rows x the tokens, in 1-4 token tiles), which stream the weights at the
+memory's bandwidth;
 small or starved problems want phase 9's small tiles, split-K and programmatic dependent launch. So
 ``pick`` enumerates candidates (phase, config) and ranks them by a model of their time, in
 microseconds, with constants fitted to measurements on the H200 (``MACHINE``; the measured candidates
@@ -193,8 +194,12 @@ def _stages(bm: int, bn: int, bk: int, ctas: int, cap: int = 8) -> int:
 
 
 def _fits_registers(bm: int, bn: int, ctas: int) -> bool:
-    threads = 128 * (1 + bm // 64)
-    return 64 * bn // 128 + 32 <= min(240, 65536 // (ctas * threads) // 8 * 8)
+    """Phase 9's accumulators fit the registers a thread starts with (its ``_setup_attributes``): one consumer
+    warpgroup per 64 rows, or two of 128 at ``bm`` = 256 (whose margin is the kernel's 24, where the other tiles keep
+    the 32 they were measured with)."""
+    warpgroups = 2 if bm == 256 else bm // 64
+    entry = min(240, 65536 // (ctas * 128 * (1 + warpgroups)) // 8 * 8)
+    return bm // warpgroups * bn // 128 + (24 if bm == 256 else 32) <= entry
 
 
 def wave_fitted_bn(rows: int, cols: int, bm: int, sms: int = 132, step: int = 32) -> int | None:
@@ -236,6 +241,24 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         out.append(("9", {**tile, "use_pdl": pdl}))
         if m <= 384:
             out.append(("10", {**tile, "ctas_per_sm": 1, "cluster_m": 1, "evict_first_a": False}))
+        # 256 weight rows (two consumer warpgroups of 128) x 2-4 token tiles of at most 144 (the accumulators'
+        # registers), split in two where the tiles leave SMs idle: cuBLAS's 256 x 128 arrangement. Beside best at 11
+        # shapes, cold L2: 288x14336x4096 56.1 us against 78.7 (cuBLAS 58.1), 272x11008x4096 42.4 / 51.9, 352x4096x14336
+        # 69.2 / 79.5, 320x8192x4096 36.0 / 39.9; it lost where 128-row tiles fill the SMs (384x8192x8192 78.1 / 74.5)
+        # and the model ranked it so at 9 of the 11 (run_h200.sh bm256). Four token tiles of 128 (481-512 tokens) never
+        # won: 512x8192x8192 97.3 against phase 7's 94.8, 496x3584x8192 48.9 / 49.2, 512x14336x4096 100.2 / 93.9.
+        # The picks this moved, beside the old ones at 14 random shapes of 257-480 tokens: 1.15x, faster at 12
+        # (398x14336x14336 267.7 us against 383.2, 269x8192x4096 38.8 / 49.0; slower at 265x3072x8192, 39.5 / 32.9, and
+        # 384x11008x8192, 100.5 / 97.4) (run_h200.sh bm256-moved); at 289-310 tokens and 14336 weight rows, where two
+        # token tiles would need 152, four of 80 (two waves) beat phase 9's 128 x 192: 298x14336x4096 72.9 / 77.2,
+        # 305x14336x4096 72.3 / 79.2, 290x14336x8192 146.5 / 148.4 (bm256-tail) -- and the token halves below beat
+        # both there (298x14336x4096 in 128 x 152 tiles 62.8, 290x14336x8192 116.8; gen512-checks; H200, 2026-12-04)
+        for tiles_of_tokens in (2, 3, 4):
+            bn = _ceil(_ceil(m, tiles_of_tokens), 8) * 8
+            if _fits_registers(256, bn, 1) and not (tiles_of_tokens == 4 and bn == 128):
+                for split in (1, 2):
+                    out.append(("10", {"bm": 256, "bn": bn, "bk": 64, "stages": _stages(256, bn, 64, 1),
+                                       "split_k": split, "ctas_per_sm": 1, "cluster_m": 1, "evict_first_a": False}))
     if 64 < m <= 256 and _ceil(m, 64) % 2 == 0:
         # 64-token tiles in pairs sharing the weights' 128-wide tile (the multicast of B over 2 token tiles: each CTA
         # loads 64 weight columns, whole 128-B lines, for both): 128x8192x8192 35.5 us against 36.8 unicast (the picked
@@ -243,9 +266,16 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         # each, 64-B rows) lost: 0.94-0.97x (H200, 2026-12-03, h200_2026-12-03_best_candidates_wmcast.json in
         # h200_2026-12-01_to_03_candidates.tar.xz)
         out.append(("9", {"bm": 64, "bn": 128, "bk": 64, "stages": 8, "split_k": 1, "use_pdl": pdl, "cluster_m": 2}))
-    if m <= 256:
-        # the tokens in one tile, or (past 128 tokens) in two: twice the weight reads, but twice the CTAs
-        tiles_of_tokens = [(bn, None) for bn in token_tiles(m)]
+    if m <= 512:
+        # the tokens in one tile, or (past 128 tokens) in two: twice the weight reads, but twice the CTAs. Past 256
+        # tokens only the halves (up to 256 each), with every weight-tile height and split below: beside the old picks
+        # at the 8 named-set shapes this moved and 12 random shapes of 257-512 tokens, 1.177x, faster at 16 of 20
+        # (267x2048x4096 13.1 us against 25.8, 259x2560x7168 23.0 / 36.7, 386x4096x5120 27.2 / 38.2; within 2.6% slower
+        # at the other 4: 512x4096x4096 27.7 / 27.3, 408x6144x2048 21.1 / 20.5); best / vendor there 0.839 -> 0.988
+        # (run_h200.sh gen512); where the model's picks were two waves of 128-row tiles never measured, beside the
+        # 256-row picks: 298x14336x4096 62.8 / 73.1, 290x14336x8192 116.8 / 146.7, 269x8192x4096 30.2 / 34.2
+        # (gen512-checks; H200, 2026-12-04)
+        tiles_of_tokens = [(bn, None) for bn in token_tiles(m)] if m <= 256 else []
         if m > 128:
             # each half in steps of 8, and of 16: 192-row weight tiles take token tiles of 96 or more only (below), and
             # 169 tokens lost their 192 x 96 tiles to halves of 88 (169x2560x5120: 21.4 us against 16.5; run_h200.sh

@@ -5,8 +5,8 @@ C^T = B^T A^T: B^T (N, K) is its A, A (M, K) its B and C^T (N, M) its C. Nothing
 changes -- the swap is a relabelling of the three views in the compile face (``swap_ab``), and
 phase 9's kernel already takes an MN-major A (a row-major B seen as B^T), a K-major B (a row-major A)
 and a column-major C (its reduce stores along C's contiguous mode, which for C^T is N). What changes
-is the tile: 64 weight rows (``m64nNk16``, one consumer warpgroup; 128 or 192 with two or three) by ``bn``
-tokens, N = 8..256:
+is the tile: 64 weight rows (``m64nNk16``, one consumer warpgroup; 128 or 192 with two or three, 256 with two of
+128 rows each) by ``bn`` tokens, N = 8..256:
 1. the long N (4096..28672 weight rows) becomes the grid, N/64 tiles, instead of M/128 = one row of
    tiles at M <= 128: a 16-token problem with N=4096 has 64 tiles instead of 32 128-row tiles of
    which 7/8 of every row is zero padding;
@@ -39,6 +39,12 @@ warpgroups, 512 threads) make other tile counts: 208x6144x8192 in 32 x 2 x 2 CTA
 against 42.6 for the best 128-row tile (cuBLASLt 37.4), 240x5120x13824 60.1 against 68.4; and a 3-way split
 (clusters of 3, 39 fit) fills 108 SMs at 232x4608x9216: 36.7 us against 45.8 (cuBLAS 38.8).
 
+Past 256 tokens (the tokens in 2-4 tiles) two more shapes of the same kernel: 256 weight rows in two warpgroups of 128
+(cuBLAS's "256 x 128" arrangement), token tiles of at most 144 -- 288x14336x4096 in 2 x 56 tiles of 256 x 144 ran 56.1 us
+against 78.7 for phase 9's 128 x 192 (cuBLAS 58.1); and the tokens' two halves in any of the weight-tile heights,
+which the 129-256-token tiles already take -- 267x2048x4096 in 64 x 136 tiles split 2 ran 13.1 us against phase 7's 25.8
+(cuBLAS 13.3), 298x14336x4096 in 128 x 152 tiles 62.8 against 73.1 for the 256-row tiles (H200, 2026-12-04).
+
 A token tile of 8 x an odd number (24, 40, ..., 88, 104, ..., 248) is phase 9's ``box_n``: the DSL 4.8.1 compiler
 aborts building a TMA box of such a height, so the box and the ring's stage hold 8 token rows more (the next tile's,
 or TMA's zeros past M) and the wgmma reads the first ``bn``. At 241-256 tokens ``best`` takes three 88-token tiles
@@ -69,7 +75,7 @@ from phases.sm90.phase9_split_k import Sm90Phase9, Sm90Phase9Config
 class Sm90Phase10Config(Sm90Phase9Config):
     """Phase 9's fields; the tile is (bm weight rows) x (bn tokens) of C^T."""
 
-    bm: int = 64  # weight rows (C's columns) per CTA: one m64 wgmma per consumer warpgroup (64, 128, 192)
+    bm: int = 64  # weight rows (C's columns) per CTA: one m64 wgmma per consumer warpgroup (64, 128, 192), or 256
     bn: int = 16  # tokens (C's rows) per CTA: the MMA's N
     bk: int = 128  # 64 x 128 x 2 B = 16 KiB of weights per stage
     stages: int = 8  # 8 x 20 KiB = 160 KiB in flight per SM
@@ -80,11 +86,11 @@ class Sm90Phase10Config(Sm90Phase9Config):
 
 
 class Sm90Phase10(Sm90Phase9):
-    """Phase 9 on C^T = B^T A^T: 64-192 weight rows x a few tokens per tile, split-K, a deep ring."""
+    """Phase 9 on C^T = B^T A^T: 64-256 weight rows x a few tokens per tile, split-K, a deep ring."""
 
     phase = "10"
     Config = Sm90Phase10Config
-    summary = "swap-AB: C^T = B^T A^T, 64-192 weight rows x bn tokens per tile, split-K in a cluster, deep TMA ring"
+    summary = "swap-AB: C^T = B^T A^T, 64-256 weight rows x bn tokens per tile, split-K in a cluster, deep TMA ring"
     adds = "swap-AB for few tokens: the weights fill the MMA's 64 rows, the tokens become its N; PDL"
     worklog = ""
     parent = "9"

@@ -38,7 +38,9 @@ tiles of its own M tile's K ranges. Measured on the H200 at 200x11000x3000: 38.8
 
 Constraints:
 - split_k in 1..8, cluster_m in (1, 2, 4), split_k x cluster_m <= 8 (a portable cluster); bm in (64, 128,
-  192): one consumer warpgroup per 64 rows (192: three, 512 threads, phase 10's weight tile of 192 rows);
+  192): one consumer warpgroup per 64 rows (192: three, 512 threads, phase 10's weight tile of 192 rows), or 256:
+  two warpgroups of 128 rows, each issuing the m64 wgmma twice per k16 step (phase 10's 256 weight rows past 256
+  tokens; its 128 x bn accumulators limit bn to 144 at the 168 registers a thread of 384 starts with);
   bn a multiple of 8 x cluster_m (whole 8-row slices of B's box).
 - The partial tile must fit in the ring; C's contiguous extent a multiple of 8 (16-B rows).
 - Any M, N, K (ragged through TMA bounds and the predicated store); any layout and dtype of A and B;
@@ -102,7 +104,8 @@ class Sm90Phase9(GemmPhase):
 
     def _setup_attributes(self):
         cfg = self.cfg
-        assert cfg.bm in (64, 128, 192), "bm is 64, 128 or 192: one consumer warpgroup per 64 rows"
+        assert cfg.bm in (64, 128, 192, 256), \
+            "bm is 64, 128 or 192 (one consumer warpgroup per 64 rows) or 256 (two of 128 rows)"
         assert 1 <= cfg.split_k <= 8, "split_k is 1..8: a portable cluster"
         assert cfg.cluster_m in (1, 2, 4), "cluster_m is 1, 2 or 4"
         assert cfg.split_k * cfg.cluster_m <= 8, "split_k x cluster_m CTAs per cluster: at most 8 (a portable cluster)"
@@ -115,7 +118,9 @@ class Sm90Phase9(GemmPhase):
         # only rows of 8-row swizzle atoms along B's contiguous K allow
         assert cfg.box_n() == cfg.bn or self.types.b == LayoutEnum.ROW_MAJOR, \
             f"bn={cfg.bn}: 8 x an odd number takes a K-major B (the swapped tokens); else bn is 8 or a multiple of 16"
-        self.consumer_warpgroups = cfg.bm // common.WGMMA_M
+        # 256 rows: two warpgroups of 128, each issuing the m64 wgmma twice per k16 step (a 512-thread CTA of
+        # four would leave 96 registers a thread)
+        self.consumer_warpgroups = 2 if cfg.bm == 256 else cfg.bm // common.WGMMA_M
         self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.box_n(), cfg.bk, cfg.stages, self.types)
         self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab)
         self.smem_bytes = self.shared_storage.size_in_bytes()
@@ -129,9 +134,11 @@ class Sm90Phase9(GemmPhase):
         entry_regs = min(240, REGS_PER_SM // (cfg.ctas_per_sm * self.threads) // 8 * 8)
         pool = self.threads * entry_regs - common.WARPGROUP_THREADS * self.producer_regs
         self.consumer_regs = min(240, pool // self.threads_of_consumers() // 8 * 8)
-        # the accumulators (64 x bn / 128 fp32 per consumer thread) plus addressing must fit the entry count
-        acc_regs = common.WGMMA_M * cfg.bn // common.WARPGROUP_THREADS
-        assert acc_regs + 32 <= entry_regs, \
+        # the accumulators (a warpgroup's rows x bn / 128 fp32 per consumer thread) plus addressing must fit the
+        # entry count: 32 registers of addressing (ptxas refused 192 x 208 at 24: "insufficient registers"), 24 for
+        # the 256-row tiles (bn <= 144: each of them compiles without a spill; 152 spilled)
+        acc_regs = cfg.bm // self.consumer_warpgroups * cfg.bn // common.WARPGROUP_THREADS
+        assert acc_regs + (24 if cfg.bm == 256 else 32) <= entry_regs, \
             f"{acc_regs} accumulator registers per thread do not fit the {entry_regs} a thread starts with " \
             f"at {cfg.ctas_per_sm} CTAs per SM: a narrower bn or fewer CTAs per SM"
         ring_bytes = (cute.cosize(self.sA_layout) + cute.cosize(self.sB_layout)) * self.types.ab.width // 8

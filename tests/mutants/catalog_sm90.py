@@ -72,8 +72,8 @@ P = "phases/sm90/"
 CT = P + "common_tma.py"
 
 MULTICAST_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and cluster_m")
-# three consumer warpgroups (bm=192) and 3-way splits: the split/swap GPU tests of those configs
-WIDE_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and (bm192 or split_k3)")
+# three consumer warpgroups (bm=192), two of 128 rows (bm=256) and 3-way splits: the split/swap GPU tests of those configs
+WIDE_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and (bm192 or bm256 or split_k3)")
 
 PDL_GPU = ("tests/test_gpu_phases.py", "-k", "persistent_phases_with_pdl")
 
@@ -193,6 +193,13 @@ MUTANTS = [
        "in_tile = True if cutlass.const_expr(lines % split_k == 0) else line < lines", "in_tile = True",
        select="wide", gpu=WIDE_GPU,
        note="the last rank's share runs past the tile: it adds lines of the next tile's rows and stores them there"),
+    # 256 weight rows: two warpgroups of 128, each covering two m64 row blocks of the tiled MMA
+    _m("wide-256-rows-four-mma-warpgroups", "tile coordinate (M)", "10", P + "phase9_split_k.py",
+       "tiled_mma = common.make_tiled_mma(cfg.bn, self.consumer_warpgroups, self.types)",
+       "tiled_mma = common.make_tiled_mma(cfg.bn, cfg.bm // common.WGMMA_M, self.types)", select="wide",
+       gpu=WIDE_GPU,
+       note="the tiled MMA laid out as one warpgroup per 64 rows: at bm=256 its four warpgroups' rows go to two "
+            "warpgroups of threads, and rows 128-255 of every tile are never computed"),
     # --- programmatic dependent launch ------------------------------------------------------------------
     _m("pdl-no-wait", "PDL order", "10", P + "phase9_split_k.py",
        "        pdl_wait(cfg)\n", "        pass\n", fast="rule:griddepcontrol",
