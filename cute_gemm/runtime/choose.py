@@ -194,9 +194,9 @@ def _stages(bm: int, bn: int, bk: int, ctas: int, cap: int = 8) -> int:
 
 
 def _fits_registers(bm: int, bn: int, ctas: int) -> bool:
-    """Phase 9's accumulators fit the registers a thread starts with (its ``_setup_attributes``): one consumer
-    warpgroup per 64 rows, or two of 128 at ``bm`` = 256 (whose margin is the kernel's 24, where the other tiles keep
-    the 32 they were measured with)."""
+    """Phase 9's accumulators fit the registers a thread starts with, as its ``_setup_attributes`` asserts: one
+    consumer warpgroup per 64 rows, or two of 128 at ``bm`` = 256; 32 registers of addressing beside them, 24 for the
+    256-row tiles (their every pickable config compiles without a spill)."""
     warpgroups = 2 if bm == 256 else bm // 64
     entry = min(240, 65536 // (ctas * 128 * (1 + warpgroups)) // 8 * 8)
     return bm // warpgroups * bn // 128 + (24 if bm == 256 else 32) <= entry
