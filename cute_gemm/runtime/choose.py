@@ -194,12 +194,9 @@ def _stages(bm: int, bn: int, bk: int, ctas: int, cap: int = 8) -> int:
 
 
 def _fits_registers(bm: int, bn: int, ctas: int) -> bool:
-    """Phase 9's accumulators fit the registers a thread starts with, as its ``_setup_attributes`` asserts: one
-    consumer warpgroup per 64 rows, or two of 128 at ``bm`` = 256; 32 registers of addressing beside them, 24 for the
-    256-row tiles (their every pickable config compiles without a spill)."""
-    warpgroups = 2 if bm == 256 else bm // 64
-    entry = min(240, 65536 // (ctas * 128 * (1 + warpgroups)) // 8 * 8)
-    return bm // warpgroups * bn // 128 + (24 if bm == 256 else 32) <= entry
+    """A ``bm`` x ``bn`` tile's accumulators fit the registers its threads start with at ``ctas`` CTAs per SM: the
+    rule phase 9's kernel asserts (its config's ``accumulators_fit``)."""
+    return registry.get("sm90", "10").config_cls(bm=bm, bn=bn, ctas_per_sm=ctas).accumulators_fit()
 
 
 def wave_fitted_bn(rows: int, cols: int, bm: int, sms: int = 132, step: int = 32) -> int | None:

@@ -87,6 +87,27 @@ class Sm90Phase9Config(ct.TmaConfig):
         4.8.1 compiler aborts building a TMA box of such a tile; the MMA takes it): the MMA reads the first ``bn``."""
         return self.bn if self.bn == 8 or self.bn % 16 == 0 else self.bn + 8
 
+    def consumer_warpgroups(self) -> int:
+        """One per 64 rows; at 256 rows two of 128, each issuing the m64 wgmma twice per k16 step (a 512-thread CTA
+        of four would leave 96 registers a thread)."""
+        return 2 if self.bm == 256 else self.bm // common.WGMMA_M
+
+    def entry_registers(self) -> int:
+        """What .minnctapersm leaves every thread of the CTA (the producer warpgroup and the consumers): ptxas compiles
+        the kernel to that count."""
+        threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups())
+        return min(240, REGS_PER_SM // (self.ctas_per_sm * threads) // 8 * 8)
+
+    def accumulator_registers(self) -> int:
+        """fp32 accumulators per consumer thread: a warpgroup's rows x bn / 128."""
+        return self.bm // self.consumer_warpgroups() * self.bn // common.WARPGROUP_THREADS
+
+    def accumulators_fit(self) -> bool:
+        """The accumulators plus addressing fit the entry count: 32 registers of addressing (ptxas refused 192 x 208
+        at 24: "insufficient registers"), 24 for the 256-row tiles (bn <= 144: each of them compiles without a
+        spill; 152 spilled). ``phase="best"`` offers only tiles that pass (``choose``)."""
+        return self.accumulator_registers() + (24 if self.bm == 256 else 32) <= self.entry_registers()
+
 
 class Sm90Phase9(GemmPhase):
     """Phase 3 + split-K: the CTAs of a cluster share one tile's k-loop and add their partial sums via DSMEM."""
@@ -118,9 +139,7 @@ class Sm90Phase9(GemmPhase):
         # only rows of 8-row swizzle atoms along B's contiguous K allow
         assert cfg.box_n() == cfg.bn or self.types.b == LayoutEnum.ROW_MAJOR, \
             f"bn={cfg.bn}: 8 x an odd number takes a K-major B (the swapped tokens); else bn is 8 or a multiple of 16"
-        # 256 rows: two warpgroups of 128, each issuing the m64 wgmma twice per k16 step (a 512-thread CTA of
-        # four would leave 96 registers a thread)
-        self.consumer_warpgroups = 2 if cfg.bm == 256 else cfg.bm // common.WGMMA_M
+        self.consumer_warpgroups = cfg.consumer_warpgroups()
         self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.box_n(), cfg.bk, cfg.stages, self.types)
         self.shared_storage = ct.make_shared_storage(cfg.stages, self.sA_layout, self.sB_layout, self.types.ab)
         self.smem_bytes = self.shared_storage.size_in_bytes()
@@ -131,16 +150,12 @@ class Sm90Phase9(GemmPhase):
         # registers: every thread starts with what .minnctapersm leaves it (ptxas compiles the kernel to
         # that count); the producer gives back down to 40, and the consumers may grow only by what it gave
         # back -- asking for more than the CTA's pool holds makes setmaxnreg.inc wait forever
-        entry_regs = min(240, REGS_PER_SM // (cfg.ctas_per_sm * self.threads) // 8 * 8)
+        entry_regs = cfg.entry_registers()
         pool = self.threads * entry_regs - common.WARPGROUP_THREADS * self.producer_regs
         self.consumer_regs = min(240, pool // self.threads_of_consumers() // 8 * 8)
-        # the accumulators (a warpgroup's rows x bn / 128 fp32 per consumer thread) plus addressing must fit the
-        # entry count: 32 registers of addressing (ptxas refused 192 x 208 at 24: "insufficient registers"), 24 for
-        # the 256-row tiles (bn <= 144: each of them compiles without a spill; 152 spilled)
-        acc_regs = cfg.bm // self.consumer_warpgroups * cfg.bn // common.WARPGROUP_THREADS
-        assert acc_regs + (24 if cfg.bm == 256 else 32) <= entry_regs, \
-            f"{acc_regs} accumulator registers per thread do not fit the {entry_regs} a thread starts with " \
-            f"at {cfg.ctas_per_sm} CTAs per SM: a narrower bn or fewer CTAs per SM"
+        assert cfg.accumulators_fit(), \
+            f"{cfg.accumulator_registers()} accumulator registers per thread do not fit the {entry_regs} a thread " \
+            f"starts with at {cfg.ctas_per_sm} CTAs per SM: a narrower bn or fewer CTAs per SM"
         ring_bytes = (cute.cosize(self.sA_layout) + cute.cosize(self.sB_layout)) * self.types.ab.width // 8
         assert cute.cosize(self.partial_layout()) * 4 <= ring_bytes, "the fp32 partial tile must fit in the A/B ring"
 
