@@ -66,6 +66,15 @@
 #                                            bash bench/run_h200.sh gen512     # phase 10's token halves past 256 tokens
 #                                            bash bench/run_h200.sh gen512-checks  # their checks, two-wave picks, heldout11
 #                                            bash bench/run_h200.sh criteria10  # decode and small with the final model
+#                                            bash bench/run_h200.sh m512-stress  # (ran 12-04) 257-512 tokens: the stress run of their configs
+#                                            bash bench/run_h200.sh w64pairs   # 128x4096x14336: 64-wide weight tiles in pairs, bk 128
+#                                            bash bench/run_h200.sh gaps512    # 257-512 tokens furthest below the vendor: every family
+#                                            bash bench/run_h200.sh tiles3x    # past 256 tokens: three token tiles, cuBLAS's arrangements
+#                                            bash bench/run_h200.sh w64more    # 65-128 tokens: phase 9's 64 x 64 tiles, bk 128, more shapes
+#                                            bash bench/run_h200.sh t3w64-moved  # both: the picks they moved, beside the old
+#                                            bash bench/run_h200.sh t3w64-checks  # their GPU tests, sanitizers, stress run
+#                                            bash bench/run_h200.sh criteria11  # decode, small, heldout11 with the final model
+#                                            bash bench/run_h200.sh criteria11-big  # no regression, the skinny shape sustained
 #                                            bash bench/run_h200.sh tiles3-mc4  # (ran 12-03) 241-256 tokens in three 96-token tiles over 4
 #                                            bash bench/run_h200.sh mc4-fresh   # (ran 12-03) that rule beside the old picks, 14 fresh shapes
 #                                            bash bench/run_h200.sh skinny-mcast  # (ran 12-03) 1024x4096x4096 sustained: B multicast
@@ -1313,6 +1322,118 @@ criteria10)
     --quiet --out "$OUT/decode_bench.json" 2>&1 | tail -3
   timeout 60 python3 -m cute_gemm bench --set small --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 7 \
     --quiet --no-plot --out "$OUT/small_bench.json" 2>&1 | tail -3
+  ;;
+m512-stress)
+  # 89. (ran 2026-12-04: PASS, 0 wrong) the stress run (two streams, two Python threads, every call checked, memory
+  #     flat) of the configs best picks past 256 tokens: 256-row weight tiles unsplit and split 2, the token halves in
+  #     64- and 192-row tiles (split 4), at ragged shapes of 257-512 tokens (2-4 token tiles each)
+  C="--config 10:bm=256,bn=144,bk=64,stages=4,split_k=1 --config 10:bm=256,bn=88,bk=64,stages=5,split_k=2"
+  C="$C --config 10:bm=64,bn=232,bk=64,stages=5,split_k=1 --config 10:bm=192,bn=136,bk=64,stages=5,split_k=4"
+  timeout 150 python3 bench/stress.py --phases none $C --shapes 317,1032,1032 259,2056,520 463,1544,776 \
+    --calls 200 --thread-calls 100 --timeout 140 --out "$OUT/stress" 2>&1 | tail -8
+  ;;
+w64pairs)
+  # 90. (ran 2026-12-04: shared 33.4 us, unicast 33.5, the pick 34.1; 128x4096x4096 11.7 / 11.9 / 13.2) 128x4096x14336
+  #     (the one decode shape with B >= 64 MB under 90% of the copy bandwidth): phase 9's 64-token x 64-weight tile with
+  #     128-deep k-tiles (33.4 us in deep64, the pick's time) with its two token tiles in a cluster sharing the weight
+  #     tile (cluster_m=2: each CTA loads half the box and multicasts it; at bk 64 this lost 3%), beside it unicast and
+  #     the pick (best), 9 rounds
+  beside w64pairs 200 "64 x 64 tiles, bk 128: the weight tile shared by the two token tiles, beside unicast and the pick" \
+    --top 0 --rounds 9 --shapes 128,4096,14336 128,4096,4096 \
+    --config 9:bm=64,bn=64,bk=128,stages=7,split_k=1,use_pdl=True \
+    --config 9:bm=64,bn=64,bk=128,stages=7,split_k=1,use_pdl=True,cluster_m=2 \
+    --config 9:bm=64,bn=64,bk=128,stages=6,split_k=1,use_pdl=True,cluster_m=2
+  ;;
+gaps512)
+  # 91. (ran 2026-12-04: no family of ours reached cuBLAS's three-token-tile kernels) the three shapes of 257-512 tokens
+  #     furthest below the vendor with the final model (heldout11 0.856 at 259x2560x7168 and 0.858 at 434x5120x6144;
+  #     322x3072x8192 33.6 us against 30.6 in gen512-checks): every family's cheapest candidate and the model's top 4
+  #     beside best, with the vendors' kernel names
+  beside gaps512 300 "257-512 tokens below the vendor after the halves: every family's cheapest beside best" --top 4 --families \
+    --rounds 5 --shapes 259,2560,7168 434,5120,6144 322,3072,8192 --bench-out "$OUT/gaps512_bench.json"
+  ;;
+tiles3x)
+  # 92. (ran 2026-12-04: faster than best at 3 of 6, 1.10-1.18x; in the model since) past 256 tokens, cuBLAS's
+  #     arrangements there (gaps512's kernel names: nvjet 64x88 over clusters of 4 at 259x2560x7168, 128x152 over 4 at
+  #     434x5120x6144, 64x168 over 4 x 2 at 322x3072x8192): the tokens in three tiles of 64 or 128 weight rows in one
+  #     wave, unicast and with the token tile multicast over the weight tiles, beside best and the model's top 2, at the
+  #     three gaps and three more shapes
+  beside tiles3x 300 "three token tiles past 256 tokens (cuBLAS's arrangements), unicast and multicast, beside best" \
+    --top 2 --rounds 5 --shapes 259,2560,7168 434,5120,6144 322,3072,8192 300,4096,4096 384,4096,8192 480,5120,5120 \
+    --config 10:bm=64,bn=88,bk=64,stages=8,split_k=1,cluster_m=1@259,2560,7168 --config 10:bm=64,bn=88,bk=64,stages=8,split_k=1,cluster_m=4@259,2560,7168 \
+    --config 10:bm=128,bn=152,bk=64,stages=6,split_k=1,cluster_m=1@434,5120,6144 --config 10:bm=128,bn=152,bk=64,stages=6,split_k=1,cluster_m=4@434,5120,6144 \
+    --config 10:bm=64,bn=168,bk=64,stages=7,split_k=1,cluster_m=2@322,3072,8192 --config 10:bm=128,bn=112,bk=64,stages=7,split_k=1,cluster_m=2@322,3072,8192 \
+    --config 10:bm=128,bn=104,bk=64,stages=7,split_k=1,cluster_m=1@300,4096,4096 --config 10:bm=128,bn=104,bk=64,stages=7,split_k=1,cluster_m=2@300,4096,4096 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1,cluster_m=1@384,4096,8192 --config 10:bm=128,bn=128,bk=64,stages=7,split_k=1,cluster_m=4@384,4096,8192 \
+    --config 10:bm=128,bn=160,bk=64,stages=6,split_k=1,cluster_m=1@480,5120,5120 --config 10:bm=128,bn=160,bk=64,stages=6,split_k=1,cluster_m=4@480,5120,5120
+  ;;
+w64more)
+  # 93. (ran 2026-12-04: faster than best at 5 of 7, 1.03-1.14x) phase 9's 64-token x 64-weight tile with 128-deep
+  #     k-tiles, unsplit (w64pairs: 11.7 us at 128x4096x4096 against best's 13.2, the model says 16.0), beside best and
+  #     the model's pick at more shapes of 65-128 tokens whose two token tiles x weight tiles fill one wave (N <= 4224)
+  #     or two with a split (N = 2048)
+  beside w64more 240 "phase 9's 64 x 64 tiles with bk 128 at 65-128 tokens, beside best" --top 1 --rounds 7 \
+    --shapes 128,4096,2048 128,4096,6144 128,4096,11008 120,4096,4096 96,4096,4096 128,3584,8192 128,2048,8192 \
+    --config 9:bm=64,bn=64,bk=128,stages=7,split_k=1,use_pdl=True \
+    --config 9:bm=64,bn=64,bk=128,stages=7,split_k=2,use_pdl=True@128,2048,8192
+  ;;
+t3w64-moved)
+  # 94. (ran 2026-12-04: 1.048x, faster at 18 of 22) three token tiles past 256 tokens (tiles3x) and phase 9's deep 64 x
+  #     64 pair at 113-128 tokens (w64more) in the model: the new picks (best) beside the old (--config) at every shape
+  #     they moved of the named sets and 400 random ones (`python bench/moved_picks.py HEAD --random 400 --seed 7
+  #     --every 1` before the change: 17) and 5 shapes of 113-127 tokens chosen after it, cold L2
+  beside t3w64-moved 420 "three token tiles past 256 tokens and phase 9's deep 64 x 64 pair: new picks beside old" \
+    --top 0 --rounds 5 --shapes 128,4096,4096 128,4096,14336 404,5120,10240 434,5120,6144 384,5120,8192 384,5120,3072 \
+      384,5120,5120 128,4096,2048 512,5120,3072 128,2048,5120 128,2048,3072 384,5120,4096 \
+      128,2048,2048 128,3072,14336 128,3072,4096 384,5120,2048 512,5120,2048 116,4096,8192 \
+      113,4096,5120 120,2560,8192 128,2816,5120 118,3840,11008 \
+    --config 10:bn=128,stages=4@128,4096,4096 --config 10:bn=128,stages=4@128,4096,14336 \
+    --config 10:bm=256,bn=136,bk=64,stages=4@404,5120,10240 --config 8:use_pdl=True@434,5120,6144 \
+    --config 9:split_k=1,use_pdl=True@384,5120,8192 --config 9:split_k=1,use_pdl=True@384,5120,3072 \
+    --config 9:split_k=1,use_pdl=True@384,5120,5120 --config 9:bm=64,bn=64,stages=8,split_k=1,use_pdl=True@128,4096,2048 \
+    --config 8:use_pdl=True@512,5120,3072 --config 10:bn=128,stages=4,split_k=3@128,2048,5120 \
+    --config 10:bn=128,stages=4,split_k=3@128,2048,3072 --config 9:split_k=1,use_pdl=True@384,5120,4096 \
+    --config 9:bm=64,bn=64,stages=8,use_pdl=True@128,2048,2048 --config 10:bm=128,bn=128,bk=64,stages=7,split_k=4,evict_first_a=True@128,3072,14336 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=4,evict_first_a=True@128,3072,4096 --config 9:split_k=1,use_pdl=True@384,5120,2048 \
+    --config 8:use_pdl=True@512,5120,2048 --config 10:bn=120,stages=4@116,4096,8192 \
+    --config 10:bn=120,stages=4@113,4096,5120 --config 10:bm=128,bn=120,bk=64,stages=7,split_k=4,evict_first_a=True@120,2560,8192 \
+    --config 10:bm=128,bn=128,bk=64,stages=7,split_k=4,evict_first_a=True@128,2816,5120 --config 10:bm=128,bn=120,bk=64,stages=7,split_k=4,evict_first_a=True@118,3840,11008
+  ;;
+t3w64-checks)
+  # 95. (ran 2026-12-04: 9 passed, sanitizers 0 errors, stress PASS) the configs of three token tiles and of phase 9's
+  #     deep 64 x 64 pair: their GPU tests (the pair at the split/swap file's five shapes: M = 1, K >> N and not a
+  #     multiple of the k-tile, fewer k-tiles than CTAs, ragged, more tokens than its tiles; the three-tile configs at
+  #     two ragged shapes of 257-512 tokens), the four sanitizers on three of them at a ragged shape, and the stress run
+  #     (two streams, two threads, every call checked)
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_split_swap.py \
+    -k "bk128-stages7-split_k1 or bn152 or bn88-bk64-stages8" 2>&1 | tail -3
+  C="--config 9:bm=64,bn=64,bk=128,stages=7,split_k=1,use_pdl=True --config 10:bm=128,bn=152,bk=64,stages=6,split_k=1"
+  C="$C --config 10:bm=64,bn=88,bk=64,stages=8,split_k=1"
+  timeout 180 python3 bench/sanitize.py --phases none $C --shapes 317,1032,1032 --deadline 150 --jobs 4 \
+    --out "$OUT/sanitize" 2>&1 | tail -8
+  timeout 100 python3 bench/stress.py --phases none $C --shapes 317,1032,1032 120,2056,4104 463,1544,776 \
+    --calls 200 --thread-calls 100 --timeout 90 --out "$OUT/stress" 2>&1 | tail -8
+  ;;
+criteria11)
+  # 96. (ran 2026-12-04 twice: decode 1.084 / 1.086, B >= 64 MB at >= 92.2 / 90.9% of copy, small 1.130 / 1.127,
+  #     heldout11 0.969 / 0.962) issue 18's decode and small sets with the final model (the deep 64 x 64 pair moved
+  #     128x4096x4096 and 128x4096x14336), and heldout11 (three token tiles moved 404x5120x10240 and 434x5120x6144); the
+  #     big shapes' picks did not move (criteria9 holds for them)
+  timeout 170 python3 -m cute_gemm bench --set decode --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --out "$OUT/decode_bench.json" 2>&1 | tail -3
+  timeout 60 python3 -m cute_gemm bench --set small --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 7 \
+    --quiet --no-plot --out "$OUT/small_bench.json" 2>&1 | tail -3
+  timeout 150 python3 -m cute_gemm bench --set heldout11 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/heldout11_bench.json" 2>&1 | tail -3
+  ;;
+criteria11-big)
+  # 97. (ran 2026-12-04: within 2% everywhere, sustained 0.982) the rest of issue 18's criteria with the final model, in
+  #     the same session as criteria11: no regression at the big shapes (best beside phases 7 and 8) and the skinny
+  #     shape sustained
+  timeout 110 python3 -m cute_gemm bench --shapes 4096,4096,4096 1024,4096,4096 8192,8192,8192 3072,3072,3072 \
+    --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet --no-plot --out "$OUT/regress_bench.json" 2>&1 | tail -12
+  timeout 60 python3 -m cute_gemm bench --shapes 1024,4096,4096 --phases 7 --best --peers cublas,cublaslt \
+    --sustained 0.5 --rounds 9 --quiet --no-plot --out "$OUT/skinny_sustained_bench.json" 2>&1 | tail -8
   ;;
 m512-moved)
   # 78. (ran 2026-12-03: 1.140x, faster at 10 of 10) the 192-column tiles past 256 tokens (m512) and the one-round

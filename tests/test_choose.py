@@ -22,9 +22,10 @@ def test_big_problems_take_the_persistent_tiles():
         assert picked(shape) == ("8", {"use_pdl": True}), shape
 
 
-@pytest.mark.parametrize("m", [1, 7, 16, 33, 64, 128])
+@pytest.mark.parametrize("m", [1, 7, 16, 33, 64, 112])
 def test_few_tokens_take_swap_ab_with_the_tokens_as_the_mma_n(m):
-    """M <= 128 tokens against a 4096x4096 weight: phase 10, its token tile the smallest that holds M."""
+    """M <= 112 tokens against a 4096x4096 weight: phase 10, its token tile the smallest that holds M (113-128: the deep
+    pair below)."""
     phase, cfg = choose.pick("sm90", m, 4096, 4096)
     assert phase == "10"
     bn = cfg.bn if cfg is not None else 16
@@ -409,13 +410,13 @@ def test_weights_evict_first_where_one_tile_of_128_or_more_rows_holds_every_toke
     """Phase 10's weights evict-first in L2 (a policy the cost leaves alone): on where a weight tile of >= 128 rows
     holds every token (160x9728x4096 28.5 against 29.8 us, 120x6144x16384 60.0 / 61.1; 192x5120x27648's 192-token
     tile), off where two token tiles read each weight line twice (192x5120x27648 in 192 x 96 tiles 116.1 / 111.6;
-    256x8192x8192's 128 x 128 tiles) and for 64-row tiles (128x4096x14336: slower in three of four runs); the PTX has
-    the policy's operand only where it is on."""
+    256x8192x8192's 128 x 128 tiles) and for 64-row tiles (128x4096x14336: slower in three of four runs; 112 tokens
+    here, 128 take phase 9's deep pair); the PTX has the policy's operand only where it is on."""
     for shape in ((160, 9728, 4096), (120, 6144, 16384), (128, 14336, 4096), (200, 11000, 3000), (16, 14336, 4096),
                   (192, 5120, 27648)):
         phase, cfg = choose.pick("sm90", *shape)
         assert phase == "10" and cfg.bm >= 128 and cfg.bn >= shape[0] and cfg.evict_first_a, shape
-    for shape in ((256, 8192, 8192), (128, 4096, 14336), (16, 4096, 4096)):
+    for shape in ((256, 8192, 8192), (112, 4096, 14336), (16, 4096, 4096)):
         phase, cfg = choose.pick("sm90", *shape)  # None: phase 10's defaults (16 tokens, 64 rows, split 2)
         assert phase == "10" and not (cfg or registry.get("sm90", "10").default_config()).evict_first_a, shape
     for r in choose.explain("sm90", 232, 11008, 4096):
@@ -437,11 +438,44 @@ def test_token_halves_past_256_tokens():
     """257-512 tokens: phase 10's two token halves (steps of 8 and 16, at most 256 each) with every weight-tile height,
     split and residency the 129-256-token tiles take -- the one-tile widths stop at 256 tokens. At 267x2048x4096 one
     weight row of 64 x 136 tiles in two halves, split 2 (13.1 us against phase 7's 25.8, cuBLAS 13.3; H200, 2026-12-04)."""
-    def halves(m):
+    def widths(m):
         return {c["bn"] for p, c in choose.split_candidates(m, 4096, 4096) if p == "10" and c["bm"] in (64, 128, 192)}
 
-    assert halves(300) == {152, 160, 192}  # and phase 10's 128 x 192 of the 192-column rule
-    assert halves(267) == {136, 144, 192} and halves(512) == {256} and halves(513) == set()
-    assert max(halves(257) - {192}) <= 144 and 256 in {c["bn"] for p, c in choose.split_candidates(256, 4096, 4096)}
+    # the halves, phase 10's 128 x 192 of the 192-column rule, and the thirds (the test below): 104, 96, 176
+    assert widths(300) == {104, 152, 160, 192}
+    assert widths(267) == {96, 136, 144, 192} and widths(512) == {176, 256} and widths(513) == set()
+    assert max(widths(257) - {192}) <= 144 and 256 in {c["bn"] for p, c in choose.split_candidates(256, 4096, 4096)}
     phase, cfg = choose.pick("sm90", 267, 2048, 4096)
     assert (phase, cfg.bm, cfg.bn, cfg.split_k) == ("10", 64, 136, 2)
+
+
+def _picked(shape):
+    phase, cfg = choose.pick("sm90", *shape)
+    return phase, cfg is not None and registry.get("sm90", phase).overrides(cfg)
+
+
+def test_the_deep_pair_at_113_to_128_tokens():
+    """113-128 tokens in two 64-token tiles of phase 9 with 128-deep k-tiles, unsplit, where its CTAs fill the SMs (the
+    model prices the pair at the MMA rate of its 128 tokens, with phase 10's factor); not at 96 tokens (the second tile
+    half padding: it lost, 15.3 us against 12.3) nor at 128x2048x8192 (64 CTAs: it lost, 15.6 against 14.1)."""
+    deep = {"bm": 64, "bn": 64, "bk": 128, "stages": 7, "split_k": 1, "use_pdl": True}
+    for shape in [(128, 4096, 4096), (128, 4096, 14336), (120, 2560, 8192), (113, 4096, 5120), (128, 3072, 4096)]:
+        assert _picked(shape) == ("9", deep), shape
+    for shape in [(96, 4096, 4096), (112, 4096, 4096), (128, 2048, 8192)]:
+        assert _picked(shape) != ("9", deep), shape
+    # the rule is the pair's alone: the same tile with a split, a multicast or 64-deep k-tiles is priced as before
+    entry = registry.get("sm90", "9")
+    plain = choose.modelled_us(entry.make(entry.configured({**deep, "bk": 64, "stages": 8})), 128, 4096, 4096)
+    priced = choose.modelled_us(entry.make(entry.configured(deep)), 128, 4096, 4096)
+    assert priced < 0.8 * plain
+
+
+def test_three_token_tiles_past_256_tokens():
+    """Past 256 tokens the tokens may sit in three tiles of phase 10 (cuBLAS's arrangements there), unicast: 434x5120x6144
+    in 3 x 40 tiles of 128 x 152 (42.8 us against phase 8's 49.1); 300x4096x4096, where three tiles of 104 lost, keeps
+    its two halves."""
+    assert _picked((434, 5120, 6144)) == ("10", {"bm": 128, "bn": 152, "bk": 64, "stages": 6, "split_k": 1})
+    assert _picked((300, 4096, 4096))[1]["bn"] == 152
+    for m, n, k in [(434, 5120, 6144), (480, 5120, 5120), (259, 2560, 7168), (300, 4096, 4096)]:
+        thirds = [c for p, c in choose.split_candidates(m, n, k) if p == "10" and c["bn"] == -(-(-(-m // 3)) // 8) * 8]
+        assert thirds and all(c["cluster_m"] == 1 for c in thirds), (m, n, k)

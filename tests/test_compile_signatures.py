@@ -350,3 +350,31 @@ def test_sm90_phase10_weight_tiles_of_256_rows(over):
     assert ins.census["wgmma.mma_async"] == 8 and re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{over['bn']}k16\.",
                                                             ins.ptx)
     assert ins.smem_bytes <= 232_448
+
+
+def test_sm90_phase9_deep_pair_compiles():
+    """Phase 9's 64 x 64 tile with phase 10's 128-deep ring (``phase="best"`` at 113-128 tokens): one consumer warpgroup
+    (256 threads), 8 m64n64k16 wgmma per k-tile, 7 stages of 32 KiB in one CTA's smem, no spill."""
+    import dataclasses
+
+    e = registry.get("sm90", "9")
+    cfg = dataclasses.replace(e.default_config(), bm=64, bn=64, bk=128, stages=7, split_k=1, use_pdl=True)
+    ins = inspect_phase(e, "sm_90a", Problem(128, 4096, 4096), config=cfg)
+    assert ins.threads == 256 and ins.spill_bytes == 0 and ins.stack_bytes == 0, ins.as_dict()
+    assert ins.census["wgmma.mma_async"] == 8 and re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.", ins.ptx)
+    assert 7 * 32 * 1024 <= ins.smem_bytes <= 232_448
+
+
+@pytest.mark.parametrize("m,n,k", [(434, 5120, 6144), (512, 5120, 3072), (259, 2560, 7168), (404, 5120, 10240)])
+def test_sm90_phase10_three_token_tiles(m, n, k):
+    """The three-token-tile configs ``phase="best"`` picks or ranks first among them past 256 tokens build without a
+    spill, their token tile a third of the tokens (8 x odd ones load a box 8 rows taller: ``box_n``)."""
+    from cute_gemm.runtime import choose
+
+    third = -(-(-(-m // 3)) // 8) * 8
+    e = registry.get("sm90", "10")
+    rows = [r for r in choose.explain("sm90", m, n, k) if r["phase"] == "10" and r["config"].bn == third]
+    cfg = min(rows, key=lambda r: r["cost"])["config"]
+    ins = inspect_phase(e, "sm_90a", Problem(m, n, k), config=cfg)
+    assert ins.spill_bytes == 0 and ins.stack_bytes == 0 and ins.smem_bytes <= 232_448, ins.as_dict()
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{third}k16\.", ins.ptx)

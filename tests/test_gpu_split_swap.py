@@ -74,6 +74,8 @@ CONFIGS = [
     ("10", {"bm": 256, "bn": 144, "bk": 64, "stages": 4, "split_k": 1}),
     ("10", {"bm": 256, "bn": 88, "bk": 64, "stages": 5, "split_k": 2}),
     ("9", {"bm": 256, "bn": 128, "bk": 64, "stages": 4, "split_k": 2, "use_pdl": True}),
+    # phase 9's 64 x 64 tile with phase 10's 128-deep ring, unsplit (best's pick at 113-128 tokens: two token tiles)
+    ("9", {"bm": 64, "bn": 64, "bk": 128, "stages": 7, "split_k": 1, "use_pdl": True}),
 ]
 SHAPES = [
     Problem(1, 4096, 4096),  # one token
@@ -144,11 +146,15 @@ def test_unsplit_tiles_in_every_c_type(phase, over, ops):
                                         ("10", {"bm": 64, "bn": 232, "bk": 64, "stages": 5, "split_k": 1}),
                                         ("10", {"bm": 192, "bn": 136, "bk": 64, "stages": 5, "split_k": 4}),
                                         ("10", {"bm": 128, "bn": 160, "bk": 64, "stages": 6, "split_k": 1}),
-                                        ("10", {"bn": 136, "bk": 64})])
+                                        ("10", {"bn": 136, "bk": 64}),
+                                        # three token tiles: 128 x 152 (8 x odd: the box 8 rows taller), 64 x 88
+                                        ("10", {"bm": 128, "bn": 152, "bk": 64, "stages": 6, "split_k": 1}),
+                                        ("10", {"bm": 64, "bn": 88, "bk": 64, "stages": 8, "split_k": 1})],
+                         ids=lambda v: "-".join(f"{k}{x}" for k, x in v.items()) if isinstance(v, dict) else v)
 @pytest.mark.parametrize("shape", [Problem(317, 3000, 1032), Problem(384, 1032, 4104)], ids=str)
 def test_tiles_of_192_columns_past_256_tokens(phase, over, shape):
     """best's candidates at 257-512 tokens (192-column tiles, 256 weight rows in 4 token tiles of 80 or 112, the token
-    halves), where the second token tile (phase 10) or the third row of tiles (phase 9)
+    halves, three token tiles), where the second token tile (phase 10) or the third row of tiles (phase 9)
     is ragged, N is not a multiple of the tile and K not a multiple of the k-tile."""
     from cute_gemm.measure.check import check_phase
 

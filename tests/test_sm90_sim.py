@@ -90,6 +90,9 @@ WIDE = {
     # second ragged (40 rows), unsplit (the register epilogue) and split 2 (the reduce over 256-row partial tiles)
     "bm256": ("10", 40, 296, 264, {"bm": 256, "bn": 16, "split_k": 1, "stages": 2}),
     "bm256-split2": ("10", 40, 296, 264, {"bm": 256, "bn": 16, "split_k": 2, "stages": 2}),
+    # phase 9's 64 x 64 tile with 128-deep k-tiles (best's deep pair at 113-128 tokens): two token tiles (the second
+    # 56 rows), two weight tiles (the second 8 columns), 3 k-tiles (the last 8 deep) through 2 stages, PDL
+    "phase9-deep-pair": ("9", 120, 72, 264, {"bm": 64, "bn": 64, "bk": 128, "stages": 2, "split_k": 1, "use_pdl": True}),
 }
 
 

@@ -193,6 +193,12 @@ def _stages(bm: int, bn: int, bk: int, ctas: int, cap: int = 8) -> int:
     return min(cap, (SMEM_BYTES // ctas) // ((bm + box_rows(bn)) * bk * 2))
 
 
+def _deep_pair(m: int, bm: int, bn: int, bk: int, cm: int) -> bool:
+    """Phase 9's 64 x 64 tile with 128-deep k-tiles holding 113-128 tokens in two token tiles, unicast (at most 15 of
+    the 128 token rows padding): a weight tile read by two neighbouring CTAs (``modelled_us`` prices it so)."""
+    return (bm, bn, bk, cm) == (64, 64, 128, 1) and 112 < m <= 128
+
+
 def _fits_registers(bm: int, bn: int, ctas: int) -> bool:
     """A ``bm`` x ``bn`` tile's accumulators fit the registers its threads start with at ``ctas`` CTAs per SM: the
     rule phase 9's kernel asserts (its config's ``accumulators_fit``)."""
@@ -263,6 +269,10 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         # each, 64-B rows) lost: 0.94-0.97x (H200, 2026-12-03, h200_2026-12-03_best_candidates_wmcast.json in
         # h200_2026-12-01_to_03_candidates.tar.xz)
         out.append(("9", {"bm": 64, "bn": 128, "bk": 64, "stages": 8, "split_k": 1, "use_pdl": pdl, "cluster_m": 2}))
+    if _deep_pair(m, 64, 64, 128, 1):
+        # the two 64-token tiles of 113-128 tokens over a 64-wide weight tile, unicast, with phase 10's 128-deep ring:
+        # the two CTAs of a weight tile are neighbours in the grid and meet in L2 (see modelled_us)
+        out.append(("9", {"bm": 64, "bn": 64, "bk": 128, "stages": 7, "split_k": 1, "use_pdl": pdl}))
     if m <= 512:
         # the tokens in one tile, or (past 128 tokens) in two: twice the weight reads, but twice the CTAs. Past 256
         # tokens only the halves (up to 256 each), with every weight-tile height and split below: beside the old picks
@@ -278,6 +288,17 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
             # 169 tokens lost their 192 x 96 tiles to halves of 88 (169x2560x5120: 21.4 us against 16.5; run_h200.sh
             # tok8-moved)
             tiles_of_tokens += [(half, 64) for half in sorted({_ceil(_ceil(m, 2), 8) * 8, _ceil(_ceil(m, 2), 16) * 16})]
+        if m > 256:
+            # past 256 tokens also the tokens in three tiles (cuBLAS's arrangements there: nvjet 64 x 88 at
+            # 259x2560x7168, 128 x 152 at 434x5120x6144). Beside best, cold L2: 259x2560x7168 in 64 x 88 tiles 21.5 us
+            # against 23.3 (cuBLAS 18.0), 434x5120x6144 in 128 x 152 42.5 against phase 8's 50.3 (cuBLAS 41.7),
+            # 480x5120x5120 in 128 x 160 37.6 / 44.1 (cuBLASLt 37.2); the model ranked them below the pick where they
+            # lost (300x4096x4096, 384x4096x8192, 322x3072x8192) -- and at 259x2560x7168 too (24.7 against 24.2), which
+            # keeps its pick. Their token tile multicast over 4 weight tiles ran within 1% at two shapes and 4% slower
+            # at the third: not offered. The picks this moved, beside the old ones: 434x5120x6144 42.8 / 49.1,
+            # 512x5120x2048 18.9 / 20.4, 404x5120x10240 63.2 / 64.6, 384x5120x2048-8192 0.994-1.015x (run_h200.sh
+            # tiles3x, t3w64-moved; H200, 2026-12-04)
+            tiles_of_tokens.append((_ceil(_ceil(m, 3), 8) * 8, 64))
         if 232 <= m <= 256:
             # three token tiles of 128 weight rows, cuBLAS's arrangements there (8 x odd tiles allow the second): 80 tokens
             # each at 232-240, 88 at 241-256 (the next multiple of 8 past a third).
@@ -326,7 +347,9 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
                         # 128x224: 38.8 -> 32.4 / 30.6 us at cluster_m 2 / 4; 128x112: 25.3 -> 26.8 at 200x5120^2;
                         # h200_2026-12-01_best_candidates_mcast.json in h200_2026-12-01_to_03_candidates.tar.xz)
                         # and without a split (the two together run correctly and were not measured faster)
-                        for cm in (1, 2, 4) if bm == 128 and bn >= 128 and split == 1 and k <= MCAST_MAX_K else (1,):
+                        # (not over three token tiles: see above)
+                        mcast = bm == 128 and bn >= 128 and 2 * bn >= m and split == 1 and k <= MCAST_MAX_K
+                        for cm in (1, 2, 4) if mcast else (1,):
                             if box_rows(bn) % (8 * cm):
                                 continue
                             # the weights evict-first in L2 where a tile of >= 128 weight rows holds every token
@@ -349,7 +372,9 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         slots = clusters_that_fit(split * cm, mc) * split * cm * ctas
         waves = _ceil(ctas_total, slots)
         cta_flop = 2 * bm * bn * _ceil(_ceil(k, cfg.bk), split) * cfg.bk
-        rate = mc.mma_flop_per_us * min(1.0, bn * (bm // 64) / 256) ** mc.narrow_exponent
+        deep_pair = kernel.phase == "9" and not getattr(kernel, "swap_ab", False) and _deep_pair(m, bm, bn, cfg.bk, cm)
+        width = bn * (bm // 64) * (2 if deep_pair else 1)  # a deep pair runs at the rate of its 128 tokens (below)
+        rate = mc.mma_flop_per_us * min(1.0, width / 256) ** mc.narrow_exponent
         mma = waves * min(ctas, _ceil(ctas_total, mc.sms)) * cta_flop / rate
         inflight = min(ctas_total, slots) * cfg.stages * (bm + cfg.box_n()) * cfg.bk * 2
         memory = memory_bytes / (mc.hbm_bytes_per_us * min(1.0, inflight / mc.inflight_for_full_bw))
@@ -367,6 +392,20 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
             gain = per_cm * (1 - 1 / cm) if bn >= m else 0.0
             body *= (mc.swap_factor * (1 - gain)) if waves == 1 else 1.0
             body *= mc.wide_tile_factor if bm == 64 and bn >= 224 and split == 1 else 1.0
+        elif deep_pair and waves == 1:
+            # phase 9's 64 x 64 tile with phase 10's 128-deep ring at 113-128 tokens: each 64-wide weight tile is read by
+            # the two token tiles' CTAs, neighbours in the grid, whose reads meet in L2 -- phase 10's 64 x 128 tile
+            # unsplit, cut along the tokens instead of K into twice the CTAs. Priced so: at the MMA rate of the pair's
+            # 128 tokens and with phase 10's factor (the plain model ran 1.3-1.6x slow at K >= 4096). Beside the pick
+            # (H200, cold L2): 128x4096x4096 11.7 us against 13.2, 128x4096x2048 7.4 / 8.4, 128x4096x6144 15.7 / 17.1,
+            # 128x3584x8192 19.1 / 20.6, 120x4096x4096 12.1 / 12.8, 128x4096x11008 26.1 / 26.9, 128x4096x14336 33.5 /
+            # 34.1 (the model so priced ranks all of them, and 128x2048x8192 where it lost, 15.6 / 14.1, as measured);
+            # at 96 tokens, the second tile half padding, it lost (15.3 / 12.3) and is not offered (run_h200.sh
+            # w64pairs, w64more). The picks this moved, beside the old ones at 13 shapes of 113-128 tokens: faster at 10
+            # (128x3072x4096 10.3 us against 12.4, 128x2816x5120 11.8 / 13.9), slower at 116x4096x8192 (0.994x),
+            # 128x2048x5120 (0.979x, 64 CTAs) and 118x3840x11008 (0.913x: at long K the old 120-token tile's 6% less MMA
+            # work tells) (t3w64-moved; H200, 2026-12-04)
+            body *= mc.swap_factor
         elif cm > 1 and waves == 1:
             # phase 9's 64-token tiles in pairs sharing the weights' tile (the multicast's gain); where the pair holds
             # every token with no row padded (M = 128) it is phase 10's kernel unswapped with its deep ring, and takes

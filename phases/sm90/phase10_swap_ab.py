@@ -43,7 +43,9 @@ Past 256 tokens (the tokens in 2-4 tiles) two more shapes of the same kernel: 25
 (cuBLAS's "256 x 128" arrangement), token tiles of at most 144 -- 288x14336x4096 in 2 x 56 tiles of 256 x 144 ran 56.1 us
 against 78.7 for phase 9's 128 x 192 (cuBLAS 58.1); and the tokens' two halves in any of the weight-tile heights,
 which the 129-256-token tiles already take -- 267x2048x4096 in 64 x 136 tiles split 2 ran 13.1 us against phase 7's 25.8
-(cuBLAS 13.3), 298x14336x4096 in 128 x 152 tiles 62.8 against 73.1 for the 256-row tiles (H200, 2026-12-04).
+(cuBLAS 13.3), 298x14336x4096 in 128 x 152 tiles 62.8 against 73.1 for the 256-row tiles; and the tokens in three tiles
+(cuBLAS's nvjet 64 x 88 and 128 x 152 there) -- 434x5120x6144 in 3 x 40 tiles of 128 x 152 ran 42.8 us against phase 8's
+49.1 (cuBLAS 42.1) (H200, 2026-12-04).
 
 A token tile of 8 x an odd number (24, 40, ..., 88, 104, ..., 248) is phase 9's ``box_n``: the DSL 4.8.1 compiler
 aborts building a TMA box of such a height, so the box and the ring's stage hold 8 token rows more (the next tile's,
