@@ -49,7 +49,11 @@ M512_RUNS = RESULTS / "h200_2026-12-03_m512_runs.tar.xz"
 # tokens at 14336 weight rows, every family at three gap shapes, phase 10's token halves' moved picks and their
 # two-wave picks beside the 256-row ones
 M512B_RUNS = RESULTS / "h200_2026-12-04_m512b_runs.tar.xz"
-ARCHIVES = (CANDIDATES, FIT_RUNS, MODEL8_RUNS, TOK8_RUNS, M512_RUNS, M512B_RUNS)
+# three token tiles past 256 tokens and phase 9's deep 64 x 64 pair at 113-128 tokens: the pair beside the pick at 128
+# tokens, every family at three 257-512-token gaps, three token tiles beside best, the pair at seven more shapes, the
+# picks both rules moved beside the old ones
+T3W64_RUNS = RESULTS / "h200_2026-12-04_t3w64_runs.tar.xz"
+ARCHIVES = (CANDIDATES, FIT_RUNS, MODEL8_RUNS, TOK8_RUNS, M512_RUNS, M512B_RUNS, T3W64_RUNS)
 # the first candidate sweep, the M=128 / wave-fitted / two-pick runs, the token-tile multicast runs, the 192-row tiles
 # and 3-way splits with the picks they moved, the candidates after heldout3, the `cute-gemm tune` runs (a shape in
 # several: the later file wins), the token tiles in steps of 16, every family's cheapest at 72-248 tokens, the picks
@@ -94,7 +98,9 @@ DEFAULT = [CANDIDATES / "h200_2026-12-01_best_candidates.json", CANDIDATES / "h2
            M512_RUNS / "h200_2026-12-03_best_candidates_oneround.json", M512_RUNS / "h200_2026-12-03_best_candidates_m512.json",
            M512_RUNS / "h200_2026-12-03_best_candidates_m512_moved.json"] + [
            M512B_RUNS / f"h200_2026-12-04_best_candidates_{case}.json"
-           for case in ("bm256", "bm256_moved", "bm256_tail", "gaps257", "gen512", "gen512_two_waves")]
+           for case in ("bm256", "bm256_moved", "bm256_tail", "gaps257", "gen512", "gen512_two_waves")] + [
+           T3W64_RUNS / f"h200_2026-12-04_best_candidates_{case}.json"
+           for case in ("w64pairs", "gaps512", "tiles3x", "w64more", "t3w64_moved")]
 GRID = {
     "mma_flop_per_us": (5e6, 6.2e6, 7e6), "narrow_exponent": (0.0, 0.25, 0.5),
     "hbm_bytes_per_us": (4.05e6, 4.2e6, 4.35e6), "inflight_for_full_bw": (6e6, 10e6, 16e6),
