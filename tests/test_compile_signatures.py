@@ -371,7 +371,7 @@ def test_sm90_phase10_three_token_tiles(m, n, k):
     spill, their token tile a third of the tokens (8 x odd ones load a box 8 rows taller: ``box_n``)."""
     from cute_gemm.runtime import choose
 
-    third = -(-(-(-m // 3)) // 8) * 8
+    third = choose._ceil(choose._ceil(m, 3), 8) * 8
     e = registry.get("sm90", "10")
     rows = [r for r in choose.explain("sm90", m, n, k) if r["phase"] == "10" and r["config"].bn == third]
     cfg = min(rows, key=lambda r: r["cost"])["config"]

@@ -193,10 +193,10 @@ def _stages(bm: int, bn: int, bk: int, ctas: int, cap: int = 8) -> int:
     return min(cap, (SMEM_BYTES // ctas) // ((bm + box_rows(bn)) * bk * 2))
 
 
-def _deep_pair(m: int, bm: int, bn: int, bk: int, cm: int) -> bool:
-    """Phase 9's 64 x 64 tile with 128-deep k-tiles holding 113-128 tokens in two token tiles, unicast (at most 15 of
-    the 128 token rows padding): a weight tile read by two neighbouring CTAs (``modelled_us`` prices it so)."""
-    return (bm, bn, bk, cm) == (64, 64, 128, 1) and 112 < m <= 128
+def _deep_pair(m: int, bm: int, bn: int, bk: int, cm: int, split: int) -> bool:
+    """Phase 9's 64 x 64 tile with 128-deep k-tiles holding 113-128 tokens in two token tiles, unicast and unsplit (at
+    most 15 of the 128 token rows padding): a weight tile read by two neighbouring CTAs (``modelled_us`` prices it so)."""
+    return (bm, bn, bk, cm, split) == (64, 64, 128, 1, 1) and 112 < m <= 128
 
 
 def _fits_registers(bm: int, bn: int, ctas: int) -> bool:
@@ -269,7 +269,7 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         # each, 64-B rows) lost: 0.94-0.97x (H200, 2026-12-03, h200_2026-12-03_best_candidates_wmcast.json in
         # h200_2026-12-01_to_03_candidates.tar.xz)
         out.append(("9", {"bm": 64, "bn": 128, "bk": 64, "stages": 8, "split_k": 1, "use_pdl": pdl, "cluster_m": 2}))
-    if _deep_pair(m, 64, 64, 128, 1):
+    if _deep_pair(m, 64, 64, 128, 1, 1):
         # the two 64-token tiles of 113-128 tokens over a 64-wide weight tile, unicast, with phase 10's 128-deep ring:
         # the two CTAs of a weight tile are neighbours in the grid and meet in L2 (see modelled_us)
         out.append(("9", {"bm": 64, "bn": 64, "bk": 128, "stages": 7, "split_k": 1, "use_pdl": pdl}))
@@ -372,7 +372,8 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         slots = clusters_that_fit(split * cm, mc) * split * cm * ctas
         waves = _ceil(ctas_total, slots)
         cta_flop = 2 * bm * bn * _ceil(_ceil(k, cfg.bk), split) * cfg.bk
-        deep_pair = kernel.phase == "9" and not getattr(kernel, "swap_ab", False) and _deep_pair(m, bm, bn, cfg.bk, cm)
+        deep_pair = (kernel.phase == "9" and not getattr(kernel, "swap_ab", False)
+                     and _deep_pair(m, bm, bn, cfg.bk, cm, split))
         width = bn * (bm // 64) * (2 if deep_pair else 1)  # a deep pair runs at the rate of its 128 tokens (below)
         rate = mc.mma_flop_per_us * min(1.0, width / 256) ** mc.narrow_exponent
         mma = waves * min(ctas, _ceil(ctas_total, mc.sms)) * cta_flop / rate
