@@ -75,6 +75,7 @@
 #                                            bash bench/run_h200.sh t3w64-checks  # their GPU tests, sanitizers, stress run
 #                                            bash bench/run_h200.sh criteria11  # decode, small, heldout11 with the final model
 #                                            bash bench/run_h200.sh criteria11-big  # no regression, the skinny shape sustained
+#                                            bash bench/run_h200.sh heldout12  # 12 random shapes of 1-512 tokens, final model
 #                                            bash bench/run_h200.sh tiles3-mc4  # (ran 12-03) 241-256 tokens in three 96-token tiles over 4
 #                                            bash bench/run_h200.sh mc4-fresh   # (ran 12-03) that rule beside the old picks, 14 fresh shapes
 #                                            bash bench/run_h200.sh skinny-mcast  # (ran 12-03) 1024x4096x4096 sustained: B multicast
@@ -1434,6 +1435,12 @@ criteria11-big)
     --phases 7,8 --best --peers cublas,cublaslt --rounds 7 --quiet --no-plot --out "$OUT/regress_bench.json" 2>&1 | tail -12
   timeout 60 python3 -m cute_gemm bench --shapes 1024,4096,4096 --phases 7 --best --peers cublas,cublaslt \
     --sustained 0.5 --rounds 9 --quiet --no-plot --out "$OUT/skinny_sustained_bench.json" 2>&1 | tail -8
+  ;;
+heldout12)
+  # 98. 12 random shapes of 1-512 tokens drawn after the final model (--set heldout12), best beside phase 7 and both
+  #     vendors, cold L2: the regime, not the lists
+  timeout 240 python3 -m cute_gemm bench --set heldout12 --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 5 \
+    --quiet --no-plot --out "$OUT/heldout12_bench.json" 2>&1 | tail -3
   ;;
 m512-moved)
   # 78. (ran 2026-12-03: 1.140x, faster at 10 of 10) the 192-column tiles past 256 tokens (m512) and the one-round

@@ -78,6 +78,10 @@ SETS = {
                                              (316, 8192, 8192), (347, 10240, 7168), (360, 11008, 4096),
                                              (368, 4096, 14336), (404, 5120, 10240), (434, 5120, 6144),
                                              (454, 8192, 10240), (475, 9216, 10240))),
+    "heldout12": tuple(Problem(*s) for s in ((68, 4096, 9216), (439, 11008, 10240), (445, 7168, 28672), (424, 8192, 3584),
+                                             (498, 28672, 3072), (379, 8192, 7168), (282, 8192, 5120),
+                                             (462, 18944, 14336), (403, 2048, 5120), (312, 8192, 2048),
+                                             (360, 8192, 3072), (223, 3584, 18944))),
 }
 SET_HELP = {
     "decode": f"a few tokens x a model's weights: M in {{{', '.join(map(str, DECODE_TOKENS))}}} x (N, K) in "
@@ -99,6 +103,8 @@ SET_HELP = {
                  "tiles landed, before they were measured",
     "heldout11": "12 shapes of 257-512 tokens, drawn at random (seed 202612041) from a model's layer widths after the "
                  "256-row weight tiles landed, before they were measured",
+    "heldout12": "12 shapes of 1-512 tokens, drawn at random (seed 202612042; N and K from 16 layer widths of 2048-28672) "
+                 "after the three token tiles and the deep pair landed, before they were measured",
 }
 
 
