@@ -86,10 +86,15 @@ SHAPES = [
 ]
 
 
+def _over_id(over) -> str:
+    """A config's overrides in a test id: bm64-bn64-bk128-... (a phase id passes through)."""
+    return "-".join(f"{k}{v}" for k, v in over.items()) if isinstance(over, dict) else over
+
+
 def _cases():
     for phase, over in CONFIGS:
         for shape in SHAPES:
-            yield pytest.param(phase, over, shape, id=f"{phase}-{'-'.join(f'{k}{v}' for k, v in over.items())}-{shape}")
+            yield pytest.param(phase, over, shape, id=f"{phase}-{_over_id(over)}-{shape}")
 
 
 @pytest.mark.gpu
@@ -150,7 +155,7 @@ def test_unsplit_tiles_in_every_c_type(phase, over, ops):
                                         # three token tiles: 128 x 152 (8 x odd: the box 8 rows taller), 64 x 88
                                         ("10", {"bm": 128, "bn": 152, "bk": 64, "stages": 6, "split_k": 1}),
                                         ("10", {"bm": 64, "bn": 88, "bk": 64, "stages": 8, "split_k": 1})],
-                         ids=lambda v: "-".join(f"{k}{x}" for k, x in v.items()) if isinstance(v, dict) else v)
+                         ids=_over_id)
 @pytest.mark.parametrize("shape", [Problem(317, 3000, 1032), Problem(384, 1032, 4104)], ids=str)
 def test_tiles_of_192_columns_past_256_tokens(phase, over, shape):
     """best's candidates at 257-512 tokens (192-column tiles, 256 weight rows in 4 token tiles of 80 or 112, the token
