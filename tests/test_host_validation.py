@@ -39,9 +39,19 @@ def test_not_2d():
 class FakeCuda:
     """Stand-in for CUDA tensors on a CPU machine: shape/stride/dtype/pointer checks are pure host logic."""
 
-    def __init__(self, t, ptr=256):
+    _next_ptr = 1 << 20  # each tensor its own bytes unless a test gives the pointer
+
+    def __init__(self, t, ptr=None):
+        if ptr is None:
+            ptr, FakeCuda._next_ptr = FakeCuda._next_ptr, FakeCuda._next_ptr + (t.numel() * t.element_size() + 255) // 256 * 256
         self._t, self._ptr = t, ptr
         self.shape, self.dtype, self.is_cuda, self.device = t.shape, t.dtype, True, torch.device("cuda:0")
+
+    def numel(self):
+        return self._t.numel()
+
+    def element_size(self):
+        return self._t.element_size()
 
     def dim(self):
         return self._t.dim()
@@ -61,7 +71,7 @@ def _fake_tensor_type(monkeypatch):
     monkeypatch.setattr(torch, "Tensor", (torch.Tensor, FakeCuda))
 
 
-def F(*shape, dtype=torch.float16, ptr=256):
+def F(*shape, dtype=torch.float16, ptr=None):
     """A row-major FakeCuda of ``shape``."""
     return FakeCuda(torch.empty(*shape, dtype=dtype), ptr)
 
@@ -231,3 +241,17 @@ def test_problem_parse_and_bytes():
     p = Problem(16, 4096, 8192)
     assert p.bytes_per_set == p.bytes() == 2 * (16 * 8192 + 8192 * 4096) + 4 * 16 * 4096
     assert p.bytes(Operands.of("nt", "bf16", "bf16")) == 2 * (16 * 8192 + 8192 * 4096) + 2 * 16 * 4096
+
+
+def test_out_overlapping_an_input_is_refused():
+    """C = A @ B cannot be written over A or B (the kernel reads them while it stores C): ``gemm(a, b, out=a)``."""
+    a, b = F(64, 64), F(64, 64, ptr=1 << 40)  # B far from A
+    for name, inp in (("A", a), ("B", b)):
+        with pytest.raises(InputError, match=rf"out \(C\) overlaps {name} in memory"):
+            validate_call(a, b, FakeCuda(torch.empty(64, 64, dtype=torch.float16), inp._ptr))
+    # a C that starts at A's last element overlaps it; one right after A's bytes does not
+    last = FakeCuda(torch.empty(64, 64, dtype=torch.float32), a._ptr + 64 * 64 * 2 - 16)
+    with pytest.raises(InputError, match="overlaps A"):
+        validate_call(a, b, last)
+    after = FakeCuda(torch.empty(64, 64, dtype=torch.float32), a._ptr + 64 * 64 * 2)
+    assert validate_call(a, b, after)[1].c == "fp32"

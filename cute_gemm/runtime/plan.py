@@ -28,7 +28,7 @@ import warnings
 from cute_gemm.errors import InputError, UnsupportedError
 from cute_gemm.runtime import arch as _arch
 from cute_gemm.runtime import cache, registry
-from cute_gemm.runtime.problem import Problem, fast_majors, torch_dtype, validate_call
+from cute_gemm.runtime.problem import Problem, fast_majors, overlaps, torch_dtype, validate_call
 from phases.base import MAX_ELEMENTS
 from phases.operands import WORKLOG, Operands
 
@@ -259,7 +259,7 @@ def run(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dty
         if _torch is None:
             import torch as _torch
         out = _torch.empty((m, n), device=a.device, dtype=plan.c_dtype)
-    elif out.get_device() != dev:
+    elif out.get_device() != dev or overlaps(out, a) or overlaps(out, b):  # the checked path says what is wrong
         return _run_checked(a, b, phase, out, config, arch, out_dtype)
     try:
         plan.fn(a, b, out)

@@ -188,7 +188,17 @@ def validate_call(a, b, c=None, out_dtype=None) -> tuple[Problem, Operands]:
     need(not why, f"{ops.label()}: " + "; ".join(why))
     for name, t in (("A", a), ("B", b), ("out (C)", c)):
         need(t is None or t.data_ptr() % 16 == 0, f"{name}'s data pointer must be 16-byte aligned (TMA)")
+    if c is not None:
+        for name, t in (("A", a), ("B", b)):
+            need(not overlaps(c, t), f"out (C) overlaps {name} in memory: the kernel reads {name} while it writes C, "
+                                     f"so C = A @ B cannot be computed in place; give out a tensor of its own")
     return p, ops
+
+
+def overlaps(x, y) -> bool:
+    """Whether two dense tensors (row- or column-major, as ``validate_call`` admits) share any byte."""
+    x0, y0 = x.data_ptr(), y.data_ptr()
+    return x0 < y0 + y.numel() * y.element_size() and y0 < x0 + x.numel() * x.element_size() and x.numel() * y.numel() > 0
 
 
 def validate(a, b, c=None, out_dtype=None) -> Problem:

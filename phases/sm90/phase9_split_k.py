@@ -123,6 +123,19 @@ class Sm90Phase9(GemmPhase):
 
     producer_regs = 40
 
+    def operand_problems(self, ops):
+        """The base rules, and the one the operands and the tile share: a ``bn`` of 8 x an odd number loads a box 8 rows
+        taller than its MMA (``box_n``), which only a K-major kernel B (rows of 8-row swizzle atoms along K) allows --
+        ``_setup_attributes`` asserts it; checked here so that ``phase="best"`` never offers such a tile."""
+        why = super().operand_problems(ops)
+        swapped = getattr(self, "swap_ab", False)
+        kernel_b = (ops.swapped() if swapped else ops).b_major
+        if self.cfg.box_n() != self.cfg.bn and kernel_b != "k":
+            side = "a row-major A (layouts nn, nt)" if swapped else "a column-major B (layouts nt, tt)"
+            why.append(f"bn={self.cfg.bn} (8 x an odd number) needs {side}, got {ops.layout}: "
+                       f"bn a multiple of 16, or 8")
+        return why
+
     def _setup_attributes(self):
         cfg = self.cfg
         assert cfg.bm in (64, 128, 192, 256), \
