@@ -1,9 +1,15 @@
-"""bench/run_h200.sh without a GPU: what each case would hand the H200 takes its shapes. Device time is scarce (30
-minutes a session), and a config that cannot run a shape costs a run to find out: a ``--config SPEC@M,N,K`` the
-kernel refuses, or a sanitizer / stress shape a config cannot take (it is skipped there, not checked), or a
-``--set`` that does not exist."""
+"""bench/run_h200.sh without a GPU. The script is a short dispatcher over topic files in bench/runs/ (one ``case`` arm
+per past device run); docs/results.md, the README and code comments cite the cases by name, so every name must keep
+resolving, and ``--list`` must show each with a line of what it runs.
 
+Then what each case would hand the H200 takes its shapes. Device time is scarce (30 minutes a session), and a config
+that cannot run a shape costs a run to find out: a ``--config SPEC@M,N,K`` the kernel refuses, or a sanitizer / stress
+shape a config cannot take (it is skipped there, not checked), or a ``--set`` that does not exist."""
+
+import glob
+import os
 import re
+import subprocess
 
 import pytest
 
@@ -11,8 +17,92 @@ from bench_scripts import ROOT
 from cute_gemm.measure.suite import SETS
 from cute_gemm.runtime import registry
 
-SCRIPT = open(f"{ROOT}/bench/run_h200.sh").read().replace("\\\n", " ")
-CASES = dict(re.findall(r"^([a-z0-9-]+)\)\n(.*?)^  ;;", SCRIPT, flags=re.M | re.S))
+DISPATCHER = f"{ROOT}/bench/run_h200.sh"
+TOPICS = sorted(glob.glob(f"{ROOT}/bench/runs/*.sh"))
+ARM = re.compile(r"^([a-z0-9][a-z0-9|-]*)\)[^\n]*\n(.*?)^  ;;", flags=re.M | re.S)
+
+
+def _arms(path: str) -> dict:
+    """{case name: its arm's text} of one shell file; an arm ``a|b)`` gives both names its text."""
+    text = open(path).read().replace("\\\n", " ")
+    return {name: body for label, body in ARM.findall(text) for name in label.split("|")}
+
+
+WHERE = {name: path for path in TOPICS for name in _arms(path)}
+CASES = {name: body for path in TOPICS for name, body in _arms(path).items()}
+
+# Every case the one-file script had (2026-12-04), in its order: the names the docs cite.
+CITED = """
+sweep sustained top target regime regime2 regime3 regime4 regime6 regime7 tokens wide regime8 regime9 tune1 tune2
+tune3 pdl1 pdl2 pdl3 tokens16 tokens16-checks stream-k families1 families2 families3 model5 model5-sets model6
+families5 ring64 model6-sample ring192 tokens2 wmcast wmcast-checks stalls deep64 evict evict-checks evict2 evict3
+l2probe reduce-cost p9pairs p9pairs-128 reread reread2 model7 tiles3 tok2 tiles3m tiles3-heldout tiles3-80
+tiles3-checks model8 tiles3-mc4 mc4-fresh skinny-mcast region256 reduce-cap reduce-cap-checks reduce-cap2 model9
+mcast192 tok8 tok8-moved tok8-checks tok8-sets tok8-4864 heldout10 heldout10-tuned oneround m512 bm256 bm256-moved
+bm256-checks bm256-tail criteria9 heldout11 gen512 gen512-checks criteria10 m512-stress w64pairs gaps512 tiles3x
+w64more t3w64-moved t3w64-checks criteria11 criteria11-big heldout12 m512-moved m512-checks tok8-ragged
+tune-families
+""".split()
+
+
+def _dispatch(*args, out=None):
+    env = dict(os.environ, OUT=str(out)) if out else None
+    return subprocess.run(["bash", DISPATCHER, *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_the_dispatcher_is_short():
+    assert len(open(DISPATCHER).read().splitlines()) <= 100
+
+
+@pytest.mark.parametrize("path", [DISPATCHER, *TOPICS])
+def test_every_shell_file_parses(path):
+    assert subprocess.run(["bash", "-n", path], capture_output=True).returncode == 0, path
+
+
+def test_every_cited_case_is_in_one_topic_file():
+    assert len(CITED) == len(set(CITED)) == 97
+    names = [name for path in TOPICS for name in _arms(path)]
+    assert len(names) == len(set(names)), "a case in two files"
+    assert set(CITED) <= set(names)
+
+
+def test_the_dispatcher_resolves_every_case():
+    for name in sorted(set(WHERE) | set(CITED)):
+        r = _dispatch("--which", name)
+        assert r.returncode == 0 and name in WHERE, (name, r.stdout, r.stderr)
+        assert os.path.samefile(r.stdout.strip(), WHERE[name]), (name, r.stdout)
+
+
+def test_list_prints_one_line_per_case():
+    r = _dispatch("--list")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert sorted(line.split()[0] for line in lines) == sorted(WHERE) and set(CITED) <= set(WHERE)
+    for line in lines:
+        name, file, *what = line.split()
+        assert file == os.path.basename(WHERE[name]), line
+        assert len(what) >= 3 and "no line" not in line, line
+
+
+def test_each_topic_file_indexes_its_cases_and_shares_the_preamble():
+    """Each file opens with ``#   NAME  N. what it runs`` per case (what --list prints) and sources common.sh, the one
+    place the shell options, $OUT and beside() live."""
+    assert f"{ROOT}/bench/runs/common.sh" in TOPICS and len(TOPICS) > 2
+    for path in TOPICS:
+        text = open(path).read()
+        if path.endswith("/common.sh"):
+            assert "beside() {" in text and "OUT=${OUT:-out}" in text
+            continue
+        index = re.findall(r"^#   ([a-z0-9-]+)  +\d+\. \S", text, flags=re.M)
+        assert sorted(index) == sorted(_arms(path)), path
+        assert '/common.sh"' in text and "beside() {" not in text, path
+        assert not re.search(r"^OUT=", text, flags=re.M), path
+
+
+def test_an_unknown_case_is_one_line_and_runs_nothing(tmp_path):
+    r = _dispatch("no-such-case", out=tmp_path / "out")
+    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "--list" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def _refusal(spec: str, shape: tuple) -> list:
