@@ -219,7 +219,7 @@ BAD = {
     "bench unknown layout": (["bench", "--layout", "nx"], "invalid choice: 'nx'"),
     "bench fp32 inputs": (["bench", "--dtype", "fp32"], "invalid choice: 'fp32'"),
     "bench int8 out": (["bench", "--out-dtype", "int8"], "invalid choice: 'int8'"),
-    "bench unknown set": (["bench", "--set", "huge"], "invalid choice: 'huge'"),
+    "bench unknown set": (["bench", "--set", "huge"], "no shape set 'huge' (--list-sets lists them)"),
     "bench api with layout": (["bench", "--api", "--layout", "nt"], "drop --layout"),
     "bench api with set": (["bench", "--api", "--set", "small"], "drop --set"),
     "run layout a phase cannot take": (["run", "--phase", "5", "--arch", "sm90", "--layout", "tn", "--shape",

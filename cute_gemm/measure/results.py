@@ -2,11 +2,12 @@
 read back and validated.
 
 One JSON document: where and how it was measured (environment, data kind, protocol, telemetry, the
-operands -- layout and dtypes -- every kernel of the run computed, the run's device-copy bandwidth), and
-one row per (kernel, shape) for phases and peers alike (``kind: phase|peer``) with the check, the time
-spread over the interleaved rounds, the bandwidth it reached (TB/s, % of the copy bandwidth), and the SM
-clock, power, energy efficiency and throttle reasons recorded while it was timed. Documents written
-before the operands were recorded are the worklog's problem (``operands_of``). ``api`` holds the
+operands -- layout and dtypes -- every kernel of the run computed, or null for a run whose shapes carried
+their own, the run's device-copy bandwidth), and one row per (kernel, shape) for phases and peers alike
+(``kind: phase|peer``) with its operands, the check, the time spread over the interleaved rounds, the
+bandwidth it reached (TB/s, % of the copy bandwidth), and the SM clock, power, energy efficiency and
+throttle reasons recorded while it was timed. Documents written before the operands were recorded are the
+worklog's problem (``operands_of``). ``api`` holds the
 host-overhead measurement of ``cute-gemm bench --api`` (``host_overhead``); ``ncu_check`` is the place for a profiler cross-check of the timings (null until
 ``cute_gemm.profiling.ncu_check`` fills it).
 """
@@ -47,16 +48,32 @@ def operands_record(ops: Operands) -> dict:
     return {"layout": ops.layout, "ab": ops.ab, "c": ops.c, "label": ops.label()}
 
 
-def operands_of(doc: dict) -> Operands:
-    """The operands a document's kernels computed (the worklog's for documents that do not say)."""
-    rec = doc.get("operands") or {}
+def _of_record(rec: dict) -> Operands:
     return Operands.of(rec.get("layout", "nn"), rec.get("ab", "fp16"), rec.get("c", "fp32"))
 
 
+def operands_of(doc: dict, row: dict | None = None) -> Operands | None:
+    """The operands a document's kernels computed (the worklog's for documents that do not say); with ``row``, that
+    row's (its own record, else the document's). None: a run of per-shape operands, asked without a row."""
+    if row is not None and isinstance(row.get("operands"), dict):
+        return _of_record(row["operands"])
+    if "operands" in doc and doc["operands"] is None:
+        return None
+    return _of_record(doc.get("operands") or {})
+
+
+def _check_text(kinds: list[Operands]) -> str:
+    """``check_text`` of a run's operands; for several that differ in it, each labelled with the operands."""
+    texts = {check_text(o): o for o in kinds}
+    return next(iter(texts)) if len(texts) == 1 else "; ".join(f"{o.label()}: {t}" for t, o in texts.items())
+
+
 def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict, api: dict | None = None,
-             env: dict | None = None, operands: Operands = WORKLOG, copy_bandwidth: dict | None = None) -> dict:
+             env: dict | None = None, operands: Operands | list = WORKLOG, copy_bandwidth: dict | None = None) -> dict:
     """A bench-v2 document around ``results``; ``env``: ``environment.record()`` taken at the start;
-    ``copy_bandwidth``: ``bandwidth.copy_bandwidth()`` of this run (None: not measured)."""
+    ``copy_bandwidth``: ``bandwidth.copy_bandwidth()`` of this run (None: not measured). ``operands``: the run's,
+    or a list of the several its shapes computed (then the document's ``operands`` is null and each row's count)."""
+    kinds = list(operands) if isinstance(operands, (list, tuple)) else [operands]
     if env is None:
         from cute_gemm.measure import environment
 
@@ -65,8 +82,8 @@ def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict,
         "schema": SCHEMA,
         **env,
         "data": data,
-        "operands": operands_record(operands),
-        "protocol": {**protocol, "check": check_text(operands), "check_peers": "the same without the repeat",
+        "operands": operands_record(kinds[0]) if len(kinds) == 1 else None,
+        "protocol": {**protocol, "check": _check_text(kinds), "check_peers": "the same without the repeat",
                      "check_data": "randn"},
         "telemetry": telemetry,
         "peak_tflops": peak_for(env["gpu"]["name"]) if env.get("gpu") else None,
@@ -77,10 +94,24 @@ def document(results: list[dict], *, data: str, protocol: dict, telemetry: dict,
     }
 
 
-def _validate_result(i: int, r: dict) -> list[str]:
+def _bad_operands(rec) -> str | None:
+    try:
+        if rec["layout"] not in LAYOUTS:
+            raise ValueError(f"layout {rec['layout']!r}")
+        Operands.of(rec["layout"], rec["ab"], rec["c"])
+    except (TypeError, KeyError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def _validate_result(i: int, r: dict, per_row: bool = False) -> list[str]:
     errs = [f"results[{i}].{key} missing" for key in ("kind", "key", "label", "shape", "status") if key not in r]
     if errs:
         return errs
+    if r.get("operands") is not None or per_row:
+        why = _bad_operands(r.get("operands"))
+        if why:
+            errs.append(f"results[{i}].operands is not a layout and dtypes record ({why})")
     if r["kind"] not in ("phase", "peer"):
         errs.append(f"results[{i}].kind is {r['kind']!r}, expected 'phase' or 'peer'")
     if r["kind"] == "phase" and "phase" not in r:
@@ -128,14 +159,10 @@ def validate_doc(doc) -> list[str]:
         errs.append("gpu.name missing")
     if doc["data"] not in DATA_KINDS:
         errs.append(f"data is {doc['data']!r}, expected one of {', '.join(DATA_KINDS)}")
-    if "operands" in doc:  # optional: documents from before it are the worklog's problem
-        try:
-            rec = doc["operands"]
-            if rec["layout"] not in LAYOUTS:
-                raise ValueError(f"layout {rec['layout']!r}")
-            Operands.of(rec["layout"], rec["ab"], rec["c"])
-        except (TypeError, KeyError, ValueError) as exc:
-            errs.append(f"operands is not a layout and dtypes record ({exc})")
+    if doc.get("operands") is not None:  # optional: documents from before it are the worklog's problem; null: per row
+        why = _bad_operands(doc["operands"])
+        if why:
+            errs.append(f"operands is not a layout and dtypes record ({why})")
     bw = doc.get("copy_bandwidth")
     if bw is not None and not (isinstance(bw, dict) and isinstance(bw.get("tb_s"), (int, float)) and bw["tb_s"] > 0):
         errs.append("copy_bandwidth.tb_s missing or not a positive number")
@@ -147,7 +174,7 @@ def validate_doc(doc) -> list[str]:
     if not doc["results"] and not doc.get("api"):
         errs.append("no results and no api section")
     for i, r in enumerate(doc["results"]):
-        errs += _validate_result(i, r)
+        errs += _validate_result(i, r, per_row="operands" in doc and doc["operands"] is None)
     return errs
 
 

@@ -19,7 +19,7 @@ import dataclasses
 
 from cute_gemm.measure import timing
 from cute_gemm.runtime.problem import Problem
-from phases.operands import WORKLOG
+from phases.operands import WORKLOG, Operands
 
 TOP = 6  # candidates timed per shape by default: the model's pick and the 5 it ranks next
 # a candidate displaces the model's pick only when it ran more than this much faster: closer than that, the order of
@@ -45,6 +45,7 @@ class Tuned:
     config: dict | None = None
     vendor_us: float | None = None  # the faster of cuBLAS and cuBLASLt in the same run, when they ran
     kept: str | None = None
+    operands: Operands = WORKLOG  # the layout and dtypes the shape was tuned for
 
     @property
     def gain(self) -> float | None:
@@ -116,7 +117,7 @@ def tune_shape(arch: str, p: Problem, *, top: int = TOP, peer_list=(), rounds: i
 
     todo = candidates(arch, p, top, operands, families)
     if not todo:
-        return Tuned(p, {}, "", None), {}
+        return Tuned(p, {}, "", None, operands=operands), {}
     doc = time_candidates(p, [t[:2] for t in todo], peer_list, rounds=rounds, sustained_s=sustained_s,
                           cold_l2=cold_l2, operands=operands, progress=progress)
     rows = candidate_rows(doc)  # the candidates that passed their checks and were timed, each with the vendor's time
@@ -126,7 +127,7 @@ def tune_shape(arch: str, p: Problem, *, top: int = TOP, peer_list=(), rounds: i
         us = next((r["us"] for r in rows if (r["phase"], r["config"]) == (e.phase, over)), None)
         by_label[label] = (us, e.phase, over)
     result = Tuned(p, {lab: t for lab, (t, _, _) in by_label.items()}, todo[0][2], None,
-                   vendor_us=rows[0]["vendor_us"] if rows else None)
+                   vendor_us=rows[0]["vendor_us"] if rows else None, operands=operands)
     timed = [(t, lab) for lab, (t, _, _) in by_label.items() if t is not None]
     if timed:
         result.fastest = min(timed)[1]
@@ -156,14 +157,20 @@ def candidate_rows(doc: dict) -> list[dict]:
         if r.get("status") != "ok" or not r.get("timing"):
             continue
         us = r["timing"]["ms_median"] * 1e3
+        case = (r["shape"], (r.get("operands") or {}).get("label"))  # a shape may be in a run with several operands
         if r["kind"] == "peer" and r["name"] in ("cublas", "cublaslt"):
-            vendor[r["shape"]] = min(us, vendor.get(r["shape"], us))
+            vendor[case] = min(us, vendor.get(case, us))
         elif r["kind"] == "phase" and r.get("phase") in ("7", "8", "9", "10", "best"):
             # "best" ran one of the candidates: its phase is the checked kernel's, its config the pick's
             phase = r["check"]["key"].split(":")[1] if r["phase"] == "best" else r["phase"]
             rows.append({"m": r["m"], "n": r["n"], "k": r["k"], "phase": phase, "config": r.get("config") or {},
-                         "us": us, "shape": r["shape"]})
-    return [dict(r, vendor_us=vendor.get(r.pop("shape"))) for r in rows]
+                         "us": us, "case": case})
+    mixed = "operands" in doc and doc["operands"] is None  # a run of per-shape operands: each row names its own
+    out = []
+    for r in rows:
+        case = r.pop("case")
+        out.append(dict(r, vendor_us=vendor.get(case), **({"operands": case[1]} if mixed else {})))
+    return out
 
 
 def compact(doc: dict, note: str = "", arch: str = "sm90") -> dict:
@@ -177,7 +184,8 @@ def compact(doc: dict, note: str = "", arch: str = "sm90") -> dict:
         cfg = dataclasses.replace(entry.default_config(), **r["config"])
         rows.append({**{k: r[k] for k in ("m", "n", "k", "phase", "config")}, "us": round(r["us"], 2),
                      "vendor_us": None if r["vendor_us"] is None else round(r["vendor_us"], 2),
-                     "model_us": round(choose.modelled_us(entry.make(cfg), r["m"], r["n"], r["k"]), 2)})
+                     "model_us": round(choose.modelled_us(entry.make(cfg), r["m"], r["n"], r["k"]), 2),
+                     **({"operands": r["operands"]} if r.get("operands") else {})})
     gpu, ver = doc["gpu"], doc["versions"]
     return {"schema": "cute-gemm/best-candidates-v1", "gpu": gpu["name"], "driver": gpu["driver"], "torch": ver["torch"],
             "cutlass_dsl": ver["nvidia_cutlass_dsl"], "date": doc["date"][:10],
@@ -189,11 +197,14 @@ def compact(doc: dict, note: str = "", arch: str = "sm90") -> dict:
 
 
 def merge(docs: list[dict]) -> dict | None:
-    """One bench-v2 document of several runs (the first's header, every run's rows), None for none."""
+    """One bench-v2 document of several runs (the first's header, every run's rows; operands null where the runs'
+    differ, each row carrying its own), None for none."""
     docs = [d for d in docs if d]
     if not docs:
         return None
-    return {**docs[0], "results": [r for d in docs for r in d["results"]]}
+    kinds = {repr(d.get("operands")) for d in docs}  # runs of other operands: the merged one's are per row (null)
+    return {**docs[0], "results": [r for d in docs for r in d["results"]],
+            **({"operands": None} if len(kinds) > 1 else {})}
 
 
 __all__ = ["TOP", "MARGIN", "Tuned", "family", "family_cheapest", "candidates", "time_candidates", "tune_shape", "candidate_rows", "compact",

@@ -49,8 +49,26 @@ def shapes(doc: dict) -> list[str]:
     return list(dict.fromkeys(r["shape"] for r in doc["results"]))
 
 
+def _row_ops(r: dict) -> str | None:
+    return (r.get("operands") or {}).get("label")
+
+
+def per_shape_operands(doc: dict) -> bool:
+    """Whether the run's shapes computed different operands (a set whose shapes carry their own, e.g. prefill)."""
+    return ("operands" in doc and doc["operands"] is None) or len({_row_ops(r) for r in doc["results"]}) > 1
+
+
+def cases(doc: dict) -> list[tuple[str, str | None]]:
+    """(shape, operands label) of each table, in the run's order; the label None where one run is one operands."""
+    mixed = per_shape_operands(doc)
+    return list(dict.fromkeys((r["shape"], _row_ops(r) if mixed else None) for r in doc["results"]))
+
+
 def operands_label(doc: dict) -> str:
-    """What every kernel of the run computed: 'nn fp16->fp32' (the worklog's where the document does not say)."""
+    """What every kernel of the run computed: 'nn fp16->fp32' (the worklog's where the document does not say),
+    or 'operands per shape'."""
+    if per_shape_operands(doc):
+        return "operands per shape"
     return (doc.get("operands") or {}).get("label") or "nn fp16->fp32"
 
 
@@ -75,10 +93,12 @@ def vendor_summary(doc: dict) -> list[tuple[str, int, float, float, str]]:
     import math
 
     seen: dict[str, list] = {}
+    mixed = per_shape_operands(doc)
     for r in doc["results"]:
         if r["kind"] == "phase" and r.get("pct_vendor"):
             name = "best" if r["key"] == "best" else r["label"]
-            seen.setdefault(name, []).append((r["pct_vendor"] / 100, r["shape"]))
+            where = f"{r['shape']} {_row_ops(r)}" if mixed else r["shape"]
+            seen.setdefault(name, []).append((r["pct_vendor"] / 100, where))
     out = []
     for name, vals in seen.items():
         if len(vals) >= 2:
@@ -88,7 +108,8 @@ def vendor_summary(doc: dict) -> list[tuple[str, int, float, float, str]]:
 
 
 def render(doc: dict, out=None):
-    """Print one table per shape of a bench-v2 document (``out``: a rich Console; default stdout), then each phase's
+    """Print one table per shape (per shape and operands, where they vary) of a bench-v2 document (``out``: a rich
+    Console; default stdout), then each phase's
     speed over the vendor's across the shapes (``vendor_summary``)."""
     from rich.table import Table
 
@@ -96,12 +117,13 @@ def render(doc: dict, out=None):
     tel = doc.get("telemetry") or {}
     if not tel.get("available"):
         out.print(f"no clock/power telemetry: {tel.get('reason') or 'not recorded'}")
-    for shape in shapes(doc):
-        table = Table(title=f"{shape}  ({caption(doc)})", title_justify="left", box=None, pad_edge=False)
+    for shape, ops in cases(doc):
+        table = Table(title=f"{shape}{f'  {ops}' if ops else ''}  ({caption(doc)})", title_justify="left", box=None,
+                      pad_edge=False)
         for col in COLUMNS:
             table.add_column(col, justify="left" if col in LEFT else "right", no_wrap=True)
         for r in doc["results"]:
-            if r["shape"] == shape:
+            if r["shape"] == shape and (ops is None or _row_ops(r) == ops):
                 table.add_row(*result_row(r))
         out.print(table)
         out.print()

@@ -106,7 +106,10 @@ def _save(plt, fig, path: str, footer: str, rect) -> str:
 
 
 def _rows(doc, shape, kind):
-    return [r for r in doc["results"] if r["shape"] == shape and r["kind"] == kind]
+    """The rows of ``kind`` at ``shape``; where the run computed the shape with several operands, the first's."""
+    at = [r for r in doc["results"] if r["shape"] == shape]
+    ops = (at[0].get("operands") or {}).get("label") if at else None
+    return [r for r in at if r["kind"] == kind and (r.get("operands") or {}).get("label") == ops]
 
 
 def _headline_shapes(doc) -> list[str]:
@@ -246,18 +249,22 @@ def roof(intensity: float, peak_tflops: float, copy_tb_s: float) -> float:
 
 def roofline_points(doc) -> dict:
     """key -> (the first row of that kernel, [(intensity, TFLOP/s, shape, % of the roof)]) for every timed
-    row; the intensity is 2MNK / (A + B + C bytes) with the document's operands."""
-    ops = operands_of(doc)
+    row; the intensity is 2MNK / (A + B + C bytes) with the row's operands (the document's where it has none)."""
     peak, bw = doc["peak_tflops"], doc["copy_bandwidth"]["tb_s"]
     out = {}
     for r in doc["results"]:
         if not r.get("timing"):
             continue
         p = Problem(r["m"], r["n"], r["k"])
-        ai = p.flops / p.bytes(ops)
+        ai = p.flops / p.bytes(operands_of(doc, r))
         tf = r["timing"]["tflops"]
         out.setdefault(r["key"], (r, []))[1].append((ai, tf, r["shape"], 100 * tf / roof(ai, peak, bw)))
     return out
+
+
+def _ops_text(doc) -> str:
+    ops = operands_of(doc)
+    return ops.label() if ops else "operands per shape"
 
 
 def roofline_figure(doc, path: str) -> str | None:
@@ -306,7 +313,7 @@ def roofline_figure(doc, path: str) -> str | None:
     ax.set_ylabel("TFLOP/s")
     l2 = ("" if doc["protocol"].get("cold_l2")
           else "\nL2-resident timing: a point above the copy roof read its operands from L2")
-    ax.set_title(f"Roofline: each kernel at each shape ({operands_of(doc).label()}){l2}", fontsize=10)
+    ax.set_title(f"Roofline: each kernel at each shape ({_ops_text(doc)}){l2}", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     # inside the axes, where nothing is drawn (high intensity, low throughput): an outside legend is cut off
     ax.legend(fontsize=7, loc="lower right", frameon=True, framealpha=0.92)

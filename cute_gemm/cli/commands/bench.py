@@ -3,11 +3,12 @@ peers (table, JSON, plots); without one, the compile-only report of the phases, 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 
-from cute_gemm.cli.args import UsageError, arch_arg, phase_list_arg, shape_arg, writable_file
+from cute_gemm.cli.args import UsageError, arch_arg, argtype, phase_list_arg, shape_arg, writable_file
 from cute_gemm.cli import steps
 from cute_gemm.cli.steps import (TIMING_OPTIONS, add_timing_options, compile_report, entries, given,
                                  print_compile_report, time_shapes, variants)
@@ -40,8 +41,11 @@ def run(args) -> int:
     if args.api:
         return _api(args, ents)
     shapes = list(args.shapes or ([] if args.set else suite.HEADLINE))
-    if args.set:
-        shapes += [p for p in suite.SETS[args.set] if p not in shapes]
+    if args.set:  # a set's own operands per shape (Problem, Operands), but those the run gives replace them
+        shapes += [c for c in suite.set_cases(args.set, args.layout, args.dtype, args.out_dtype) if c not in shapes]
+        if args.ncu_check and any(not isinstance(c, Problem) and c[1] != steps.operands_from(args) for c in shapes):
+            raise UsageError(f"--ncu-check profiles the run's operands, and --set {args.set} names its own per shape: "
+                             f"give --layout, --dtype and --out-dtype with it, or drop --ncu-check")
     if args.sweep:
         shapes += [p for p in suite.SWEEP if p not in shapes]
     peer_names = args.peers if args.peers is not None else list(peers.DEFAULT)
@@ -122,50 +126,51 @@ def _compile_only(args, ents, fams, extra) -> int:
     return 1 if failures else 0
 
 
-DESCRIPTION = ("On a GPU: for every phase of the GPU's arch (or --phases) and every shape, check against "
-               "cuBLASLt on the same tensors first (a failing phase is reported, never timed), then time all "
-               "phases and peers of the shape together: CUDA graphs of back-to-back launches (>= "
-               f"{timing.TARGET_REPLAY_MS:g} ms per replay), replayed round robin over --rounds rounds on "
-               "the same inputs, median per kernel, with the SM clock, power, TFLOP/s per kW and throttle "
-               "reasons recorded (NVML) while each was timed, and the bandwidth each reached (A + B + C bytes "
-               "over its time, and as % of the run's device-copy bandwidth, measured first). Every kernel "
-               "computes one problem: --layout, --dtype, --out-dtype (default the worklog's: nn, fp16, fp32); "
-               "a phase or peer that cannot take them is listed with why. Prints a table, writes JSON (--out) "
-               "and PNG plots beside it (the ladder, the sweep, a roofline). --api instead measures the host "
-               "overhead of the Python API. "
-               "Without a GPU: the compile-only report of the selected phases at --shapes (default 4096^3); "
-               "--out writes it as JSON; timing options are refused.")
+DESCRIPTION = ("On a GPU: every phase (or --phases) checked against cuBLASLt at every shape, then the phases and "
+               "peers of a shape timed together (CUDA graphs, interleaved rounds; clock, power, bandwidth): a "
+               "table, JSON (--out), plots. Without a GPU: the compile-only report. More: the README's Commands.")
+
+
+class ListSets(argparse.Action):
+    """``--list-sets``: print every named shape set, a line each, and exit 0 (with or without a GPU)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from cute_gemm.measure import sets
+
+        print("\n".join(sets.listing()))
+        parser.exit(0)
+
+
+def add_set_options(p):
+    """--set NAME and --list-sets (bench, tune)."""
+    from cute_gemm.measure import sets
+
+    p.add_argument("--set", type=argtype(sets.check_name), metavar="NAME",
+                   help="a named set (see --list-sets); its own operands (prefill's) apply per shape, but "
+                        "--layout, --dtype, --out-dtype given replace them in every shape")
+    p.add_argument("--list-sets", action=ListSets, help="print the named sets, a line each, and exit")
 
 
 def add_arguments(p):
-    from cute_gemm.measure.suite import SET_HELP, SETS, SWEEP
+    from cute_gemm.measure.suite import SWEEP
 
-    p.add_argument("--arch", type=arch_arg, help="sm90 or sm100; must match the GPU (default: the GPU's, or "
-                                                 "both ladders without a GPU)")
-    p.add_argument("--phases", type=phase_list_arg, help="e.g. 0-3,5 (default: all registered for the arch)")
+    p.add_argument("--arch", type=arch_arg, help="sm90 or sm100 (default: the GPU's; both without a GPU)")
+    p.add_argument("--phases", type=phase_list_arg, help="e.g. 0-3,5 (default: all of the arch)")
     p.add_argument("--shapes", type=shape_arg, nargs="+", metavar="M,N,K",
                    help="default: 4096,4096,4096 1024,4096,4096")
-    p.add_argument("--sweep", action="store_true", help=f"add square sizes {', '.join(str(s.m) for s in SWEEP)}")
-    p.add_argument("--set", choices=list(SETS),
-                   help="a named set of shapes (instead of the default two, or added to --shapes): "
-                        + "; ".join(f"{k}: {v}" for k, v in SET_HELP.items()))
+    p.add_argument("--sweep", action="store_true", help=f"add squares {SWEEP[0].m}^3..{SWEEP[-1].m}^3")
+    add_set_options(p)
     add_timing_options(p, peers.DEFAULT)
-    p.add_argument("--api", action="store_true",
-                   help="measure the Python API's host overhead instead (torch.mm vs cute_gemm.gemm vs the "
-                        "compiled kernel alone, per call at 256^3 and in a loop at 1024x4096x4096, and each "
-                        "phase's first-call compile time); combine with --phases")
+    p.add_argument("--api", action="store_true", help="measure the Python API's host overhead instead")
     p.add_argument("--best", action="store_true",
-                   help='add a row "best": the phase and config cute_gemm.gemm(phase="best") picks for each shape '
-                        "and the run's layout and dtypes (a model of each candidate's time, cute_gemm.runtime.choose), "
-                        "checked and timed like a phase")
-    p.add_argument("--config", action="append", metavar="PHASE:FIELD=V[,FIELD=V]",
-                   help="add a row for a phase with config overrides, checked and timed like a phase, e.g. "
-                        "--config 8:bn=128 --config 7:bn=192,stages=5 (repeatable; the fields: `cute-gemm list`)")
+                   help='add a row: what phase="best" picks per shape')
+    p.add_argument("--config", action="append", metavar="P:F=V",
+                   help="add a row: phase P with config F=V, e.g. 8:bn=128")
     p.add_argument("--ncu-check", action="store_true",
-                   help="after timing, profile one launch of each timed phase and cuBLAS with Nsight Compute at "
-                        "512^3, 1024^3 and 4096^3 (those of --shapes, else all) and record, per kernel, graph "
-                        "time / ncu duration (they should agree within 5%%)")
-    p.add_argument("--out", help=f"JSON path; plots go beside it (default on a GPU: {DEFAULT_OUT}; without a GPU "
-                                 f"only written when given)")
+                   help="after timing, cross-check with Nsight Compute")
+    p.add_argument("--out", help=f"JSON path (default on a GPU: {DEFAULT_OUT})")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

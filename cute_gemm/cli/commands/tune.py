@@ -13,18 +13,11 @@ from cute_gemm.measure import peers
 from cute_gemm.runtime import arch as _arch
 
 DESCRIPTION = """\
-Tune phase="best" on this GPU. best's model ranks every (phase, config) candidate of a shape by a modelled
-time that is right to about 10% per config, so where candidates are close its first is not always the
-fastest. For each shape, tune checks the model's --top cheapest candidates (with --families also the cheapest
-of every kind of kernel they leave out, for shapes where the model ranks a whole kind low) (against cuBLASLt and float64,
-NaN-poisoned C, a bit-identical repeat) and times them interleaved on the same inputs, as `cute-gemm bench`
-does (CUDA graphs, median over rounds, cold L2 unless --warm-l2), beside cuBLAS and cuBLASLt (--peers). The
-fastest that passed is kept (the model's pick stays where it ran within 2% of the fastest: closer than that
-is the run's noise) in this GPU's table (in the kernel cache's directory, one per GPU name; an edit
-of the kernels or a new DSL starts a new one), and from then on gemm(phase="best") and linear() run it for
-that shape and operands. Shapes not in the table keep the model's pick; CUTE_GEMM_TUNED=0 ignores the table.
-A shape costs a few seconds (compiles are cached on disk); --show prints the table, --forget deletes it.
-In Python: cute_gemm.measure.tune.tune_shape(arch, Problem(m, n, k), gpu=torch.cuda.get_device_name()).
+Tune phase="best" on this GPU: per shape, the model's --top cheapest candidates checked, then timed
+interleaved as `cute-gemm bench` times (cold L2 unless --warm-l2), beside cuBLAS and cuBLASLt. The fastest
+is kept in this GPU's table (the model's pick where it ran within 2% of it), which gemm(phase="best") and
+linear() run from then on for that shape and operands; CUTE_GEMM_TUNED=0 ignores the table. A shape costs a
+few seconds. In Python: cute_gemm.measure.tune.tune_shape(arch, Problem(m, n, k), gpu=...).
 """
 
 
@@ -35,44 +28,39 @@ def top_arg(text: str) -> int:
 
 def add_arguments(p):
     from cute_gemm.measure import timing, tune
-    from cute_gemm.measure.suite import SETS
+    from cute_gemm.cli.commands.bench import add_set_options
 
     p.add_argument("--shapes", type=shape_arg, nargs="+", metavar="M,N,K", help="shapes to tune")
-    p.add_argument("--set", choices=list(SETS), help="a named set of shapes (`cute-gemm bench --help` lists them), "
-                                                     "added to --shapes")
+    add_set_options(p)
     p.add_argument("--top", type=top_arg, default=tune.TOP, metavar="N",
                    help=f"candidates timed per shape: the model's N cheapest (default {tune.TOP})")
     p.add_argument("--families", action="store_true",
-                   help="also time the model's cheapest candidate of every family the --top ones leave out (phase 9; "
-                        "phase 10 by weight-tile rows; split or not; multicast or not) modelled within 1.5x of its "
-                        "pick: the model ranks within a family better than across families, so this finds a kernel "
-                        "it ranks far down; up to twice the candidates per shape")
+                   help="also time the cheapest of every kernel family the --top leave out (modelled within 1.5x)")
     p.add_argument("--rounds", type=rounds_arg, default=timing.ROUNDS, metavar="N",
-                   help=f"interleaved timing rounds; the median counts (default {timing.ROUNDS})")
+                   help=f"interleaved timing rounds (default {timing.ROUNDS})")
     p.add_argument("--sustained", type=seconds_arg, default=0.0, metavar="SECONDS",
-                   help="keep each candidate replaying this long before its timed replays (the steady state "
-                        "under the power cap; default 0)")
+                   help="replay each this long before it is timed (default 0)")
     p.add_argument("--warm-l2", action="store_true",
-                   help="time with L2-resident inputs (default: cold L2, every launch reads A and B from HBM, as "
-                        "a model's weights are read)")
+                   help="time with L2-resident inputs (default: cold L2)")
     p.add_argument("--peers", type=peers_arg, metavar="LIST",
-                   help="timed beside the candidates, for the table's 'x vendor' column (default cublas,cublaslt; "
-                        "none for no peer)")
+                   help="timed beside them (default cublas,cublaslt; none)")
     add_operand_options(p)
-    p.add_argument("--out", metavar="FILE", help="also write the timed candidates as a compact candidates file "
-                                                 "(what bench/fit_best.py reads)")
+    p.add_argument("--out", metavar="FILE", help="also write the timed candidates (a candidates file)")
     p.add_argument("--show", action="store_true", help="print this GPU's table and exit")
     p.add_argument("--forget", action="store_true", help="delete this GPU's table and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _shapes(args) -> list:
-    from cute_gemm.measure.suite import SETS
+def _shapes(args) -> list[tuple]:
+    """(Problem, Operands) per shape to tune: --shapes with the run's operands, then the set's shapes with their own
+    where it names them (the --layout, --dtype, --out-dtype given replace those)."""
+    from cute_gemm.measure import suite
 
+    ops = operands_from(args)
     shapes = list(args.shapes or [])
     if args.set:
-        shapes += [p for p in SETS[args.set] if p not in shapes]
-    return shapes
+        shapes += [c for c in suite.set_cases(args.set, args.layout, args.dtype, args.out_dtype) if c not in shapes]
+    return list(dict.fromkeys(suite.cases_of(shapes, ops)))
 
 
 def run(args) -> int:
@@ -86,7 +74,6 @@ def run(args) -> int:
         raise UsageError("no shape to tune: give --shapes M,N,K ... or --set NAME")
     if args.out:
         writable_file(args.out, "--out")
-    ops = operands_from(args)
     tgt = steps.gpu_target()
     also = " and every family's cheapest" if args.families else ""  # what each shape times, said once per line
     if tgt is None and (args.show or args.forget):
@@ -97,8 +84,8 @@ def run(args) -> int:
         fam = "sm90"
         print(f"cute-gemm tune: times kernels on a GPU ({steps.no_gpu_reason()}). What it would time on an H100/H200, "
               f"the model's {args.top} cheapest candidates per shape{also}:", file=sys.stderr)
-        for p in shapes:
-            print(f"\n{p}")
+        for p, ops in shapes:
+            print(f"\n{p}" + ("" if ops == operands_from(args) else f" {ops.label()}"))
             for _, _, label, cost in tune.candidates(fam, p, args.top, ops, args.families):
                 print(f"  model {cost:8.1f} us  {label}")
         return 2
@@ -108,8 +95,8 @@ def run(args) -> int:
     peer_names = args.peers if args.peers is not None else list(peers.VENDOR)
     peer_list = [peers.PEERS[n] for n in peer_names]
     done, docs = [], []
-    for i, p in enumerate(shapes):
-        print(f"[{i + 1}/{len(shapes)}] {p}: timing the model's {args.top} cheapest candidates{also}", file=sys.stderr,
+    for i, (p, ops) in enumerate(shapes):
+        print(f"[{i + 1}/{len(shapes)}] {p} {ops.label()}: timing the model's {args.top} cheapest candidates{also}", file=sys.stderr,
               flush=True)
         t, doc = tune.tune_shape(fam, p, top=args.top, peer_list=peer_list, rounds=args.rounds,
                                  sustained_s=args.sustained, cold_l2=not args.warm_l2, operands=ops, gpu=gpu,
@@ -126,7 +113,7 @@ def run(args) -> int:
 
 
 def _print_shape(t):
-    print(f"\n{t.shape}")
+    print(f"\n{t.shape}" + ("" if t.operands.is_worklog else f" {t.operands.label()}"))
     if not t.timed:
         print("  no candidate of phase 'best' takes this shape")
         return
