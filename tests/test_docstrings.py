@@ -50,3 +50,26 @@ def test_choose_constants_each_carry_a_short_comment():
     best = open(os.path.join(ROOT, "docs", "best.md")).read()
     for name in ("mcast_gain", "swap_factor", "token_tile_reread", "reduce_max_bytes", "persistent_one_round_us"):
         assert f"`{name}`" in best, f"docs/best.md has no section for {name}"
+
+
+PHASE_FILES = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "phases", "sm*", "phase*.py")))
+
+
+def test_both_ladders_are_found():
+    assert any("sm90" in p for p in PHASE_FILES) and any("sm100" in p for p in PHASE_FILES), PHASE_FILES
+
+
+@pytest.mark.parametrize("rel", PHASE_FILES)
+def test_phase_docstring_teaches_in_at_most_40_lines(rel):
+    """What the step changes, why it pays, how, its constraints: in 40 lines; the history is docs/lessons.md's."""
+    doc = _doc(rel)
+    assert doc, f"{rel} has no module docstring"
+    assert _lines(doc) <= MAX_LINES, f"{rel}'s docstring is {_lines(doc)} lines (at most {MAX_LINES})"
+    assert "Constraints" in doc, f"{rel}'s docstring lost its Constraints"
+
+
+def test_lessons_hold_what_the_docstrings_moved_out():
+    lessons = open(os.path.join(ROOT, "docs", "lessons.md")).read()
+    for rel in ("phases/sm90/phase10_swap_ab.py", "phases/sm90/phase8_pingpong.py", "phases/sm100/phase6_persistent.py",
+                "phases/sm100/phase7_stream_k.py"):
+        assert f"(../{rel})" in lessons, f"docs/lessons.md has no section for {rel}"

@@ -2,71 +2,30 @@
 
 Compared to phase 5 (one cluster of 2 CTAs per 256x256 pair tile; 512 CTAs at 4096^3, two resident
 per SM), the grid is now at most one CTA per SM and each cluster walks its pair tiles itself:
-
-1. persistent tile loop: ``min(pair tiles, sm_count // 2)`` clusters of 2 CTAs (grid_ctas <= sm_count);
-   cluster c computes pair tiles c, c + clusters, c + 2 clusters, ... (the static round-robin of the
-   DSL's ``StaticPersistentTileScheduler``, written out as a loop as in sm90 phase 6: the 4.8.1 wheel
-   marks that scheduler's params deprecated, and a plain loop lets the tests check the raster on the
-   host). Both CTAs of a pair walk the same list, so the cta_group::2 MMA, the leader's full
-   barriers and the multicast commits work unchanged. CTA launch, barrier init, cluster sync, TMEM
-   allocation and descriptor prefetch are paid once per CTA instead of once per tile;
-2. two accumulator stages in TMEM (``acc_stages=2``): a 2-stage ``PipelineUmmaAsync`` between the
-   leader's MMA warp (producer: commit multicast -> acc full in both CTAs) and the 8 epilogue warps
-   of both CTAs (consumers: 2 x 256 arrivals on the leader's acc empty). Tile i accumulates into
-   stage i % 2, so the MMA warp starts tile i+1 in the other stage the moment tile i's last MMA is
-   issued, while the epilogue warps drain tile i; an epilogue releases its stage as soon as its
+1. persistent tile loop: ``min(pair tiles, sm_count // 2)`` clusters of 2 CTAs; cluster c computes pair tiles
+   c, c + clusters, ... (the DSL's static round robin written out as a loop, as in sm90 phase 6); both CTAs of
+   a pair walk the same list, so the cta_group::2 MMA, the leader's full barriers and the multicast commits
+   work unchanged; setup (barriers, cluster sync, TMEM allocation) is paid once per CTA, not once per tile;
+2. two accumulator stages in TMEM (``acc_stages=2``, a ``PipelineUmmaAsync`` from the leader's MMA warp to the
+   8 epilogue warps of both CTAs): tile i accumulates into stage i % 2, so the MMA warp starts tile i+1 the
+   moment tile i's last MMA is issued, while the epilogue drains tile i and releases its stage once its
    tcgen05.ld's are done (``tcgen05.wait::ld``), not when its TMA stores land;
-3. the TMA producer warp does not stop at a tile boundary: its ring state runs on, so the first
-   NSTAGES k-tiles of tile i+1 are in smem before the MMA warp gets there (the pipeline fill is paid
-   once per CTA);
-4. the TMA-store epilogue is asynchronous across tiles: nobody waits for a tile's stores; the wait
-   before a staging buffer is rewritten (``cp.async.bulk.wait_group.read 1``) now also runs for the
-   first two chunks of a tile, because their buffers were last read by the previous tile's stores
-   (BN/32 chunks per part is a multiple of epi_stages, so chunk j uses buffer j % 2 in every tile);
-   only a CTA's very last stores are waited for, before TMEM is freed and the CTA exits;
-5. grouped (L2-aware) raster: pair tiles are numbered in bands of ``group_m`` pair rows with N walked
-   inside a band (``grouped_pair_tile``), so the clusters resident at once share a band of A rows
-   and a window of B columns.
+3. the TMA producer warp's ring state runs on across tiles (the pipeline fill is paid once per CTA);
+4. the TMA-store epilogue is asynchronous across tiles: the wait before a staging buffer is rewritten
+   (``cp.async.bulk.wait_group.read 1``) also runs for a tile's first two chunks, whose buffers the previous
+   tile's stores read; only a CTA's very last stores are waited for, before TMEM is freed;
+5. grouped (L2-aware) raster: pair tiles numbered in bands of ``group_m`` pair rows with N walked inside a
+   band (``grouped_pair_tile``): the 74 clusters of one round at 4096^3 cover 8 pair rows x 10 N tiles,
+   36 MiB of A and B at K=4096 against 42 MiB for an M-first or N-first order (16 x 5 tiles).
 
-Why (numbers; nothing here is measured: no Blackwell GPU in this workplace, compile-verified only).
-Tensor time per pair tile at K=4096: 128 k-tiles x 2 m256n256k16, each 128 cycles of one SM's tensor
-pipe (the worklog's 8192 FLOP per SM-cycle) = 32,768 cycles, ~17 us at ~1.9 GHz. Epilogue per CTA
-and tile: 128 x 256 fp32 = 128 KiB; its st.shared alone is >= 1,024 cycles at 128 B/clk (~3% of the
-mainloop) and the TMA stores then read the same 128 KiB back out of smem. In phase 5 that, plus the
-per-CTA setup and the pipeline fill, is hidden only when the SM's other resident CTA happens to be in
-its mainloop, and the CTAs of one wave start (and so reach their epilogues) together. Here it runs
-under the next tile's MMAs, except after a CTA's last tile.
-Tiles per SM at 4096^3 on 148 SMs: 256 pair tiles over 74 clusters = 3.46, i.e. 34 clusters take 4
-tiles and 40 take 3 (256 / (74 x 4) = 86% of the last round busy). That wave quantization is what
-phase 5 has too (512 CTAs over 296 resident slots = 1.73 rounds): persistence removes per-tile fixed
-costs, not waves: phase 7 splits the partial last round along K. At M=1024 there are 4 x 16 = 64
-pair tiles for 74 clusters: one tile each, so persistence and the second accumulator stage change
-nothing there.
-TMEM: per CTA and stage 128 lanes x 256 fp32 columns = 256 columns (the CTA's 128 rows of the pair's
-256x256 accumulator; the stage stride of the accumulator fragment is 256 columns); 2 stages = 512
-columns, all of TMEM, so exactly one CTA per SM, which a persistent grid wants anyway.
-Smem: a stage is 16 KiB per CTA (A 128x32 + half of B 128x32, fp16). Phase 5 had two CTAs of 3
-stages per SM; one CTA now keeps the same 6 stages (96 KiB, 6 x 256 tensor cycles = 1,536 cycles of
-load latency covered) + the 64 KiB C staging tiles + barriers = ~161 KiB of the 227 KiB a CTA may ask.
-Raster: with group_m = 8 pair rows, the 74 clusters of one round cover 8 pair rows x 10 N tiles:
-(8 + 10) x 256 x K x 2 B = 36 MiB of A and B at K=4096, against 42 MiB for a plain M-first or
-N-first order (16 + 5 tiles). At 4096^3 all of A and B (64 MiB) stays in L2 under the seed's
-L2-resident protocol anyway; the raster matters for larger problems and costs a div/mod per tile.
-
-``use_pdl`` (programmatic dependent launch; off as taught, on in what ``phase="best"`` runs, as in sm90's
-phases 6-8): the next launch of the stream may start on each SM as this kernel's CTA leaves it; its
-prologue (barrier init, TMEM allocation, descriptor prefetch) overlaps this kernel's tail, every thread
-waits in ``griddepcontrol.wait`` before its first global access, and the epilogue warps signal
-``griddepcontrol.launch_dependents`` once the CTA's last tile is stored. Not measured (no Blackwell GPU): on
-the H200 the same change moved sm90 phase 7 from 0.987 to 1.016 of the vendor at 1024x4096x4096 sustained.
-
-``sm_count`` is a config field because the kernel compiles on machines without a GPU and the config is
-the compile-cache key. Its default, what a compile without a GPU assumes, is 148 (a B200's SMs: 74
-pairs; the worklog's B300 has 160). At plan time on a GPU, a default ``sm_count`` becomes 2 x the clusters
-of 2 the device holds at once (``cute_gemm.runtime.plan.fitted_config``: cudaOccupancyMaxActiveClusters
-through ``cutlass.utils.HardwareInfo``), so the grid never exceeds what fits: clusters beyond it would
-start only when others exit, after those have done all their tiles (still correct, up to twice the
-time). The compile key changes only when that value differs from the default.
+Why: phase 5's per-CTA setup, pipeline fill and epilogue (128 KiB of fp32 per CTA and tile) are hidden only
+when the SM's other resident CTA happens to be in its mainloop; here they run under the next tile's MMAs,
+except after a CTA's last tile. Persistence removes per-tile fixed costs, not waves (256 pair tiles over 74
+clusters = 3.46 rounds at 4096^3): phase 7 splits the partial last round along K. Nothing here is measured
+(no Blackwell GPU in this workplace: compile-verified only; the estimates, TMEM and smem: docs/lessons.md).
+``use_pdl`` (off as taught, on in what ``phase="best"`` runs): programmatic dependent launch, as sm90's phases
+6-8. ``sm_count`` is a config field (the compile-cache key; default 148, a B200's SMs); on a GPU a default one
+becomes 2 x the clusters of 2 it holds at once (``cute_gemm.runtime.plan.fitted_config``).
 
 Constraints:
 - Operands (``phases.operands``, read from the tensors): fp16 or bf16 A and B, A K-major (the worklog's) or

@@ -6,60 +6,33 @@ the tiles of the partial last round are split along K. The busiest pair sets the
 where 256 / 74 = 3.46 would do). Here the R = tiles % 74 leftover tiles become 2R halves when 2R <= 74
 and the k-tiles split evenly (``phases.raster.stream_k_schedule``, the one sm90 phase 7 uses): leftover
 tile u is computed by cluster u, its first pair over k-tiles [0, K/2) and its second pair over
-[K/2, K), and the two partial sums meet in the cluster's shared memory.
+[K/2, K), and the two partial sums meet in the cluster's shared memory (at 4096^3: 3.5 tile times + the
+exchange instead of 4; at 1024x4096x4096 and 3072^3 nothing is split, since 2R > 74).
 
-The design, and why:
-- Where the halves meet. The contract gives the kernel no memory besides A, B, C, so partial sums of
-  different clusters would have nowhere to go and no flag to wait on, and a wait on another cluster
-  could deadlock when clusters are not co-resident. Inside a cluster the peer's smem is the workspace,
-  its mbarriers are the flags, and the hardware co-schedules the cluster's CTAs. So the cluster grows
-  from one pair to two: cluster (4,1,1), CTAs 2q, 2q+1 form pair q (the cta_group::2 peers are the
-  ranks that differ in bit 0), and the two pairs of a cluster are the two halves of a split tile.
-- Not inside one pair. Splitting K between the two CTAs of a pair would need cta_group::1 MMAs on each
-  CTA's own half of B, but all tcgen05 instructions of a kernel must use the same cta_group (PTX ISA),
-  and the pair's accumulator is only ever written by the pair's m256 MMAs.
-- Everything else is phase 6 per pair: its own TMA loads (the TMA atoms are built for the pair: B is
-  not multicast across the pairs, which would tie their pipelines together), its own barriers (the
-  pipelines see the cluster as (V=2, M=2) and signal only the pair: commit masks 0b0011 / 0b1100,
-  expect_tx by the pair's even CTA), its own TMEM (cta_group::2 with rank ^ 1). Data-parallel tiles
-  run on pair slots s = bidx / 2, as phase 6's clusters do.
-- The exchange. CTA r of pair q holds rows 128 (r % 2).. of the tile, and CTA r ^ 2 of the other pair
-  holds the same rows over the other half of K. The epilogue's warps already split the columns in two
-  parts (warp w drains part w / 4): pair q finalizes part q. In each CTA the 4 warps of the other part
-  send their partial sums (st.async, 16 B per lane, into the peer's A/B ring: 64 KiB, free once the
-  peer's last MMA of the unit has completed, counted on the peer's ``full`` mbarrier), and the 4 warps
-  of part q add what they receive to their own sums and store them with phase 6's TMA-store epilogue.
-  Every element is p(K/2 lower) + p(K/2 upper), a sum of two fp32 terms, which commutes: the same bits
-  on every run (deterministic).
-- The handshake, on two mbarriers per CTA (``free``, ``full``): once a CTA's unit is in TMEM (its acc
-  full barrier has completed, so no MMA reads its ring any more), one thread arms its ``full`` with
-  the 64 KiB it will receive and arrives on the peer's ``free`` (phase 0: "write into my ring"); the
-  sending warps wait on their own ``free`` before sending; after its ``full`` completes, the same thread
-  arrives on the peer's ``free`` again (phase 1: "received"), which the sending warps wait for before
-  the CTA tears down, so no CTA exits while its stores into the peer are in flight.
-- Rounds at 4096^3 on 148 SMs: 34 leftover tiles -> 68 halves on 68 of the 74 pairs: 3.5 tile times +
-  the exchange instead of 4. At 1024x4096x4096 (64 tiles, one partial round) the 128 halves would not
-  fit on 74 pairs: nothing is split, as at 3072^3 (70 leftover tiles); a split needs 2R <= slots.
-- The schedule is runtime arithmetic on the tile counts (one compile serves every shape): the split
-  happens or not per call, and without it the kernel runs phase 6's loop.
-- Cost: a cluster of 4 must find 4 free SMs in one GPC (a cluster does not straddle GPCs), and a B200
-  may hold fewer than 148 / 4 = 37 of them at once (an H200 holds 30 clusters of 4 on its 132 SMs, not
-  33). ``sm_count`` is a multiple of 4; compiled without a GPU it is the documented default 148 (37
-  clusters: an upper bound, a B200's SM count); at plan time on a GPU a default ``sm_count`` becomes 4 x
-  the clusters of 4 the device holds at once (``cute_gemm.runtime.plan.fitted_config``:
-  cudaOccupancyMaxActiveClusters through ``cutlass.utils.HardwareInfo``), so every launched cluster is
-  resident at once. A grid larger than that would still be correct (no cluster waits on another): its
-  last clusters would run after others exit. Smem is phase 6's (the exchange reuses the A/B ring; its
-  two mbarriers fit in the barrier block). ``use_pdl`` is phase 6's (programmatic dependent launch).
+The design, and why (in full, with the handshake's phases: docs/lessons.md):
+- Where the halves meet: the contract gives the kernel no memory besides A, B, C, and a wait on another
+  cluster could deadlock when clusters are not co-resident. Inside a cluster the peer's smem is the
+  workspace, its mbarriers are the flags, and the hardware co-schedules the CTAs. So the cluster grows to
+  two pairs: cluster (4,1,1), CTAs 2q, 2q+1 form pair q, and the two pairs compute a split tile's halves.
+  (Not inside one pair: all tcgen05 instructions of a kernel must use the same cta_group.)
+- Everything else is phase 6 per pair: its own TMA loads (B not multicast across the pairs), its own
+  barriers (commit masks 0b0011 / 0b1100), its own TMEM; data-parallel tiles run on pair slots bidx / 2.
+- The exchange: pair q finalizes column part q of the tile; in each CTA the 4 warps of the other part send
+  their partial sums (st.async into the peer's A/B ring, free once the peer's last MMA of the unit is done),
+  and the 4 warps of part q add what they receive and store with phase 6's TMA-store epilogue. Each element
+  is a sum of two fp32 terms, which commutes: the same bits on every run (deterministic).
+- The handshake, on two mbarriers per CTA (``free``, ``full``), makes a CTA write into its peer's ring only
+  once that ring is idle, and exit only once its stores into the peer have landed.
+- The schedule is runtime arithmetic (one compile serves every shape): without a split the kernel runs
+  phase 6's loop. Cost: a cluster of 4 must find 4 free SMs in one GPC, so fewer may fit (an H200 holds 30
+  of 4, not 33); at plan time a default ``sm_count`` becomes 4 x the clusters of 4 the device holds at once.
 Nothing here is measured: no Blackwell GPU in this workplace (compile-verified; the CPU simulator in
 tests/ptxkit runs it on small problems, stream-K units included).
 
 Constraints:
-- Operands (``phases.operands``, read from the tensors): fp16 or bf16 A and B, A K-major (the worklog's) or
-  M-major, B N-major (the worklog's) or K-major (a transposed [N, K] weight), C fp32 / fp16 / bf16 row-major
-  (the partial sums cross in fp32; a 16-bit C is rounded after the addition). Any M >= 1 with N and K
-  multiples of 8 (16-B TMA rows) for the worklog's layouts; the contiguous extent of each operand must be a
-  multiple of 8 (an M-major A: M too).
+- Operands (``phases.operands``): fp16 or bf16 A and B, A K-major or M-major, B N-major or K-major, C fp32 /
+  fp16 / bf16 row-major (the partial sums cross in fp32; a 16-bit C is rounded after the addition); N and K
+  multiples of 8 (16-B TMA rows), the contiguous extent of each operand too (an M-major A: M); else any M >= 1.
 - Partial tiles as in phase 5 (zero-filled loads, clipped stores).
 - sm_100a / sm_103a; cluster launch (4,1,1); 320 threads per CTA (epilogue warps 0-7, MMA warp 8, TMA warp 9);
   TMEM 512 columns per CTA (one CTA per SM); dynamic smem ~161 KiB per CTA.

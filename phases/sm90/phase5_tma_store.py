@@ -16,31 +16,19 @@ writes it to C with bulk tensor stores (``cp.async.bulk.tensor.2d.global.shared:
    before the CTA may exit and free it.
 One bulk store stream of full 128-B lines per slab instead of 16,384 8-byte stores per tile.
 
-stmatrix: the natural Hopper instruction for the register -> smem step would be ``stmatrix``. stmatrix moves 8x8 matrices of
-16-bit elements: lane i supplies one 32-bit register per matrix and it lands in row i/4, bytes
-4(i%4)..+3 of a 16-B row. A wgmma fp32 fragment gives lane i the *pair* of columns 2(i%4), 2(i%4)+1
-of row i/4; stored through stmatrix, a 16-B smem row would hold columns {0,2,4,6} (or {1,3,5,7}),
-an order no TMA box can write back to C (the innermost TMA dimension is contiguous; strides are
-multiples of 16 B). Fixing it needs a lane shuffle per value, more instructions than the stores
-saved. So for fp32 C this does what CUTLASS's DSL does (``hopper_helpers.get_smem_store_op`` returns
-stmatrix only for 16-bit D and a universal copy otherwise; quack's sm90 GEMM does the same):
-``st.shared.v2.f32`` of each lane's column pair. stmatrix would appear with a 16-bit C.
+stmatrix, the natural Hopper instruction for the register -> smem step, moves 8x8 matrices of 16-bit elements:
+a wgmma fp32 fragment's column pairs would land as columns {0,2,4,6} of a 16-B row, an order no TMA box can write
+back. So for fp32 C this does what CUTLASS's DSL and quack's sm90 GEMM do: ``st.shared.v2.f32`` of each lane's
+column pair (stmatrix would appear with a 16-bit C; the full argument: docs/lessons.md).
 
 Worklog (B300, tcgen05): 1285 -> 1451 TFLOP/s at 4096^3 (staged epilogue + TMA store).
 
 Numbers: tile, ring and cluster as phase 4 (4 stages x 48 KiB = 192 KiB, 384 threads, pairs along M);
 the epilogue adds no smem (it reuses the B ring) and 8 TMA stores of 16 KiB per tile.
 Measured numbers: ``bench/results/`` and the README (``cute-gemm profile`` shows where the cycles go).
-Where the time goes at 4096^3 (an estimate): each SM runs 4 rounds of one tile, against 64 k-tiles x
-1024 tensor cycles = 65,536 cycles of wgmma per tile, and the tensor pipe is far from busy all the time. (a) smem bandwidth: per k-tile the two consumer warpgroups' wgmma read
-A (16 KiB) and B twice (2 x 32 KiB: each warpgroup reads all of B) while TMA writes 48 KiB, i.e. 128 KiB
-per 1024 cycles against the SM's 128 B/clk: the mainloop runs at the smem ceiling, which multicast
-(phase 4) does not relieve. (b) per-tile fixed costs with the tensor pipe idle: CTA launch, barrier
-init and cluster sync, pipeline fill (a first TMA round trip), and the epilogue of 128 KiB of fp32 per
-tile, ~10% of a round, not hidden because 192 KiB of smem allows one CTA per SM. The TMA store only
-reshapes (b)'s epilogue: phase 4's st.global already wrote whole 32-B sectors and retired without
-waiting, while a TMA store must have read its smem before the CTA may exit. Reaching ~780 needs (b)
-hidden: a persistent kernel whose epilogue overlaps the next tile's mainloop (phase 6).
+Where the time goes at 4096^3 (an estimate, docs/lessons.md): the mainloop runs at the smem bandwidth ceiling,
+and per-tile fixed costs (launch, setup, pipeline fill, the 128 KiB fp32 epilogue) stay exposed with one CTA per
+SM; the TMA store only reshapes the epilogue. Hiding them needs a persistent kernel (phase 6).
 
 Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1: TMA loads zero-fill what

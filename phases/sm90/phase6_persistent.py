@@ -4,42 +4,33 @@ Compared to phase 5 (one CTA per 128x256 tile: 512 CTAs at 4096^3 queued onto 13
 CTA each), the grid is now one CTA per SM and each CTA walks the tiles itself:
 1. persistent tile loop: ``min(cluster tiles, sm_count / cluster_m)`` clusters of 2; cluster c computes
    cluster tiles c, c + clusters, c + 2 clusters, ... in phase 5's grouped raster, and both CTAs of a
-   pair walk the same sequence, so B multicast and the cluster-wide empty barriers work unchanged. CTA
-   launch, barrier init, cluster sync and tensor-map prefetch are paid once per CTA, not once per tile;
+   pair walk the same sequence, so B multicast and the cluster-wide empty barriers work unchanged;
 2. the producer does not stop at a tile boundary: its ring state simply continues into the next tile's
    k-tiles, so while the consumers run the epilogue of tile i the ring fills with tile i+1, and their
    next mainloop starts on NSTAGES landed stages instead of a cold TMA round trip;
 3. the TMA store is asynchronous across tiles: the C staging tile can no longer overlay the B ring
-   (the producer is refilling it during the epilogue), so it gets its own ``epi_stages`` buffers of one
-   128x32 fp32 slab (16 KiB, SW128). Slab j of a tile goes to buffer j % epi_stages; before the
-   consumers' named barrier the store thread waits (``cp.async.bulk.wait_group.read``) only until the
-   buffer the *next* slab overwrites has been read by its store. Nobody waits for a store to reach
-   global memory: a tile's last stores drain while the next tile's mainloop runs, and only the CTA's
-   very last stores are waited for, before it exits.
+   (the producer is refilling it), so it gets its own ``epi_stages`` buffers of one 128x32 fp32 slab
+   (16 KiB, SW128); slab j goes to buffer j % epi_stages, and the store thread waits
+   (``cp.async.bulk.wait_group.read``) only until the buffer the *next* slab overwrites has been read:
+   a tile's last stores drain under the next tile's mainloop, and only the CTA's very last are waited for;
 4. ``use_pdl`` (off here, on in what ``phase="best"`` runs; phases 7 and 8 take it too): programmatic
-   dependent launch, as phases 9 and 10 -- the next launch of the stream takes each SM as this one's
-   CTA leaves it and runs its prologue there, and waits (``griddepcontrol.wait``) before its first
-   global access; 1024x4096x4096 under sustained load: phase 7 610 TFLOP/s against 600 without.
+   dependent launch, as phases 9 and 10 -- the next launch takes each SM as this one's CTA leaves it,
+   runs its prologue there, and waits (``griddepcontrol.wait``) before its first global access.
 The loads, the mainloop and the epilogue are ``common_tma``'s helpers; phases 7 and 8 reuse them and
 this class's host side (setup, schedule, launch), and bring their own kernel.
 
 Why: phase 5 pays per tile, with the tensor pipe idle, the CTA's launch and setup, the pipeline fill
-(a first TMA round trip, ~1-2 us) and the epilogue (128 KiB of fp32 per tile through smem, >= 1024
-cycles at 128 B/clk to write plus the stores' smem reads), which a CTA must finish, stores read
-included, before the next CTA may take its SM. Here setup and fill are paid once per CTA, and only the
-consumers' register -> smem writes of the epilogue stay exposed (both consumer warpgroups share one
-tile; hiding that too needs two tiles in flight, one per warpgroup).
+(a first TMA round trip, ~1-2 us) and the epilogue (128 KiB of fp32 per tile through smem), which a CTA
+must finish, stores included, before the next CTA may take its SM. Here setup and fill are paid once
+per CTA, and only the consumers' register -> smem writes stay exposed (phase 8 hides those too).
 What it does not change: waves. A static round robin over 66 clusters still gives some clusters
 ceil(256 / 66) = 4 tiles at 4096^3 and ceil(144 / 66) = 3 at 3072^3 (2.2 on average): phase 7 splits
 that partial last round. At M=1024 (64 cluster tiles) it is one tile per cluster, as in phase 5.
-Measured numbers: ``bench/results/`` and the README.
 
 Numbers: tile, cluster, ring as phase 5 (128x256x64, 4 stages x 48 KiB, pairs along M, 384 threads)
 + 2 C staging buffers x 16 KiB = 224 KiB + 1 KiB of barriers/alignment = 230,400 of the 232,448 bytes
-a CTA may opt into. ``sm_count`` is a config field (default 132, the H200/H100 SXM) rather than a
-device query because the kernel also compiles on machines without a GPU and the config is the
-compile-cache key; clusters of 2 tile the 66 TPCs of a 132-SM part exactly. On a GPU with fewer SMs,
-a grid larger than the co-resident clusters is still correct, only slower (a second wave).
+a CTA may opt into. ``sm_count`` (default 132, the H200/H100 SXM) is a config field, not a device query (the
+kernel compiles without a GPU; the config is the compile-cache key); on fewer SMs a second wave, still correct.
 
 Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds: zero-filled

@@ -24,19 +24,9 @@ with B multicast in the pair, L2 -> smem (128 + 96) / (128 x 192) = 0.0091 again
 buys: the tensor pipe no longer stops for the epilogue, and a narrower tile splits N=3072, 6144 evenly
 (16 and 32 tiles) with more tiles per SM (finer waves). It does not split N=4096 evenly (22 tiles,
 the last one 2/3 empty), so ``phase="best"`` keeps phase 7 there; ``bn=128`` is the variant for it.
-Measured on the H200 (2026-11-30, ``bench/results/h200_2026-11-30_*``; what paid and what did not):
-- per cycle, it pays: Nsight Compute at 8192^3 (``profile_8192``) has the tensor pipe busy 96.4% of the
-  elapsed cycles against 91.9% for phase 6 and 91.7% for cuBLAS, 2.16 M cycles against 2.25 M / 2.28 M.
-  Where the clock is free (small-integer data, ``ints8``), 8192^3 runs 859 TFLOP/s against cuBLASLt's 820.
-- under the 700 W cap (random data, ``top``: 0.5 s sustained), the saved cycles come back as a lower
-  clock (1.34 against 1.41 GHz): 3072^3 615 vs 601 (1.02x the better vendor library), 8192^3 651 vs
-  644 (1.01x), 6144^3 640 vs 664 (0.96x); the tile moves more L2 bytes per FLOP than phase 6's (L2
-  throughput 62.6% against 56.8%), so its energy per FLOP is no lower (942 vs 934 TFLOP/s per kW).
-- N=4096 is 21.3 tiles of 192: 570 at 4096^3 against phase 7's 617, so ``phase="best"`` keeps phase 7
-  there. ``bn=128`` (``pingpong_first``) does not pay: 615 / 620 at 4096^3 / 8192^3 against phase 6's
-  618 / 648 (more L2 traffic per FLOP). ``cluster_m=4`` (B multicast four ways) does not either: 30
-  clusters of 4 fit on 132 SMs, so 33 run a second wave (443 TFLOP/s), and 30 (``sm_count=120``) leave
-  12 SMs idle (634 vs 682 at 8192^3, ``cluster4``, ``cluster4fit``).
+On the H200 (details and what did not pay: docs/lessons.md): the tensor pipe busy 96.4% of the cycles at 8192^3
+against 91.9% for phase 6 (Nsight Compute); under the 700 W cap the saved cycles come back as a lower clock:
+1.02x / 1.01x the better vendor library at 3072^3 / 8192^3, 0.96x at 6144^3.
 
 Numbers: 4 stages x (128 + 192) x 64 x 2 B = 160 KiB + 2 C staging buffers x 16 KiB = 192 KiB (+1 KiB
 barriers/alignment); 384 threads: the producer drops to 40 registers, the consumers take 232.

@@ -4,9 +4,8 @@ Compared to phase 3 (one CTA per tile walks all of K), the ``split_k`` CTAs of a
 shape (split_k, 1, 1), consecutive block ids) compute the same C tile, CTA r over the k-tiles
 [r K/S, (r+1) K/S), and add their partial sums before the store:
 1. each CTA runs phase 3's producer/consumer mainloop over its K range only;
-2. the consumers write their fp32 partial tile into their own smem, over the A/B ring (every stage has
-   landed and been read by then: both warpgroups meet at a named barrier first), laid out like C
-   (C's contiguous mode contiguous, lines padded by 16 B against bank conflicts);
+2. the consumers write their fp32 partial tile into their own smem over the A/B ring (after a named barrier:
+   every stage has landed and been read), laid out like C, lines padded by 16 B against bank conflicts;
 3. cluster barrier (``barrier.cluster.arrive.release`` / ``wait.acquire``): every partial tile of the
    cluster is in smem and visible to the other CTAs;
 4. reduce-scatter: CTA r owns lines [r ceil(L/S), (r+1) ceil(L/S)) of the tile (L: lines of C's other mode); its
@@ -14,34 +13,28 @@ shape (split_k, 1, 1), consecutive block ids) compute the same C tile, CTA r ove
    peers' through ``mapa`` + ``ld.shared::cluster`` -- add them in rank order 0, 1, ..., S-1, round to
    C's type and store them, predicated at C's edges, along C's contiguous mode (coalesced);
 5. a second cluster barrier: no CTA leaves (its smem) while a peer may still read it.
-The addition order never depends on timing, so repeats are bit-identical (deterministic); no
-workspace, no atomics, no flag in global memory, and no wait on a CTA that might not be resident: a
-cluster's CTAs are co-scheduled by the hardware.
+The addition order never depends on timing, so repeats are bit-identical (deterministic); no workspace, no
+atomics, no flag in global memory, and no wait on a CTA that might not be resident (a cluster is co-scheduled).
 
 Why: when a problem has fewer tiles than SMs (M=1024 N=4096 has 64 tiles of 128x256 for 132 SMs; a
 512^3 problem 16 of 128x128), each busy SM walks all of K alone and the rest idle; the worklog stops
 its M=1024 column at phase 2 for exactly this ("that shape needs split-K"). S-way split-K puts S times
 the CTAs on the same tiles, each running 1/S of the k-loop, for the price of one partial tile through
-smem and DSMEM per CTA. The data-parallel tiles stay whole: split-K only where the grid is starved
-(``phase="best"`` picks ``split_k`` per shape; ``split_k=1`` is phase 3's schedule with this epilogue).
+smem and DSMEM per CTA; split-K only where the grid is starved (``phase="best"`` picks ``split_k`` per
+shape; ``split_k=1`` is phase 3's schedule with this epilogue).
 
-Numbers: 128x128x64 tile, 6 stages x 32 KiB = 192 KiB, one CTA per SM; the partial tile (128 x 132 x
-4 B = 66 KiB) overlays the ring. The reduce moves (S-1)/S of a partial tile per CTA over DSMEM.
-``ctas_per_sm`` > 1 trades ring depth for residency (smaller tiles, two CTAs per SM); ``use_pdl``
-(programmatic dependent launch) is phase 10's. ``cluster_m`` > 1 (phase 4's B multicast, used by phase
-10's swap: the token tile shared by ``cluster_m`` weight tiles) makes the cluster ``cluster_m`` x
-``split_k`` CTAs, rank m + cluster_m k: CTAs of one K range and adjacent M tiles each load 1/cluster_m
-of B's box and multicast it, arrive on each other's empty barriers (``mcast_mode_mn``: the B partners
-only), and the producer waits out the peers' last arrivals before it leaves; the reduce adds the partial
-tiles of its own M tile's K ranges. Measured on the H200 at 200x11000x3000: 38.8 -> 30.6 us with 4.
-``evict_first_a`` gives A's TMA loads an L2 evict-first policy (phase 10's A is the weights, read once: see there).
+Numbers: 128x128x64 tile, 6 stages x 32 KiB = 192 KiB, one CTA per SM; the partial tile (128 x 132 x 4 B =
+66 KiB) overlays the ring; the reduce moves (S-1)/S of a partial tile per CTA over DSMEM. ``ctas_per_sm`` > 1
+trades ring depth for residency; ``use_pdl`` is phase 10's. ``cluster_m`` > 1 (phase 4's B multicast, for phase
+10's token tile shared by ``cluster_m`` weight tiles) makes the cluster ``cluster_m`` x ``split_k`` CTAs, rank
+m + cluster_m k: CTAs of one K range and adjacent M tiles each load 1/cluster_m of B's box and multicast it,
+arrive on each other's empty barriers (``mcast_mode_mn``), and the producer waits out the peers' last arrivals
+before it leaves; the reduce adds its own M tile's K ranges. ``evict_first_a``: A's loads evict-first in L2.
 
 Constraints:
 - split_k in 1..8, cluster_m in (1, 2, 4), split_k x cluster_m <= 8 (a portable cluster); bm in (64, 128,
-  192): one consumer warpgroup per 64 rows (192: three, 512 threads, phase 10's weight tile of 192 rows), or 256:
-  two warpgroups of 128 rows, each issuing the m64 wgmma twice per k16 step (phase 10's 256 weight rows past 256
-  tokens; its 128 x bn accumulators limit bn to 144 at the 168 registers a thread of 384 starts with);
-  bn a multiple of 8 x cluster_m (whole 8-row slices of B's box).
+  192): one consumer warpgroup per 64 rows, or 256: two warpgroups of 128 rows, each issuing the m64 wgmma
+  twice per k16 step (its 128 x bn accumulators limit bn to 144); bn a multiple of 8 x cluster_m.
 - The partial tile must fit in the ring; C's contiguous extent a multiple of 8 (16-B rows).
 - Any M, N, K (ragged through TMA bounds and the predicated store); any layout and dtype of A and B;
   C row-major, or column-major (the swap-AB plan of phase 10).
