@@ -157,6 +157,12 @@ def test_tune_prefill_tunes_each_shape_with_its_operands(monkeypatch, capsys):
     assert "nt bf16->bf16" in capsys.readouterr().out
 
 
+def test_tune_without_a_gpu_names_each_shapes_operands(capsys):
+    rc = cli.main(["tune", "--shapes", "512,512,512", "--set", "prefill-dw", "--top", "1"])
+    out = capsys.readouterr().out
+    assert rc == 2 and "\n512x512x512\n" in out and "\n6144x4096x512 tn bf16->fp32\n" in out
+
+
 # ------------------------------------------------------------------------------ a run of mixed operands
 def test_a_run_of_per_shape_operands(fake_gpu, monkeypatch):  # noqa: F811
     """One shape in two operands and a third in another: every kernel of a shape -- the phase's make and check,

@@ -88,11 +88,11 @@ def _prefill(gemm: str) -> tuple:
     return tuple(out)
 
 
-_LAYERS = "512-16384 tokens x 10 layers of Llama-2/3, Qwen2.5, TinyLlama (70B as TP8 slices)"
+_LAYERS = "512-16384 tokens x 10 layers (Llama-2/3, Qwen2.5, TinyLlama; 70B as TP8 slices)"
 
 _ALL = (
     _plain("decode", "a few tokens x a model's weights: M in {" + ", ".join(map(str, DECODE_TOKENS)) + "} x (N, K) in "
-           + ", ".join(f"({n}, {k})" for n, k in DECODE_WEIGHTS),
+           + " ".join(f"{n}x{k}" for n, k in DECODE_WEIGHTS),
            [(m, n, k) for n, k in DECODE_WEIGHTS for m in DECODE_TOKENS]),
     _plain("small", "256^3, 512^3, 1024^3, 2048^3", [(s, s, s) for s in (256, 512, 1024, 2048)]),
     ShapeSet("prefill", f"forward (nt), dX (nn) and dW (tn) of a linear layer, {_LAYERS}",
