@@ -114,6 +114,7 @@ def _compile_only(args, ents, fams, extra) -> int:
           flush=True)
     tables, skipped, failures = compile_report(ents, [_arch.TARGETS[f][0] for f in fams], shapes, variants=extra)
     print_compile_report(tables, skipped, failures)
+    print("\n" + steps.COMPILE_ONLY_LEGEND)
     if args.out:
         doc = {"schema": "cute-gemm/inspect-v1", **environment.record(), "reason": steps.no_gpu_reason(),
                "shapes": [str(p) for p in shapes], "skipped": skipped, "failures": failures,
@@ -126,9 +127,9 @@ def _compile_only(args, ents, fams, extra) -> int:
     return 1 if failures else 0
 
 
-DESCRIPTION = ("On a GPU: every phase (or --phases) checked against cuBLASLt at every shape, then the phases and "
-               "peers of a shape timed together (CUDA graphs, interleaved rounds; clock, power, bandwidth): a "
-               "table, JSON (--out), plots. Without a GPU: the compile-only report. More: the README's Commands.")
+DESCRIPTION = ("On a GPU: each phase (or --phases) checked against cuBLASLt, then timed beside the peers (CUDA "
+               "graphs, interleaved rounds): a table, JSON (--out), plots. Without a GPU: the compile-only report. "
+               "More in the README (Commands).")
 
 
 class ListSets(argparse.Action):
@@ -149,8 +150,7 @@ def add_set_options(p):
     from cute_gemm.measure import sets
 
     p.add_argument("--set", type=argtype(sets.check_name), metavar="NAME",
-                   help="a named set (see --list-sets); its own operands (prefill's) apply per shape, but "
-                        "--layout, --dtype, --out-dtype given replace them in every shape")
+                   help="a named set (see --list-sets); --layout, --dtype, --out-dtype replace its per-shape operands")
     p.add_argument("--list-sets", action=ListSets, help="print the named sets, a line each, and exit")
 
 
