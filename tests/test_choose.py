@@ -485,3 +485,27 @@ def test_three_token_tiles_past_256_tokens():
         third = choose._ceil(choose._ceil(m, 3), 8) * 8
         thirds = [c for p, c in choose.split_candidates(m, n, k) if p == "10" and c["bn"] == third]
         assert thirds and all(c["cluster_m"] == 1 for c in thirds), (m, n, k)
+
+
+def test_prefill_shapes_take_the_persistent_phases_and_short_k_the_ping_pong():
+    """Past 512 rows phase 9's data-parallel tiles are offered only where they fit one wave (its 128 x 256 tile in two
+    waves ran 3-7% behind phase 7's at 2048x4096x4096 and 8192x1024x4096, H200); phases 6-7 pay each tile round's
+    exposed epilogue, which phase 8's ping-pong hides, so at short K (few k-tiles per tile) phase 8 wins."""
+    bf = Operands.of("nt", "bf16", "bf16")
+    assert choose.pick("sm90", 2048, 4096, 4096, bf)[0] == "7"
+    assert choose.pick("sm90", 8192, 1024, 4096, Operands.of("tn", "bf16", "fp32"))[0] == "7"
+    for shape, ops in (((4096, 8192, 1024), bf), ((8192, 5632, 2048), bf),
+                       ((11008, 4096, 1024), Operands.of("tn", "bf16", "fp32"))):
+        assert choose.pick("sm90", *shape, ops)[0] == "8", shape
+    for m in (1024, 4096):
+        for phase, over in choose.split_candidates(m, 4096, 4096):
+            if phase == "9":
+                tiles = -(-m // over["bm"]) * -(-4096 // over["bn"]) * over["split_k"]
+                assert tiles <= choose.clusters_that_fit(over["split_k"]) * over["split_k"], (m, over)
+    # the term itself: one more round of phase 7 costs the epilogue, phase 8's cost has none
+    p7, p8 = (registry.get("sm90", p).make(registry.get("sm90", p).configured({"use_pdl": True}), bf) for p in "78")
+    short = choose.modelled_us(p7, 4096, 8192, 1024) - choose.modelled_us(
+        p7, 4096, 8192, 1024, mc=dataclasses.replace(choose.MACHINE, epilogue_round_us=0.0))
+    assert short > 3.0
+    assert choose.modelled_us(p8, 4096, 8192, 1024) == choose.modelled_us(
+        p8, 4096, 8192, 1024, mc=dataclasses.replace(choose.MACHINE, epilogue_round_us=0.0))

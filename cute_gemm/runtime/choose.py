@@ -74,6 +74,9 @@ class Machine:
     # ... where the schedule is one round and the launch is programmatic (PDL): a data-parallel launch's (launch_us);
     # phase 7's cost then ties phase 9's of the same tile, and the tie goes to phase 7 (``rank``)
     persistent_one_round_us: float = 1.4
+    # each tile round but the last of sm90's phases 6-7, whose consumer warpgroups store their tile before the next
+    # one's MMAs; phase 8's ping-pong hides it under the other warpgroup's (what K-short prefill tiles measured)
+    epilogue_round_us: float = 0.8
     # co-resident clusters per size (GPCs of unequal size: 39 of 3, not 44): a 3-way split of 40 tiles is two waves
     clusters_that_fit: tuple = ((1, 132), (2, 66), (3, 39), (4, 30), (6, 17), (8, 15))
 
@@ -171,6 +174,8 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
         tiles.append((128, fitted, 64, _stages(128, fitted, 64, 1)))
     for bm, bn, bk, stages in tiles:
         for split in (1, 2, 4):
+            if m > 512 and _ceil(m, bm) * _ceil(n, bn) * split > clusters_that_fit(split) * split:
+                continue  # past 512 rows, data-parallel tiles of more than one wave: the persistent phases' work
             out.append(("9", {"bm": bm, "bn": bn, "bk": bk, "stages": stages, "split_k": split, "use_pdl": pdl}))
     if 256 < m <= 512:
         # past 256 tokens, tiles of 192 columns: phase 9's 128 x 192, and (up to 384 tokens) phase 10's 128 weight rows x
@@ -309,7 +314,8 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
     memory = memory_bytes / mc.hbm_bytes_per_us
     pdl = getattr(cfg, "use_pdl", False)
     launch = mc.persistent_one_round_us if rounds == 1 and pdl else mc.persistent_launch_us  # see Machine
-    return launch + (not pdl) * mc.no_pdl_us + max(mma, memory) + mc.overlap * min(mma, memory)
+    exposed = (rounds - 1) * mc.epilogue_round_us if kernel.arch == "sm90" and kernel.phase in ("6", "7") else 0.0
+    return launch + (not pdl) * mc.no_pdl_us + max(mma, memory) + mc.overlap * min(mma, memory) + exposed
 
 
 def _candidates(arch: str, m: int, n: int, k: int):
