@@ -3,17 +3,20 @@
     import torch, cute_gemm
     c = cute_gemm.gemm(a, b, phase="5")   # a [M,K], b [K,N]: fp16 or bf16, either major; c [M,N] fp32
     y = cute_gemm.linear(x, w, bias)      # F.linear's meaning: x [..., K], an nn.Linear weight w [N, K]
+    skipped = cute_gemm.nn.swap_linear(model)   # a model's nn.Linear layers on the kernels, trainable
 
-The names a caller needs are here: ``gemm``, ``linear``, ``compile_only`` (a phase, config and layout
-compiled without a GPU), ``InputError`` and ``UnsupportedError``. Importing the package loads only the
-standard library: ``gemm``, ``linear`` and ``compile_only`` load the runtime (``cute_gemm.runtime``) on
+The names a caller needs are here: ``gemm``, ``linear`` (autograd included), ``compile_only`` (a phase,
+config and layout compiled without a GPU), ``nn`` (``Linear``, an ``nn.Linear`` on the kernels, and
+``swap_linear``), ``InputError`` and ``UnsupportedError``. Importing the package loads only the standard
+library: ``gemm``, ``linear``, ``compile_only`` and ``nn`` load the runtime (``cute_gemm.runtime``) on
 first use, torch and the DSL load when a kernel is first compiled or run. The torch custom ops
-``torch.ops.cute_gemm.gemm``, ``gemm_out`` and ``linear`` are registered on import when torch is already
-loaded.
+``torch.ops.cute_gemm.gemm``, ``gemm_out``, ``linear``, ``linear_dx`` and ``linear_dw`` are registered on
+import when torch is already loaded.
 
 The package's layers, each importing only those before it: ``errors`` -> ``runtime`` (what ``gemm()``
 runs) -> ``measure`` (check and time on a GPU) -> ``profiling`` (generated code, Nsight Compute) ->
-``report`` (tables and plots) -> ``cli`` (the ``cute-gemm`` command).
+``report`` (tables and plots) -> ``cli`` (the ``cute-gemm`` command); ``nn`` (torch modules) sits on
+the runtime.
 """
 
 import sys as _sys
@@ -21,14 +24,18 @@ import sys as _sys
 from cute_gemm.errors import InputError, UnsupportedError
 
 __version__ = "0.2.0"
-__all__ = ["gemm", "linear", "compile_only", "InputError", "UnsupportedError", "__version__"]
+__all__ = ["gemm", "linear", "compile_only", "nn", "InputError", "UnsupportedError", "__version__"]
 
 _LAZY = {"gemm": "cute_gemm.runtime.gemm", "linear": "cute_gemm.runtime.gemm", "compile_only": "cute_gemm.runtime.gemm"}
 
 
 def __getattr__(name):
-    """``cute_gemm.gemm`` / ``linear`` / ``compile_only``: the runtime is imported on first use, not by
-    ``import cute_gemm``."""
+    """``cute_gemm.gemm`` / ``linear`` / ``compile_only`` / ``nn``: the runtime (or the torch modules) is
+    imported on first use, not by ``import cute_gemm``."""
+    if name == "nn":
+        import importlib
+
+        return importlib.import_module("cute_gemm.nn")  # the submodule sets itself as the attribute
     if name in _LAZY:
         import importlib
 
@@ -39,7 +46,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, "nn"})
 
 
 if "torch" in _sys.modules:  # register torch.ops.cute_gemm.* now, so they exist right after `import cute_gemm`

@@ -18,7 +18,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "cute_gemm")
-LAYERS = ("errors", "runtime", "measure", "profiling", "report", "cli")
+LAYERS = ("errors", "runtime", "nn", "measure", "profiling", "report", "cli")  # nn: torch modules on the runtime
 # what only measuring, profiling or drawing needs: never imported by the runtime, not even inside a function
 NOT_IN_RUNTIME = ("rich", "matplotlib", "pynvml", "triton", "quack", "PIL")
 # the DSL and torch: the runtime imports them inside functions, but for the two modules that exist for them

@@ -350,7 +350,8 @@ def test_linear_refuses_what_f_linear_or_the_kernels_cannot_take():
         ((x, w.half()), "x is torch.bfloat16 and w is torch.float16"),
         ((x.float(), w.float()), "both must be torch.float16 or both torch.bfloat16"),
         ((x, w, torch.randn(31)), "bias must be a tensor of shape \\(32,\\)"),
-        ((x, w, torch.randn(32).to(torch.int32)), "bias must be torch.float16, torch.bfloat16 or torch.float32"),
+        ((x, w, torch.randn(32).to(torch.int32)), "bias is torch.int32 but x is torch.bfloat16"),
+        ((x, w, torch.randn(32)), "bias is torch.float32 but x is torch.bfloat16: F.linear takes a bias of x's"),
         ((x, w.unsqueeze(0)), "linear takes x"),
         ((x, w), "linear\\(x, w\\): A must be on a CUDA device"),
     ]

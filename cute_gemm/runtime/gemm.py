@@ -49,14 +49,25 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
 
 
 def linear(x, w, bias=None, phase="best", out_dtype=None):
-    """y = x @ w.T (+ bias), as ``torch.nn.functional.linear``: x [..., K] fp16 or bf16, w [N, K] of the same
-    dtype (an ``nn.Linear`` weight), bias [N] or None; y [..., N] in x's dtype, or ``out_dtype``
-    (torch.float32, torch.float16 or torch.bfloat16; fp32 accumulate either way).
+    """y = x @ w.T (+ bias), as ``torch.nn.functional.linear``, forward and backward: x [..., K] fp16 or bf16,
+    w [N, K] of the same dtype (an ``nn.Linear`` weight), bias [N] of that dtype or None; y [..., N] in x's
+    dtype, or ``out_dtype`` (torch.float32, torch.float16 or torch.bfloat16; fp32 accumulate either way).
 
     ``phase``: "best" (default: the phase and config a model picks per shape, layout and dtypes) or a phase
     id of the device's ladder (2a or later: phases 0-1 take only the worklog's layout). K must be a multiple
     of 8 (the rows of x and of w are 16-byte TMA rows), and so must N (the rows of y). Leading dims are
     flattened without a copy when x's layout allows it (``reshape``); w is read in place as ``w.t()``.
+
+    Training: when autograd records the call (grad mode, and x, w or bias requiring grad) the backward runs
+    the same kernels -- dX = dY @ W ("nn") and dW = dY^T @ X ("tn", any number of tokens) with ``phase`` --
+    and db = dY summed over tokens, each only if asked for. Eagerly that is an ``autograd.Function``; under
+    ``torch.compile`` (``fullgraph=True`` too) the custom op ``torch.ops.cute_gemm.linear`` with its
+    registered autograd, the backward's GEMMs the ops ``linear_dx`` / ``linear_dw``. Under
+    ``torch.autocast`` (fp16 or bf16) x, w and bias are cast to the autocast dtype first, as F.linear's are,
+    so an fp32 master weight gets an fp32 gradient through the cast. In a CUDA graph: warm every plan once
+    before capturing (the first call of a plan compiles), the backward's too. Remaining: dW is a new tensor
+    that autograd adds into an existing ``w.grad`` (torch's own accumulation, one more pass over it), not
+    a GEMM epilogue that adds into C.
 
     The bias is added after the GEMM, by one in-place torch op on its output (``y.add_(bias)``: one more
     pass over y, a few microseconds at model shapes), not in the kernels' epilogue. The epilogues are the
@@ -65,15 +76,20 @@ def linear(x, w, bias=None, phase="best", out_dtype=None):
     of them of its own, not a step of the worklog. With a 16-bit output the bias is added to the rounded
     product (F.linear on cuBLASLt adds it before rounding): at most one more rounding of y.
 
-    Forward only: the result carries no autograd history (use it under ``torch.no_grad()`` or
-    ``torch.inference_mode()``, as a model's inference forward runs). Raises ``cute_gemm.InputError`` for
-    shapes or dtypes F.linear would refuse or the kernels cannot take, ``UnsupportedError`` for a phase that
-    cannot take the problem -- before anything compiles or launches.
+    Raises ``cute_gemm.InputError`` for what F.linear refuses (shapes; x and w of two dtypes, e.g. an fp32
+    weight under a 16-bit x outside autocast; a bias of another dtype) or the kernels cannot take (fp32 x and
+    w, alignment), ``UnsupportedError`` for a phase that cannot take the problem -- before anything compiles
+    or launches.
     """
-    if _compiling():  # torch.compile: the custom op, whose fake implementation gives the output's shape
+    x, w, bias = _linear.autocast(x, w, bias)
+    if _compiling():  # torch.compile: the custom op (differentiable), whose fake implementation gives the output
         from cute_gemm.runtime import torch_ops
 
         return torch_ops.call_linear(x, w, bias, phase, out_dtype)
+    if _linear.wants_grad(x, w, bias):
+        from cute_gemm.runtime import torch_ops
+
+        return torch_ops.apply_linear(x, w, bias, phase, out_dtype)
     return _linear.run(x, w, bias, phase, out_dtype)
 
 

@@ -1,16 +1,26 @@
-"""``cute_gemm.linear``'s eager path: ``torch.nn.functional.linear``'s meaning on the ladder's kernels.
+"""``cute_gemm.linear``'s eager path: ``torch.nn.functional.linear``'s meaning on the ladder's kernels, its
+two backward GEMMs, and the checks F.linear makes.
 
-``linear(x, w, bias)`` is ``x @ w.T + bias`` for x [..., K] and an ``nn.Linear`` weight w [N, K]: the
-leading dims of x are flattened into M (a view, no copy, whenever x's layout allows it), ``w.t()`` is
-B [K, N] column-major -- the "nt" layout, read in place -- and the output [..., N] is in x's dtype unless
-``out_dtype`` says otherwise. ``run`` is the eager call (``gemm()``'s plans); the public
-``cute_gemm.linear`` (``runtime.gemm.linear``) switches to the custom op ``torch.ops.cute_gemm.linear``
-under ``torch.compile``, whose implementation is ``run`` again, so it is a drop-in inside a model's
-forward, compiled or captured in a CUDA graph (warm it once before capturing: the first call of a plan
-compiles).
+The forward, ``run``: ``linear(x, w, bias)`` is ``x @ w.T + bias`` for x [..., K] and an ``nn.Linear``
+weight w [N, K]: the leading dims of x are flattened into M (a view, no copy, whenever x's layout allows
+it), ``w.t()`` is B [K, N] column-major -- the "nt" layout, read in place -- and the output [..., N] is in
+x's dtype unless ``out_dtype`` says otherwise. The bias is added after the GEMM by one in-place torch op,
+not in the kernels' epilogue: see ``cute_gemm.linear``'s docstring for why.
 
-The bias is added after the GEMM by one in-place torch op, not in the kernels' epilogue: see
-``cute_gemm.linear``'s docstring for why.
+The backward, for T tokens (x as [T, K]) and dY [T, N], is two more GEMMs of the same kernels, each in a
+layout the ladder takes without a copy:
+
+    dX = dY @ W      grad_input:  A = dY [T, N] row-major, B = W [N, K] row-major        ("nn")
+    dW = dY^T @ X    grad_weight: A = dY.t() [N, T] column-major, B = X [T, K] row-major ("tn")
+
+(dW's contiguous extents are N and K, so T -- the GEMM's K there -- may be anything, 1 or 1000.) The bias'
+gradient is dY summed over the tokens, a torch reduction. ``cute_gemm.linear`` wires them into autograd
+(``torch_ops``: an ``autograd.Function`` eagerly, the custom op's registered autograd under
+``torch.compile``).
+
+``autocast`` gives F.linear's casts under ``torch.autocast``; ``check`` is what F.linear refuses (and
+what the kernels cannot take), in one line each, before anything compiles or launches -- the custom op's
+fake implementation runs it too, so ``torch.compile`` refuses the same input while it traces.
 """
 
 from __future__ import annotations
@@ -21,13 +31,19 @@ from cute_gemm.runtime import plan
 _IN_DTYPES: frozenset = frozenset()  # torch.float16, torch.bfloat16 once torch is loaded
 
 
-def run(x, w, bias=None, phase="best", out_dtype=None):
-    """``linear`` run eagerly (the torch op's implementation too)."""
+def _in_dtypes() -> frozenset:
     global _IN_DTYPES
     if not _IN_DTYPES:
         import torch
 
         _IN_DTYPES = frozenset((torch.float16, torch.bfloat16))
+    return _IN_DTYPES
+
+
+def check(x, w, bias=None) -> tuple[int, int]:
+    """(N, K) of ``linear(x, w, bias)``, or the ``InputError`` F.linear would raise -- shapes, x and w of one
+    16-bit dtype, a bias [N] of x's dtype -- or the kernels would (fp32 x and w); the device is the GEMM's
+    to check."""
     try:
         n, k = w.shape
         ok = x.shape[-1] == k
@@ -35,11 +51,18 @@ def run(x, w, bias=None, phase="best", out_dtype=None):
         ok = False
     if not ok:
         raise InputError(f"linear takes x [..., K] and w [N, K] (torch tensors), got x {_shape(x)} and w {_shape(w)}")
-    if x.dtype != w.dtype or x.dtype not in _IN_DTYPES:
-        raise InputError(f"x is {x.dtype} and w is {w.dtype}: both must be torch.float16 or both torch.bfloat16 "
-                         f"(fp32 accumulate; out_dtype= sets the output's type)")
+    if x.dtype != w.dtype or x.dtype not in _in_dtypes():
+        raise InputError(f"x is {x.dtype} and w is {w.dtype}: both must be torch.float16 or both torch.bfloat16, "
+                         f"as F.linear takes x and w of one dtype (under torch.autocast both are cast; fp32 "
+                         f"accumulate; out_dtype= sets the output's type)")
     if bias is not None:
         _check_bias(bias, n, x)
+    return n, k
+
+
+def run(x, w, bias=None, phase="best", out_dtype=None):
+    """``linear`` run eagerly, forward only (the torch op's implementation too)."""
+    n, k = check(x, w, bias)
     lead = x.shape[:-1]
     a = x if x.dim() == 2 else x.reshape(-1, k)
     try:
@@ -51,13 +74,72 @@ def run(x, w, bias=None, phase="best", out_dtype=None):
     return y if x.dim() == 2 else y.view(*lead, n)
 
 
+def grad_input(dy, w, phase="best"):
+    """dX = dY @ W: dy [..., N] (x's dtype), w [N, K] -> [..., K] in w's dtype (the "nn" GEMM; dy is made
+    row-major only if it is not: autograd may hand an expanded or strided gradient)."""
+    n, k = w.shape
+    lead = dy.shape[:-1]
+    d = _rows(dy, n)
+    try:
+        g = plan.run(d, w, phase, None, None, None, w.dtype)
+    except InputError as exc:
+        raise InputError(f"linear backward dX = dY @ W: {exc}") from exc
+    return g.view(*lead, k)
+
+
+def grad_weight(dy, x, phase="best"):
+    """dW = dY^T @ X: dy [..., N], x [..., K] (one dtype) -> [N, K] in x's dtype (the "tn" GEMM: A =
+    dY.t() column-major, B = x as [T, K] row-major, both read in place)."""
+    n, k = dy.shape[-1], x.shape[-1]
+    d = _rows(dy, n)
+    a = x if x.dim() == 2 else x.reshape(-1, k)
+    try:
+        return plan.run(d.t(), a, phase, None, None, None, x.dtype)
+    except InputError as exc:
+        raise InputError(f"linear backward dW = dY^T @ X: {exc}") from exc
+
+
+def _rows(dy, n):
+    """dy as a row-major [T, N] (a view when it is one already)."""
+    d = dy.reshape(-1, n)
+    return d if d.is_contiguous() else d.contiguous()
+
+
+def autocast(x, w, bias=None):
+    """(x, w, bias) as F.linear sees them under ``torch.autocast`` of x's device type: each floating tensor
+    cast to the autocast dtype when that is fp16 or bf16 (the casts are autograd's, so an fp32 master
+    weight gets its fp32 gradient); unchanged outside autocast."""
+    import torch
+
+    dev = getattr(x, "device", None)
+    if dev is None or not isinstance(w, torch.Tensor) or not torch.is_autocast_enabled(dev.type):
+        return x, w, bias
+    dt = torch.get_autocast_dtype(dev.type)
+    if dt not in _in_dtypes():
+        return x, w, bias
+
+    def cast(t):
+        return t.to(dt) if isinstance(t, torch.Tensor) and t.dtype in (torch.float32, torch.float16,
+                                                                          torch.bfloat16) else t
+
+    return cast(x), cast(w), cast(bias)
+
+
+def wants_grad(x, w, bias=None) -> bool:
+    """True when autograd records the call: grad mode on and any of x, w, bias requiring grad."""
+    import torch
+
+    return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in (x, w, bias))
+
+
 def _check_bias(bias, n, x):
     import torch
 
     if not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (n,):
         raise InputError(f"bias must be a tensor of shape ({n},) (w's N), got {_shape(bias)}")
-    if bias.dtype not in (torch.float16, torch.bfloat16, torch.float32):
-        raise InputError(f"bias must be torch.float16, torch.bfloat16 or torch.float32, got {bias.dtype}")
+    if bias.dtype != x.dtype:
+        raise InputError(f"bias is {bias.dtype} but x is {x.dtype}: F.linear takes a bias of x's dtype "
+                         f"(cast it: bias.to({x.dtype}))")
     if bias.device != x.device:
         raise InputError(f"bias is on {bias.device}, x on {x.device}")
 

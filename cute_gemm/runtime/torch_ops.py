@@ -1,21 +1,36 @@
-"""The phases as torch custom ops, for ``torch.compile`` (``fullgraph=True`` too) and CUDA graphs.
+"""The phases as torch custom ops, for ``torch.compile`` (``fullgraph=True`` too) and CUDA graphs, and
+``cute_gemm.linear``'s autograd.
 
     torch.ops.cute_gemm.gemm(a, b, "5")                    # -> new fp32 C [M, N]
     torch.ops.cute_gemm.gemm(a, b, "5", torch.bfloat16)    # -> new bf16 C
     torch.ops.cute_gemm.gemm_out(a, b, c, "5")             # writes c in place (its dtype is C's)
-    torch.ops.cute_gemm.linear(x, w, bias, "best", None)   # F.linear's meaning (cute_gemm.linear)
+    torch.ops.cute_gemm.linear(x, w, bias, "best", None)   # F.linear's meaning (cute_gemm.linear), trainable
+    torch.ops.cute_gemm.linear_dx(dy, w, "best")           # its backward's dX = dY @ W
+    torch.ops.cute_gemm.linear_dw(dy, x, "best")           # and dW = dY^T @ X
 
 They run the same compiled kernels as ``cute_gemm.gemm`` / ``cute_gemm.linear`` (default config, the
 device's ladder, the operands read from the tensors), through the plans (``plan.run``, imported by the
 first call: registering the ops costs torch's registration only). Their fake (meta) implementations only
-describe the output -- shape and dtype -- so the compiler traces through them without a GPU call;
+describe the output -- shape and dtype -- so the compiler traces through them without a GPU call (the
+linear op's runs ``linear.check`` too: input F.linear refuses is refused while tracing);
 ``cute_gemm.gemm`` and ``cute_gemm.linear`` switch to these ops while ``torch.compile`` traces them. Eager
 calls skip the op boundary (it costs tens of microseconds of dispatch per call).
+
+Autograd: one ``setup_context`` / ``backward`` pair serves both paths -- ``LinearFunction`` (a
+``torch.autograd.Function``, what an eager ``cute_gemm.linear`` applies when grad is recorded) and the
+linear op's ``torch.library.register_autograd`` (what AOTAutograd traces under ``torch.compile``). The
+backward computes only what ``needs_input_grad`` asks: dX and dW with the kernels (the forward's
+``phase``: "best" picks per shape and layout), db as dY summed over tokens; it saves x only when w needs
+a gradient and w only when x does. While traced it calls ``linear_dx`` / ``linear_dw`` (the transposes
+and flattening stay inside the ops, so the compiler cannot hand the kernels other strides), eagerly their
+Python bodies. Gradient accumulation into an existing ``w.grad`` is autograd's: dW is a new tensor that
+autograd adds to ``w.grad`` (one more pass over it); an epilogue that adds into C (``C += A @ B``) is the
+remaining step.
 
 The ops take tensors of every device type, so CPU tensors get the same ``InputError`` as
 ``cute_gemm.gemm`` ("A must be on a CUDA device") rather than torch's dispatcher error. They are
 registered when this module is imported; ``import cute_gemm`` imports it if torch is already loaded,
-and ``cute_gemm.gemm`` does on first use under ``torch.compile``.
+and ``cute_gemm.gemm`` does on first use under ``torch.compile`` or with autograd.
 """
 
 from __future__ import annotations
@@ -65,7 +80,89 @@ def linear(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None
 
 @linear.register_fake
 def _(x, w, bias=None, phase="best", out_dtype=None):
+    from cute_gemm.runtime import linear as _linear
+
+    _linear.check(x, w, bias)  # what F.linear refuses, refused while tracing
     return x.new_empty((*x.shape[:-1], w.shape[0]), dtype=out_dtype or x.dtype)
+
+
+@torch.library.custom_op("cute_gemm::linear_dx", mutates_args=())
+def linear_dx(dy: torch.Tensor, w: torch.Tensor, phase: str = "best") -> torch.Tensor:
+    """``linear``'s dX = dY @ W: dy [..., N], w [N, K] -> [..., K] in w's dtype."""
+    from cute_gemm.runtime import linear as _linear
+
+    return _linear.grad_input(dy, w, phase)
+
+
+@linear_dx.register_fake
+def _(dy, w, phase="best"):
+    return dy.new_empty((*dy.shape[:-1], w.shape[1]), dtype=w.dtype)
+
+
+@torch.library.custom_op("cute_gemm::linear_dw", mutates_args=())
+def linear_dw(dy: torch.Tensor, x: torch.Tensor, phase: str = "best") -> torch.Tensor:
+    """``linear``'s dW = dY^T @ X: dy [..., N], x [..., K] -> [N, K] in x's dtype."""
+    from cute_gemm.runtime import linear as _linear
+
+    return _linear.grad_weight(dy, x, phase)
+
+
+@linear_dw.register_fake
+def _(dy, x, phase="best"):
+    return x.new_empty((dy.shape[-1], x.shape[-1]), dtype=x.dtype)
+
+
+# ----------------------------------------------------------------------------------- linear's autograd
+def setup_context(ctx, inputs, output):
+    """Save what the backward needs: x only if w needs a gradient, w only if x does."""
+    x, w, bias, phase, out_dtype = inputs
+    need_x, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+    ctx.save_for_backward(x if need_w else None, w if need_x else None)
+    ctx.phase, ctx.x_dtype = phase, x.dtype
+    ctx.bias_dtype = None if bias is None else bias.dtype
+
+
+def backward(ctx, dy):
+    """(dX, dW, db, None, None): the kernels' GEMMs for what ``needs_input_grad`` asks, db a torch sum."""
+    x, w = ctx.saved_tensors
+    need_x, need_w, need_b = (tuple(ctx.needs_input_grad) + (False,) * 3)[:3]
+    db = None
+    if need_b and ctx.bias_dtype is not None:
+        db = dy.reshape(-1, dy.shape[-1]).sum(0).to(ctx.bias_dtype)  # in dy's type (fp32 for an fp32 y)
+    g = dy if dy.dtype == ctx.x_dtype else dy.to(ctx.x_dtype)  # out_dtype= gave y (and dY) another type
+    if _traced(g):  # AOTAutograd (torch.compile) traces this: the ops, whose fakes give the shapes
+        dx = torch.ops.cute_gemm.linear_dx(g, w, ctx.phase) if need_x else None
+        dw = torch.ops.cute_gemm.linear_dw(g, x, ctx.phase) if need_w else None
+    else:
+        from cute_gemm.runtime import linear as _linear
+
+        dx = _linear.grad_input(g, w, ctx.phase) if need_x else None
+        dw = _linear.grad_weight(g, x, ctx.phase) if need_w else None
+    return dx, dw, db, None, None
+
+
+def _traced(t) -> bool:
+    """True while the compiler traces (dynamo, or AOTAutograd's fake or functional tensors)."""
+    from torch._subclasses.fake_tensor import is_fake
+
+    return torch.compiler.is_compiling() or is_fake(t)
+
+
+class LinearFunction(torch.autograd.Function):
+    """``cute_gemm.linear`` as an eager autograd node: the forward is ``linear.run``, the backward the
+    module's ``backward`` (the same as the custom op's registered autograd)."""
+
+    @staticmethod
+    def forward(x, w, bias, phase, out_dtype):
+        from cute_gemm.runtime import linear as _linear
+
+        return _linear.run(x, w, bias, phase, out_dtype)
+
+    setup_context = staticmethod(setup_context)
+    backward = staticmethod(backward)
+
+
+torch.library.register_autograd("cute_gemm::linear", backward, setup_context=setup_context)
 
 
 def call(a, b, phase="5", out=None, out_dtype=None):
@@ -81,8 +178,13 @@ def call(a, b, phase="5", out=None, out_dtype=None):
 
 
 def call_linear(x, w, bias=None, phase="best", out_dtype=None):
-    """``cute_gemm.linear`` through the op."""
+    """``cute_gemm.linear`` through the op (differentiable: its registered autograd)."""
     return torch.ops.cute_gemm.linear(x, w, bias, str(phase), _dtype(out_dtype))
+
+
+def apply_linear(x, w, bias=None, phase="best", out_dtype=None):
+    """``cute_gemm.linear`` eagerly with autograd recording it (``LinearFunction``)."""
+    return LinearFunction.apply(x, w, bias, str(phase), _dtype(out_dtype))
 
 
 def _dtype(out_dtype):
