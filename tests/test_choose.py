@@ -509,3 +509,21 @@ def test_prefill_shapes_take_the_persistent_phases_and_short_k_the_ping_pong():
     assert short > 3.0
     assert choose.modelled_us(p8, 4096, 8192, 1024) == choose.modelled_us(
         p8, 4096, 8192, 1024, mc=dataclasses.replace(choose.MACHINE, epilogue_round_us=0.0))
+
+
+def test_the_model_says_where_it_cannot_rank_two_phases():
+    """Phases whose cheapest candidates lie within CLOSE_CALL of the pick are named (``cute-gemm tune`` settles them);
+    a clear pick names none, and the pick itself is never among them."""
+    bf = Operands.of("nt", "bf16", "bf16")
+    for shape in ((1024, 11008, 4096), (2048, 4096, 4096), (16, 4096, 4096), (4096, 8192, 1024)):
+        rows = choose.explain("sm90", *shape, bf)
+        close = choose.close_calls("sm90", *shape, bf)
+        assert rows[0]["label"] not in close
+        cheapest = {}
+        for r in rows:
+            cheapest.setdefault(r["phase"], r)
+        expect = [r["label"] for p, r in cheapest.items()
+                  if p != rows[0]["phase"] and r["cost"] <= rows[0]["cost"] * (1 + choose.CLOSE_CALL)]
+        assert sorted(close) == sorted(expect), shape
+    assert choose.close_calls("sm90", 1024, 11008, 4096, bf) == ["7 use_pdl=True"]
+    assert choose.close_calls("sm90", 2048, 4096, 4096, bf) == []

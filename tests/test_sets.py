@@ -184,6 +184,7 @@ def test_a_run_of_per_shape_operands(fake_gpu, monkeypatch):  # noqa: F811
                         seen.append(("inputs", str(p), operands)) or [("A", "B", "C")])
     monkeypatch.setattr(choose, "resolve", lambda arch, m, n, k, operands, gpu:
                         seen.append(("best", f"{m}x{n}x{k}", operands)) or ("3", None, "model"))
+    monkeypatch.setattr(choose, "close_calls", lambda arch, m, n, k, operands: [])
     monkeypatch.setattr("cute_gemm.runtime.plan.device_name", lambda i=0: "NVIDIA H200")
     monkeypatch.setattr(registry, "get", lambda arch, phase: PickEntry(phase))
 

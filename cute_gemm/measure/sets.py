@@ -165,6 +165,14 @@ _ALL = (
             (379, 8192, 7168), (282, 8192, 5120), (462, 18944, 14336), (403, 2048, 5120), (312, 8192, 2048),
             (360, 8192, 3072), (223, 3584, 18944)],
            "2026-12-04, drawn at random (seed 202612042; N, K from 16 layer widths) after the final model"),
+    ShapeSet("prefill-heldout", "held out, prefill/training GEMMs of 512-16384 tokens (fwd nt, dX nn, dW tn)",
+             tuple(Entry(Problem(*s), {"fwd": FWD, "dx": DX, "dw": DW}[g], g) for g, s in (
+                 ("dx", (512, 4096, 14336)), ("dw", (5120, 8192, 8192)), ("dw", (3584, 4096, 2048)),
+                 ("dx", (8192, 3584, 4096)), ("dw", (8192, 8192, 512)), ("fwd", (16384, 2048, 3072)),
+                 ("fwd", (8192, 1024, 2048)), ("dx", (8192, 8192, 8192)), ("dx", (2048, 8192, 3584)),
+                 ("dw", (13824, 3072, 2048)), ("dw", (8192, 5120, 512)), ("dw", (14336, 5120, 2048)))),
+             "2026-12-04, drawn at random (seed 202612043; tokens 512-16384, 16 layer widths, at most 1.2 TFLOP) "
+             "after the prefill model change"),
 )
 SETS = {s.name: s for s in _ALL}
 

@@ -65,7 +65,11 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
         if phase is not None:
             entry = registry.get(best_arch, phase)
             pick = choose.label(phase, entry.overrides(cfg or entry.default_config())) + (" tuned" if how == "tuned" else "")
-            todo.append((entry, cfg, "best", "best", "best", f"best ({pick})", f'phase="best" picked phase {pick}'))
+            close = [] if how == "tuned" else choose.close_calls(best_arch, p.m, p.n, p.k, operands)
+            adds = f'phase="best" picked phase {pick}' + (
+                f" (close call with {', '.join(close)}: within {choose.CLOSE_CALL:.0%} in the model; "
+                f"`cute-gemm tune` settles it on this GPU)" if close else "")
+            todo.append((entry, cfg, "best", "best", "best", f"best ({pick})", adds))
         else:
             todo.append((None, None, "best", "best", "best", "best", 'phase="best"'))
     rows, factories = [], {}

@@ -341,6 +341,25 @@ def explain(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
     return sorted(rows, key=lambda r: rank(r["cost"], r["phase"]))
 
 
+# how close two phases' modelled times must be for the model to say it cannot rank them: the spread of one kernel's time
+# between runs under the power cap (2-4% at prefill shapes on the H200), which a fit cannot resolve either
+CLOSE_CALL = 0.03
+
+
+def close_calls(arch: str, m: int, n: int, k: int, operands=None) -> list[str]:
+    """The cheapest candidate of every other phase within ``CLOSE_CALL`` of the pick's modelled time: the families
+    the model cannot rank at (m, n, k), which ``cute-gemm tune`` settles by timing them on the user's GPU."""
+    rows = explain(arch, m, n, k, operands)
+    if not rows:
+        return []
+    seen, out = {rows[0]["phase"]}, []
+    for r in rows[1:]:
+        if r["phase"] not in seen and r["cost"] <= rows[0]["cost"] * (1 + CLOSE_CALL):
+            out.append(r["label"])
+        seen.add(r["phase"])
+    return out
+
+
 def rank(cost: float, phase: str) -> tuple:
     """The order of two candidates: the cheaper first; on a tie (the model is symmetric under the swap) the swapped
     tile (measured faster at M <= 128), then a persistent phase (a one-round schedule with PDL costs what phase 9's
