@@ -153,6 +153,14 @@ class GemmPhase:
                 why.append(f"K={k} is not a multiple of BK={c.bk}; {where}")
         return why
 
+    def config_problems(self) -> list[str]:
+        """Reasons this kernel cannot be built with its config -- or would build one that computes a wrong C --
+        read from the config alone, before anything compiles; [] if none. Each says what was given and what is
+        allowed. The base holds the rule every phase shares (``field_problems``); a phase adds what its
+        ``_setup_attributes`` asserts while tracing (the asserts stay: they guard the compiler). The registry
+        refuses a config with problems in one line (``PhaseEntry.configured``)."""
+        return field_problems(self.cfg)
+
     def shape_rule(self) -> str:
         """What shapes this phase takes, in words (``cute-gemm list``)."""
         dm, dn, dk = self.divisibility()
@@ -161,6 +169,16 @@ class GemmPhase:
             tied = [name for name, d in zip("MNK", (dm, dn, dk)) if d > 1]
             return f"any {', '.join(free)}; {', '.join(tied)} multiples of {ROW_ALIGN}"
         return f"M % {dm}, N % {dn}, K % {dk} == 0"
+
+
+def field_problems(cfg) -> list[str]:
+    """Every integer field of a config (tiles, stages, clusters, SM counts, warps) is a positive integer."""
+    why = []
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        if isinstance(v, int) and not isinstance(v, bool) and v < 1:
+            why.append(f"{f.name}={v}: a positive integer")
+    return why
 
 
 def row_alignment(ops: Operands) -> tuple[int, int, int]:

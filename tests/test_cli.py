@@ -106,10 +106,78 @@ def test_inspect_a_config_variant(capsys):
     assert "sm100:" not in out
 
 
-def test_inspect_a_config_the_phase_refuses(capsys):
+def test_inspect_a_config_the_phase_rules_refuse(capsys):
+    """The phase's rules (``config_problems``) refuse the config in one line before anything compiles."""
     rc, out, err = run_main(capsys, "inspect", "--phase", "6", "--arch", "sm90", "--config", "6:epi_stages=1")
-    assert rc == 1 and "sm90:6" in out  # the default config compiled; the variant did not
-    assert "FAILED to compile sm90:6 epi_stages=1 for sm_90a" in err and "epi_stages >= 2" in err
+    assert rc == 2 and out == "" and _one_line(err) == (
+        "cute-gemm inspect: --config '6:epi_stages=1': sm90:6 cannot be built with epi_stages=1: epi_stages=1: "
+        "epi_stages >= 2 (a slab's buffer is freed while the next one is written)")
+
+
+def test_inspect_a_config_only_the_compile_refuses(capsys):
+    """A config the rules pass but the kernel's compile-time asserts refuse (sm100 phase 6's smem, which only
+    the compile knows): the default compiles, the variant is reported as FAILED, exit 1."""
+    rc, out, err = run_main(capsys, "inspect", "--phase", "6", "--arch", "sm100", "--config", "6:stages=12")
+    assert rc == 1 and "sm100:6" in out
+    assert "FAILED to compile sm100:6 stages=12 for sm_100a" in err and "B of smem per CTA" in err
+
+
+@pytest.mark.parametrize("config,message", [
+    ("8:bn=100", "sm90:8 cannot be built with bn=100: bn=100: bn is a multiple of 8 in 8..256"),
+    ("7:sm_count=0", "sm90:7 cannot be built with sm_count=0: sm_count=0: a positive integer"),
+    ("8:bn=-64", "sm90:8 cannot be built with bn=-64: bn=-64: a positive integer"),
+    ("10:bm=256,bn=256", "256 accumulator registers per thread do not fit"),
+])
+def test_config_values_are_checked_before_the_compiler(config, message, capsys):
+    """Issue 49: these reached the compiler (an AssertionError, an empty MLIRError, a DSL ValueError)."""
+    rc, out, err = run_main(capsys, "bench", "--arch", "sm90", "--config", config)
+    assert rc == 2 and message in _one_line(err) and "Traceback" not in out + err
+
+
+def test_a_phase_of_one_ladder_without_arch(capsys):
+    """`--phase 8` without --arch takes the ladder that has phase 8 (sm90), not the first that lacks it."""
+    rc, out, err = run_main(capsys, "inspect", "--phase", "8", "--shape", "256,1024,1024")
+    assert rc == 0 and "sm90:8" in out and "sm100:" not in out and "no sm100 kernel" not in err
+
+
+@NO_GPU
+def test_bench_a_phase_of_one_ladder_without_arch(capsys):
+    rc, out, err = run_main(capsys, "bench", "--phases", "8", "--shapes", "256,1024,1024")
+    assert rc == 0 and "sm90:8" in out and "sm100:" not in out
+
+
+def test_inspect_other_operands(capsys):
+    """Issue 48: inspect compiles the layout and dtypes asked for (an sm100 phase on a CPU too)."""
+    rc, out, err = run_main(capsys, "inspect", "--arch", "sm100", "--phase", "5,10", "--layout", "nt", "--dtype",
+                            "bf16", "--out-dtype", "bf16", "--json")
+    doc = json.loads(out)
+    assert rc == 0 and [i["key"] for i in doc["sm_100a"]] == ["sm100:5", "sm100:10"]
+    assert {i["operands"] for i in doc["sm_100a"]} == {"nt bf16->bf16"}
+
+
+def test_compare_other_operands(capsys):
+    rc, out, _ = run_main(capsys, "compare", "5", "7", "--layout", "nt", "--dtype", "bf16", "--shape", "1024,4096,4096")
+    assert rc == 0 and "generated code at 1024x4096x4096 with nt bf16->fp32 (compile-only):" in out
+
+
+def test_inspect_other_operands_sm90_table(capsys):
+    rc, out, err = run_main(capsys, "inspect", "--arch", "sm90", "--phase", "5", "--layout", "tn", "--dtype", "bf16")
+    assert rc == 0 and "== sm_90a at 4096x4096x4096, tn bf16->fp32 (compile-only" in out
+
+
+def test_list_fields(capsys):
+    """Each phase's config fields, default and what its rules allow (probed through ``config_problems``)."""
+    from cute_gemm.runtime import registry
+
+    rc, out, _ = run_main(capsys, "list", "--fields")
+    assert rc == 0
+    for e in registry.all_entries():
+        assert f"  {e.key}\n" in out
+    block = out.split("  sm90:9\n")[1].split("  sm90:10\n")[0]
+    rows = {line.split()[0]: line.split(None, 2)[2] for line in block.splitlines() if line.strip()}
+    assert rows["split_k"] == "1..8" and rows["cluster_m"] == "1, 2, 4" and rows["use_pdl"] == "true, false"
+    block = out.split("  sm90:8\n")[1].split("  sm90:9\n")[0]
+    assert "bn                192   64, 128, 192, 256" in block and "bm                128   128" in block
 
 
 @NO_GPU
@@ -129,6 +197,25 @@ def test_bench_without_gpu_falls_back_to_compile_report(capsys):
     rc, out, err = run_main(capsys, "bench", "--arch", "sm100", "--phases", "0,4")
     assert rc == 0 and out.startswith("No GPU to benchmark on (")  # the reason first, with the report
     assert "sm100:0" in out and "sm100:4" in out and "tcgen05.mma cta_group::2" in out
+    # it ends with how to read the table and where to go next
+    tail = out.rstrip().splitlines()[-6:]
+    assert tail[0].startswith("How to read it:") and "spill_bytes" in " ".join(tail)
+    assert all(f"cute-gemm {c}" in tail[-2] + tail[-1] for c in ("inspect", "compare", "report"))
+
+
+@pytest.mark.parametrize("argv,option", [
+    (["report", "--out", "/proc/nope.html", "--no-census"], "--out"),
+    (["bench", "--arch", "sm90", "--phases", "0", "--out", "/proc/nope.json"], "--out"),
+    (["profile", "--json", "/proc/nope.json"], "--json"),
+    (["selftest", "--out", "/proc/nope.json"], "--out"),
+])
+def test_an_unwritable_output_is_refused_before_the_work(argv, option, capsys, monkeypatch):
+    """Issue 49: /proc passes a permission check (as root) but takes no new file; found after the work before."""
+    from cute_gemm.runtime import compile as compile_mod
+
+    monkeypatch.setattr(compile_mod, "compile_kernel", lambda *a, **k: pytest.fail("compiled first"))
+    rc, out, err = run_main(capsys, *argv)
+    assert rc == 2 and f"{option}: directory /proc is not writable" in _one_line(err)
 
 
 @NO_GPU

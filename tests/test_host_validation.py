@@ -255,3 +255,29 @@ def test_out_overlapping_an_input_is_refused():
         validate_call(a, b, last)
     after = FakeCuda(torch.empty(64, 64, dtype=torch.float32), a._ptr + 64 * 64 * 2)
     assert validate_call(a, b, after)[1].c == "fp32"
+
+
+@pytest.mark.parametrize("arch", [None, 90, 100.0, ("sm90",)])
+def test_compile_only_refuses_an_arch_that_is_not_a_name(arch):
+    """Issue 49: compile_only("8", None, None) raised AttributeError ('NoneType' has no attribute 'strip')."""
+    from cute_gemm import compile_only
+
+    with pytest.raises(InputError, match=r"^arch .*: give one of sm90, sm100, sm_90a, sm_100a, sm_103a$"):
+        compile_only("8", None, arch)
+
+
+@pytest.mark.parametrize("phase,config,arch,message", [
+    ("8", {"bn": 100}, "sm90", "sm90:8 with bn=100 does not compile for sm_90a: bn=100: bn is a multiple of 8"),
+    ("7", {"sm_count": 0}, "sm90", "sm90:7 with sm_count=0 does not compile for sm_90a: sm_count=0: a positive"),
+    ("8", "bn=-64", "sm_90a", "sm90:8 with bn=-64 does not compile for sm_90a: bn=-64: a positive integer"),
+    ("10", {"split_k": 9}, "sm100", "sm100:10 with split_k=9 does not compile for sm_100a: split_k=9: split_k is 1..8"),
+])
+def test_compile_only_refuses_a_config_before_compiling(phase, config, arch, message, monkeypatch):
+    """The phase's rules answer before the compiler (whose AssertionError, empty MLIRError or DSL ValueError it was)."""
+    from cute_gemm import compile_only
+    from cute_gemm.runtime import plan
+
+    monkeypatch.setattr(plan, "compile_plan", lambda *a, **k: pytest.fail("compiled a config the rules refuse"))
+    with pytest.raises(UnsupportedError) as exc:
+        compile_only(phase, config, arch)
+    assert str(exc.value).startswith(message) and "\n" not in str(exc.value)

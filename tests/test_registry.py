@@ -86,3 +86,82 @@ def test_unknown_lookup_says_what_exists(monkeypatch):
     with pytest.raises(ValueError, match="unknown phase"):
         registry.get("sm100", "2c")
     assert registry.resolve("sm100:2", "sm90").key == "sm100:2b"
+
+
+# ------------------------------------------------------------------------------- config rules (issue 49)
+REFUSED = [  # (arch, phase, overrides, what the one line says); each of these once reached the compiler
+    ("sm90", "8", {"bn": 100}, "bn=100: bn is a multiple of 8 in 8..256"),
+    ("sm90", "7", {"sm_count": 0}, "sm_count=0: a positive integer"),
+    ("sm90", "8", {"bn": -64}, "bn=-64: a positive integer"),
+    ("sm90", "6", {"epi_stages": 1}, "epi_stages >= 2"),
+    ("sm90", "6", {"epi_stages": 3}, "must cycle through the buffers evenly"),
+    ("sm90", "5", {"bn": 80}, "bn is a multiple of 32 (C is stored in slabs of 32 columns)"),
+    ("sm90", "2a", {"bn": 264}, "bn is a multiple of 8 in 8..256"),
+    ("sm90", "2b", {"bm": 96}, "bm is a multiple of 64"),
+    ("sm90", "3", {"bm": 192}, "bm is a multiple of 128"),
+    ("sm90", "2a", {"bk": 24}, "bk is a multiple of 16"),
+    ("sm90", "3", {"stages": 20}, "over the 227 KiB of smem"),
+    ("sm90", "4", {"group_m": 1}, "group_m >= cluster_m=2"),
+    ("sm90", "7", {"bm": 64}, "phase 7 needs bm == 128"),
+    ("sm90", "8", {"bm": 64}, "phase 8 needs bm == 128"),
+    ("sm90", "9", {"bm": 96}, "bm is 64, 128 or 192"),
+    ("sm90", "9", {"split_k": 9}, "split_k is 1..8"),
+    ("sm90", "9", {"cluster_m": 3}, "cluster_m is 1, 2 or 4"),
+    ("sm90", "9", {"cluster_m": 4, "split_k": 4}, "at most 8"),
+    ("sm90", "10", {"bm": 256, "bn": 256, "stages": 2}, "256 accumulator registers per thread do not fit"),
+    ("sm90", "10", {"ctas_per_sm": 2}, "x 2 CTAs per SM"),
+    ("sm90", "0", {"stages": 3}, "fixed double buffer"),
+    ("sm90", "1", {"bn": 96}, "needs 64, 128 or 256"),
+    ("sm100", "7", {"sm_count": 150}, "multiple of 4 SMs"),
+    ("sm100", "9", {"bm": 64}, "bm is 128"),
+    ("sm100", "10", {"split_k": 9}, "split_k is 1..8"),
+    ("sm100", "10", {"epi_warps": 8}, "4 epilogue warps"),
+    ("sm100", "2a", {"epi_warps": 0}, "epi_warps=0: a positive integer"),
+]
+
+
+@pytest.mark.parametrize("arch_,phase,over,message", REFUSED, ids=[f"{a}:{p} {o}" for a, p, o, _ in REFUSED])
+def test_config_rules_refuse_before_any_compile(arch_, phase, over, message):
+    from cute_gemm.errors import UnsupportedError
+
+    entry = registry.get(arch_, phase)
+    label = " ".join(f"{k}={v}" for k, v in over.items())
+    with pytest.raises(UnsupportedError, match=f"^{entry.key} cannot be built with {label}: ") as exc:
+        entry.configured(dict(over))
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+    # a config object is checked as a dict of overrides is; check=False hands it over as it is (compile_only's)
+    cfg = entry.configured(dict(over), check=False)
+    assert any(message in why for why in entry.config_problems(cfg))
+    with pytest.raises(UnsupportedError):
+        entry.configured(cfg)
+
+
+@pytest.mark.parametrize("entry", registry.all_entries(), ids=lambda e: e.key)
+def test_default_configs_pass_the_rules(entry):
+    assert entry.config_problems(entry.default_config()) == []
+    assert entry.make().config_problems() == []
+
+
+def test_every_candidate_of_best_passes_the_rules():
+    """best's candidates (each measured or compiled on the H200 before) are never refused by the rules."""
+    import random
+
+    from cute_gemm.runtime import choose
+
+    rng = random.Random(49)
+    shapes = [(m, n, k) for m in (1, 16, 100, 256, 1000, 4096) for n in (1024, 7168) for k in (1024, 14336)]
+    shapes += [(rng.randint(1, 16384), 8 * rng.randint(1, 8192), 8 * rng.randint(1, 4096)) for _ in range(100)]
+    seen = 0
+    for fam in ("sm90", "sm100"):
+        for m, n, k in shapes:
+            for entry, cfg, _ in choose._candidates(fam, m, n, k):
+                assert entry.config_problems(cfg) == [], (entry.key, cfg)
+                seen += 1
+    assert seen > 1000
+
+
+def test_field_problems():
+    from phases.base import TileConfig, field_problems
+
+    assert field_problems(TileConfig()) == []
+    assert field_problems(TileConfig(bn=-64, stages=0)) == ["bn=-64: a positive integer", "stages=0: a positive integer"]

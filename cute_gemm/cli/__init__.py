@@ -36,7 +36,7 @@ class Command(NamedTuple):
 
 # The commands, in help order.
 COMMANDS = (
-    Command("list", "phases per arch: config, summary, what each adds",
+    Command("list", "phases per arch: what each adds; --fields: config fields and allowed values",
             "cute_gemm.cli.commands.list"),
     Command("inspect", "compile-only report (no GPU needed): instruction census + resources",
             "cute_gemm.cli.commands.inspect"),
@@ -62,8 +62,8 @@ DESCRIPTION = """\
 cute-gemm: a GEMM worklog's phases (a serialized tensor-core loop -> beating cuBLAS) as CuTe DSL kernels.
 
 Problem: C[M,N] fp32 = A[M,K] fp16 row-major @ B[K,N] fp16 row-major (N-major), fp32 accumulate; phases 2a
-and later also take A and B column-major, bf16 inputs and fp16/bf16 C (bench, run, compare: --layout,
---dtype, --out-dtype). Shapes are M,N,K: positive integers, N and K multiples of 8 (16-byte rows for
+and later also take A and B column-major, bf16 inputs and fp16/bf16 C (bench, run, compare, inspect:
+--layout, --dtype, --out-dtype). Shapes are M,N,K: positive integers, N and K multiples of 8 (16-byte rows for
 cp.async/TMA); the early phases also need whole tiles (`cute-gemm list` shows each phase's tile).
 Two ladders share this tool: sm100 (Blackwell tcgen05, compile-verified here) and sm90 (Hopper wgmma,
 run and measured on an H200). Registered phases ('2' means 2b):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import tempfile
 
 from cute_gemm.runtime import arch as _arch
 from cute_gemm.runtime.problem import Problem
@@ -33,7 +35,12 @@ def _phase_ids(inline: bool) -> str:
 
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors, and the phase ids filled into help texts when shown
-    (``{phase_ids}``, ``{phase_ids_inline}``)."""
+    (``{phase_ids}``, ``{phase_ids_inline}``). A value that starts with '-' and a digit (``--shape -1,4096,4096``,
+    ``--rounds -3``, ``--sustained -1e3``) is a value, not an option, so its type says what is wrong with it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")  # argparse's: only '-5' or '-.5' whole
 
     def error(self, message):
         self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
@@ -140,20 +147,32 @@ def seconds_arg(text: str) -> float:
 
 # ---------------------------------------------------------------------------------------------- files
 def writable_file(path: str, option: str):
-    """UsageError unless ``path`` can be written as a file (its directory is created if missing)."""
+    """UsageError unless ``path`` can be written as a file (its directory is created if missing): tried by
+    opening it for appending (a new file is removed again), so a command finds out before its work, not after."""
     if os.path.isdir(path):
         raise UsageError(f"{option} {path} is a directory; give a file name")
     writable_dir(os.path.dirname(path) or ".", option)
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot write {path} ({exc.strerror or exc})") from None
+    if not existed:
+        os.remove(path)
 
 
 def writable_dir(path: str, option: str):
-    """UsageError unless ``path`` is (or can be created as) a directory we can write into."""
+    """UsageError unless ``path`` is (or can be created as) a directory we can write into: a file is made and
+    removed in it (permission bits do not tell for root, nor on a read-only or virtual file system)."""
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"{option}: cannot create directory {path} ({exc.strerror or exc})") from None
-    if not os.access(path, os.W_OK):
-        raise UsageError(f"{option}: directory {path} is not writable")
+    try:
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as exc:
+        raise UsageError(f"{option}: directory {path} is not writable ({exc.strerror or exc})") from None
 
 
 def readable_file(path: str) -> str:

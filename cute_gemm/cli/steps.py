@@ -41,9 +41,18 @@ def no_gpu_reason() -> str:
 
 # ------------------------------------------------------------------------------------------ phases
 def entries(fams: list[str], phases: list[str] | None):
-    """The registered entries of ``fams`` restricted to ``phases``; UsageError naming a missing one."""
+    """The registered entries of ``fams`` restricted to ``phases``; UsageError naming a missing one. Of several
+    ladders (no --arch) each gives those of ``phases`` it has (phase 8 is sm90's only); a phase none has is the
+    error."""
     from cute_gemm.measure.suite import entries_for
+    from cute_gemm.runtime import registry
 
+    if len(fams) > 1 and phases:
+        found = [e for f in fams for e in registry.all_entries(f) if e.phase in phases]
+        missing = [p for p in phases if p not in {e.phase for e in found}]
+        if not missing:
+            return found
+        raise UsageError(f"no kernel for phase(s) {', '.join(missing)} in {' or '.join(fams)}")
     try:
         return [e for f in fams for e in entries_for(f, phases)]
     except LookupError as exc:
@@ -70,8 +79,9 @@ def refuse_unimplementable(entries, shapes, operands: Operands = WORKLOG):
 
 
 def parse_variant(spec: str, arch: str):
-    """'8:bn=128,stages=5' -> (entry, config, 'bn=128 stages=5'); UsageError on a bad phase, field or value.
-    Whether the phase can be built with the config is its compile's question, not this one's."""
+    """'8:bn=128,stages=5' -> (entry, config, 'bn=128 stages=5'); UsageError on a bad phase, field or value, or a
+    config the phase's rules refuse (``PhaseEntry.configured``) -- before anything compiles."""
+    from cute_gemm.errors import UnsupportedError
     from cute_gemm.runtime import registry
 
     phase, fields = registry.split_spec(spec)
@@ -81,7 +91,7 @@ def parse_variant(spec: str, arch: str):
         entry = registry.get(arch, phase)
         over = registry.parse_overrides(fields)
         cfg = entry.configured(over)
-    except (LookupError, ValueError) as exc:  # an InputError is a ValueError
+    except (LookupError, ValueError, UnsupportedError) as exc:  # an InputError is a ValueError
         raise UsageError(f"--config {spec!r}: {exc}") from None
     return entry, cfg, registry.overrides_label(over)
 
@@ -103,25 +113,26 @@ def buildable_variant(spec: str, arch: str):
 
 
 def variants(specs, fams) -> list:
-    """``--config`` specs parsed for the first of ``fams`` that has the phase (the GPU's, when there is one)."""
+    """``--config`` specs parsed for the first of ``fams`` that has the phase (the GPU's, when there is one): a
+    config that ladder refuses is refused, not tried on the next."""
+    from cute_gemm.runtime import registry
+
     out = []
     for spec in specs:
-        errors = []
-        for fam in fams:
-            try:
-                out.append(parse_variant(spec, fam))
-                break
-            except UsageError as exc:
-                errors.append(exc)
-        else:
-            raise errors[0]
+        phase = registry.split_spec(spec)[0]
+        try:
+            has = [f for f in fams if registry.parse_phase(phase) in registry.phase_ids(f)]
+        except ValueError:  # an unknown phase id: parse_variant says so
+            has = []
+        out.append(parse_variant(spec, (has or fams)[0]))
     return out
 
 
 # ----------------------------------------------------------------------------- compile-only reports
-def compile_report(entries, targets, shapes, dump_dir=None, variants=()):
-    """Compile every entry (and every (entry, config, label) variant) for its targets at every shape.
-    Returns ([(target, shape, [Inspection])], skipped lines (a phase that cannot do a shape), failure lines)."""
+def compile_report(entries, targets, shapes, dump_dir=None, variants=(), operands: Operands = WORKLOG):
+    """Compile every entry (and every (entry, config, label) variant) for its targets and ``operands`` at every
+    shape. Returns ([(target, shape, [Inspection])], skipped lines (a phase that cannot do a shape or the
+    operands), failure lines)."""
     from cute_gemm.profiling.codegen import dump, inspect_phase
 
     todo = [(e, None, "") for e in entries] + list(variants)
@@ -134,7 +145,7 @@ def compile_report(entries, targets, shapes, dump_dir=None, variants=()):
                     continue
                 name = f"{e.key} {label}".strip()
                 try:
-                    why = cannot(e, p, cfg)
+                    why = cannot(e, p, cfg, operands)
                 except Exception as exc:  # a config the phase cannot even be made with
                     failures.append(f"FAILED to compile {name} for {tgt}: {one_line(exc)}")
                     continue
@@ -142,7 +153,7 @@ def compile_report(entries, targets, shapes, dump_dir=None, variants=()):
                     skipped.append(why if not label else why.replace(e.key, name, 1))
                     continue
                 try:
-                    ins = inspect_phase(e, tgt, p, cfg)
+                    ins = inspect_phase(e, tgt, p, cfg, operands)
                 except Exception as exc:
                     failures.append(f"FAILED to compile {name} for {tgt} at {p}: {one_line(exc)}")
                     continue
@@ -164,12 +175,23 @@ def print_compile_report(tables, skipped, failures, as_json: bool = False):
     if as_json:
         print(json.dumps({t: [i.as_dict() for i in inss] for t, _, inss in tables}, indent=1))
     for tgt, p, inss in ([] if as_json else tables):
-        print(f"\n== {tgt} at {p} (compile-only: PTX census = static instruction counts; resources from ptxas) ==")
+        ops = "" if inss[0].operands == WORKLOG.label() else f", {inss[0].operands}"
+        print(f"\n== {tgt} at {p}{ops} (compile-only: PTX census = static instruction counts; resources from ptxas) ==")
         print(side_by_side(inss))
     for line in skipped:
         print(f"skipped: {line}", file=sys.stderr)
     for line in failures:
         print(line, file=sys.stderr)
+
+
+# The end of bench's compile-only report (no GPU): how to read the table, and where to go next.
+COMPILE_ONLY_LEGEND = """\
+How to read it: a column per phase; the rows above the gap count instructions in the PTX (static occurrences,
+'.' = none: wgmma/tcgen05 MMAs, cp.async and TMA copies, multicast, mbarrier waits, fences); below it, from
+ptxas and the kernel: registers per thread, spill_bytes (stores + loads; 0 is good), smem_bytes per CTA,
+threads per CTA, tmem_cols (sm100), grid_ctas launched at the shape, cluster (CTAs per cluster), compile_s.
+Next: `cute-gemm inspect --phase 5 --layout nt` (one phase, other operands, --dump for the PTX),
+`cute-gemm compare 4 5` (what a step changed), `cute-gemm report --out report.html` (every step in a browser)."""
 
 
 # ----------------------------------------------------------------------------------------- timing

@@ -81,6 +81,7 @@ class Inspection:
     grid_ctas: int  # CTAs launched at ``shape`` (persistent kernels: <= SMs)
     cluster: int
     config: dict
+    operands: str = "nn fp16->fp32"  # what the kernel was compiled for: layout, A/B and C dtypes (Operands.label)
     ptx: str | None = dataclasses.field(default=None, repr=False)
     cubin: bytes | None = dataclasses.field(default=None, repr=False)
 
@@ -112,8 +113,10 @@ def ptxas_resources(text: str) -> dict:
     return res
 
 
-def inspect_phase(entry, target: str | None = None, shape: Problem | None = None, config=None) -> Inspection:
-    """Compile ``entry`` for ``target`` (default: its family's first target) and report what it contains.
+def inspect_phase(entry, target: str | None = None, shape: Problem | None = None, config=None,
+                  operands=None) -> Inspection:
+    """Compile ``entry`` for ``target`` (default: its family's first target) and ``operands`` (a
+    ``phases.operands.Operands``; None: the worklog's nn fp16 -> fp32) and report what it contains.
 
     The compile is the one that runs (symbolic M, N, K: it serves every shape the phase takes); ``shape``
     (default 4096^3) only picks the launch grid reported and must be a shape the phase takes.
@@ -124,10 +127,11 @@ def inspect_phase(entry, target: str | None = None, shape: Problem | None = None
     if _arch.family(target) != entry.arch:
         raise ValueError(f"{entry.key} is a {entry.arch} kernel; it cannot be compiled for {target}")
     p = shape or Problem(4096, 4096, 4096)
-    kernel = entry.make(config)
+    kernel = entry.make(config, operands)
     why = kernel.can_implement(p.m, p.n, p.k)
     if why:
-        raise ValueError(f"{entry.key} cannot do {p}: " + "; ".join(why))
+        ops = "" if operands is None else f" with {operands.label()}"
+        raise ValueError(f"{entry.key} cannot do {p}{ops}: " + "; ".join(why))
     comp = compile_kernel(kernel, target, keep=True)
     res = ptxas_resources(comp.ptxas)
     attrs = kernel.attributes()
@@ -148,6 +152,7 @@ def inspect_phase(entry, target: str | None = None, shape: Problem | None = None
         grid_ctas=gx * gy * gz,
         cluster=attrs["cluster"][0] * attrs["cluster"][1] * attrs["cluster"][2],
         config=dataclasses.asdict(kernel.cfg),
+        operands=kernel.operands.label(),
         ptx=comp.ptx,
         cubin=comp.cubin,
     )

@@ -125,12 +125,15 @@ def compile_only(phase="5", config=None, arch: str = "sm90", layout="nn", dtype=
     (A and B: fp16, bf16) and ``out_dtype`` (C: fp32, fp16, bf16) are the operands, as strings or torch
     dtypes. The compiled kernel goes into the disk cache, so a later ``gemm()`` with the same config and
     operands on a GPU of that target loads it instead of compiling. Raises ``InputError`` for an unknown
-    phase, field, value, layout or dtype, and ``UnsupportedError`` when the phase cannot take the operands
-    or cannot be built with that config (the DSL's or the phase's refusal, in one line).
+    arch, phase, field, value, layout or dtype, and ``UnsupportedError`` when the phase cannot take the operands
+    or cannot be built with that config -- the phase's rules (``PhaseEntry.config_problems``) before anything
+    compiles, else the DSL's or the phase's refusal while tracing -- in one line.
     """
     from cute_gemm.runtime import arch as _arch
     from cute_gemm.runtime import registry
 
+    if not isinstance(arch, str):
+        raise InputError(f"arch {arch!r}: give one of {', '.join([*_arch.TARGETS, *sum(_arch.TARGETS.values(), ())])}")
     try:
         target = _arch.target(arch)
         entry = registry.get(_arch.family(target), phase)
@@ -138,18 +141,24 @@ def compile_only(phase="5", config=None, arch: str = "sm90", layout="nn", dtype=
         raise InputError(str(exc)) from None
     except LookupError as exc:
         raise UnsupportedError(str(exc)) from None
-    cfg = entry.configured(config)
+    cfg = entry.configured(config, check=False)
     ops = operands(layout, dtype, out_dtype)
+
+    def refused(why: str) -> UnsupportedError:
+        what = entry.overrides_label(cfg) or "its default config"
+        what += "" if ops.is_worklog else f" and {ops.label()}"
+        return UnsupportedError(f"{entry.key} with {what} does not compile for {target}: {why}")
+
+    problems = entry.config_problems(cfg)
+    if problems:
+        raise refused("; ".join(problems))
     why = plan.operand_refusals(entry.make(cfg, ops))
     if why:
         raise UnsupportedError("; ".join(why))
     try:
         return plan.compile_plan(entry, target, -1, cfg, ops)
     except Exception as exc:  # the DSL or the phase refused the config while tracing
-        over = entry.overrides(cfg)
-        what = registry.overrides_label(over) or "its default config"
-        what += "" if ops.is_worklog else f" and {ops.label()}"
-        raise UnsupportedError(f"{entry.key} with {what} does not compile for {target}: {one_line(exc)}") from exc
+        raise refused(one_line(exc)) from exc
 
 
 def _compile_job(job) -> dict:

@@ -13,9 +13,9 @@ import pkgutil
 import re
 from functools import lru_cache
 
-from cute_gemm.errors import InputError
+from cute_gemm.errors import InputError, UnsupportedError
 from cute_gemm.runtime.arch import TARGETS, family
-from phases.base import PHASE_ALIASES, PHASE_IDS
+from phases.base import PHASE_ALIASES, PHASE_IDS, field_problems
 
 
 def parse_phase(pid: str | int) -> str:
@@ -88,13 +88,28 @@ class PhaseEntry:
         """``overrides`` as a variant's label: 'bm=128 bn=64' ('' for the default)."""
         return overrides_label(self.overrides(config))
 
-    def configured(self, config=None):
+    def config_problems(self, config) -> list[str]:
+        """Why this phase cannot be built with ``config`` (a config object), read from the config alone without
+        compiling: a field below 1, else the phase's own rules (``GemmPhase.config_problems``, what its
+        ``_setup_attributes`` asserts); [] if none."""
+        return list(_config_problems(self.kernel_cls, config))
+
+    def configured(self, config=None, check: bool = True):
         """A config of this phase from None (the default), a config object, or field overrides as a dict
         (``{"bn": 128}``) or a string (``"bn=128,stages=6"``); InputError names a field the phase's config
-        does not have, or a value that is not an integer. Whether the phase can be built with it is the
-        compile's question (``cute_gemm.compile_only``)."""
+        does not have, or a value that is not an integer; with ``check``, UnsupportedError (one line: what was
+        given, what is allowed) a config the phase cannot be built with (``config_problems``), before anything
+        compiles. A config the rules pass may still be refused by the compile (``cute_gemm.compile_only``)."""
         if config is None:
             return self.default_config()
+        cfg = self._configured(config)
+        why = self.config_problems(cfg) if check else []
+        if why:
+            label = self.overrides_label(cfg) or "its default config"
+            raise UnsupportedError(f"{self.key} cannot be built with {label}: {'; '.join(why)}")
+        return cfg
+
+    def _configured(self, config):
         if isinstance(config, self.config_cls):
             return config
         if isinstance(config, str):
@@ -114,6 +129,12 @@ class PhaseEntry:
             elif not isinstance(value, int) or isinstance(value, bool):
                 raise InputError(f"{name}={value!r} is not an integer")
         return dataclasses.replace(default, **config)
+
+
+@lru_cache(maxsize=4096)
+def _config_problems(kernel_cls, config) -> tuple[str, ...]:
+    """``PhaseEntry.config_problems``, kept per (kernel, config): ``gemm(config=...)`` asks on every call."""
+    return tuple(field_problems(config) or kernel_cls(config).config_problems())
 
 
 def parse_overrides(text: str) -> dict:

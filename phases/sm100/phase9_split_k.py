@@ -81,6 +81,21 @@ class Sm100Phase9(GemmPhase):
     parent = "3"
     c_majors = ("n", "m")  # the reduce stores along C's contiguous mode, either one
 
+    def config_problems(self) -> list[str]:
+        """``_setup_attributes``'s asserts that read the config alone: the tcgen05 tile of one CTA
+        (``common.tile_problems``), a portable cluster of split_k CTAs, 4 epilogue warps; residency, the partial
+        tile and the split of its lines depend on sizes the compile computes and on C's major: asserted there."""
+        why = super().config_problems()
+        if why:
+            return why
+        c = self.cfg
+        why = common.tile_problems(c, 1)
+        if c.split_k > 8:
+            why.append(f"split_k={c.split_k}: split_k is 1..8 (a portable cluster)")
+        if c.epi_warps != 4:
+            why.append(f"epi_warps={c.epi_warps}: 4 epilogue warps, one per TMEM lane quarter")
+        return why
+
     def _setup_attributes(self):
         c = self.cfg
         assert c.bm == 128, "bm is 128: one m128 MMA per CTA, row r = TMEM lane r (what the 32x32b drain reads)"

@@ -168,3 +168,39 @@ def fence_register(x, *, loc=None, ip=None):
     ``wgmma.wait_group``). Emits no instruction."""
     res = llvm.inline_asm(T.f32(), [x.ir_value(loc=loc, ip=ip)], "", "=f,0", has_side_effects=True, loc=loc, ip=ip)
     return cutlass.Float32(res)
+
+
+# ------------------------------------------------------------------------------------------------
+# Config rules: what a phase's config must be for the DSL to build it (``GemmPhase.config_problems``)
+# ------------------------------------------------------------------------------------------------
+SMEM_MAX = 232_448  # 227 KiB: the most dynamic smem one CTA may ask for on sm90
+
+
+def tile_problems(c, rows: int = WGMMA_M, box_n: int | None = None) -> list[str]:
+    """The tile rules of the TMA phases (2a and later), from the config alone: ``bm`` whole blocks of ``rows``
+    (64 per consumer warpgroup: the rows of its wgmma), ``bn`` a wgmma N, ``bk`` whole k16 wgmmas, and the
+    A/B ring within a CTA's smem (``ring_problems``)."""
+    why = []
+    if c.bm % rows:
+        why.append(f"bm={c.bm}: bm is a multiple of {rows} ({rows // WGMMA_M} consumer warpgroup(s) of "
+                   f"{WGMMA_M}-row wgmmas)")
+    if c.bn % 8 or not 8 <= c.bn <= 256:
+        why.append(f"bn={c.bn}: bn is a multiple of 8 in 8..256 (the N of a wgmma)")
+    if c.bk % 16:
+        why.append(f"bk={c.bk}: bk is a multiple of 16 (a k-tile is whole k16 wgmmas)")
+    if getattr(c, "group_m", c.cluster_m) < c.cluster_m:
+        why.append(f"group_m={c.group_m}: a raster band is at least one cluster (group_m >= cluster_m={c.cluster_m})")
+    return why + ring_problems(c, box_n)
+
+
+def ring_problems(c, box_n: int | None = None, extra: int = 0, ctas: int = 1) -> list[str]:
+    """The A/B ring -- ``stages`` x (bm + box_n) x bk 16-bit values, plus ``extra`` bytes -- times ``ctas`` per
+    SM within the smem a CTA may have (a lower bound of what the kernel asks for: barriers and alignment come on
+    top, and the compile's assert has the last word)."""
+    ring = c.stages * (c.bm + (box_n or c.bn)) * c.bk * 2 + extra
+    if ring * ctas <= SMEM_MAX:
+        return []
+    per = f" x {ctas} CTAs per SM" if ctas > 1 else ""
+    return [f"stages={c.stages}: {ring // 1024} KiB of A/B ring{per} (stages x (bm + bn) x bk x 2 B"
+            f"{' + C staging' if extra else ''}) is over the {SMEM_MAX // 1024} KiB of smem an SM gives: fewer "
+            f"stages or a smaller tile"]

@@ -56,7 +56,12 @@ class Sm90Phase0(GemmPhase):
     general_operands = False  # its copies and MMA are written for the worklog's fp16 A, B and fp32 C
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
-        why = super().can_implement(m, n, k)
+        return super().can_implement(m, n, k) + self.config_problems()
+
+    def config_problems(self) -> list[str]:
+        why = super().config_problems()
+        if why:  # a field below 1: the rules below would divide by it
+            return why
         c = self.cfg
         if c.stages != 2:
             why.append(f"stages={c.stages}: phase 0 is a fixed double buffer (2); phase 1 takes NSTAGES")

@@ -62,7 +62,12 @@ class Sm90Phase1(GemmPhase):
     general_operands = False  # its copies and MMA are written for the worklog's fp16 A, B and fp32 C
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
-        why = super().can_implement(m, n, k)
+        return super().can_implement(m, n, k) + self.config_problems()
+
+    def config_problems(self) -> list[str]:
+        why = super().config_problems()
+        if why:  # a field below 1: the rules below would divide by it
+            return why
         c = self.cfg
         if c.stages < 2:
             why.append(f"stages={c.stages}: the ring needs NSTAGES >= 2")
@@ -75,7 +80,7 @@ class Sm90Phase1(GemmPhase):
                        f"thread, at most 128 without spilling (phase 3 adds a second consumer warpgroup)")
         if c.bk % 16 or common.WARPGROUP_THREADS % (c.bk // 8):
             why.append(f"BK={c.bk}: needs a multiple of 16 whose 16-B vectors per row divide 128 threads")
-        return why
+        return why + common.ring_problems(c)
 
     def _setup_attributes(self):
         c = self.cfg

@@ -72,6 +72,10 @@ class Sm90Phase4(GemmPhase):
     producer_regs = 40
     consumer_regs = 232
 
+    def config_problems(self) -> list[str]:
+        """``_setup_attributes``'s rules, from the config alone (``common.tile_problems``)."""
+        return super().config_problems() or common.tile_problems(self.cfg, common.WGMMA_M * self.consumer_warpgroups)
+
     def _setup_attributes(self):
         cfg = self.cfg
         self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)

@@ -81,6 +81,21 @@ class Sm90Phase5(GemmPhase):
     producer_regs = 40
     consumer_regs = 232
 
+    def config_problems(self) -> list[str]:
+        """``_setup_attributes``'s rules, from the config alone: the tile (``common.tile_problems``), C stored in whole
+        slabs of ``epi_n`` columns, and C's tile staged in B's ring (its assert, at the smallest C: 16-bit)."""
+        why = super().config_problems()
+        if why:
+            return why
+        c = self.cfg
+        why = common.tile_problems(c, common.WGMMA_M * self.consumer_warpgroups)
+        if c.bn % self.epi_n:
+            why.append(f"bn={c.bn}: bn is a multiple of {self.epi_n} (C is stored in slabs of {self.epi_n} columns)")
+        if c.bm > c.stages * c.bk:
+            why.append(f"bm={c.bm}: C's bm x bn tile is staged in B's ring (stages x bn x bk): bm <= stages x bk = "
+                       f"{c.stages * c.bk} (half that with fp32 C)")
+        return why
+
     def _setup_attributes(self):
         cfg = self.cfg
         self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)

@@ -106,6 +106,27 @@ class Sm90Phase6(GemmPhase):
     # side: setup, launch; each has its own kernel)
     storage_struct = staticmethod(make_shared_storage)
 
+    def config_problems(self) -> list[str]:
+        """``_setup_attributes``'s asserts, from the config alone: the tile (``common.tile_problems``), C stored in
+        whole slabs of ``epi_n`` columns through ``epi_stages`` >= 2 buffers that the slabs cycle through, and the
+        A/B ring plus those buffers (at the smallest C: 16-bit) within a CTA's smem."""
+        why = super().config_problems()
+        if why:
+            return why
+        c = self.cfg
+        why = common.tile_problems(c, common.WGMMA_M * self.consumer_warpgroups)
+        if c.bn % self.epi_n:
+            why.append(f"bn={c.bn}: bn is a multiple of {self.epi_n} (C is stored in slabs of {self.epi_n} columns)")
+        if c.epi_stages < 2:
+            why.append(f"epi_stages={c.epi_stages}: epi_stages >= 2 (a slab's buffer is freed while the next one is "
+                       f"written)")
+        elif c.bn % self.epi_n == 0 and (c.bn // self.epi_n) % c.epi_stages:
+            why.append(f"epi_stages={c.epi_stages}: the {c.bn // self.epi_n} slabs of bn={c.bn} must cycle through "
+                       f"the buffers evenly (slabs a multiple of epi_stages)")
+        if not why:
+            why += common.ring_problems(c, extra=c.epi_stages * c.bm * self.epi_n * 2)
+        return why
+
     def _setup_attributes(self):
         cfg = self.cfg
         assert cfg.epi_stages >= 2, "epi_stages >= 2: a slab's buffer is freed while the next one is written"

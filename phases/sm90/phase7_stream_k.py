@@ -83,6 +83,19 @@ class Sm90Phase7(Sm90Phase6):
     worklog = ""
     storage_struct = staticmethod(make_shared_storage)  # phase 6's + the two exchange mbarriers
 
+    def config_problems(self) -> list[str]:
+        """Phase 6's rules, bm == 64 x the consumer warpgroups (the exchange sends one 64-row block per
+        warpgroup) and the exchange's mailbox (half a tile's slabs, 16 KiB each) within B's ring."""
+        why = super().config_problems()
+        c = self.cfg
+        rows = common.WGMMA_M * self.consumer_warpgroups
+        if c.bm != rows:
+            why.append(f"bm={c.bm}: phase 7 needs bm == {rows} (one 64-row block per consumer warpgroup)")
+        elif not why and (c.bn // self.epi_n // 2) * 16 * 4 * 256 > c.stages * c.bn * c.bk * 2:
+            why.append(f"stages={c.stages}: the stream-K mailbox (half of bn={c.bn}'s slabs) must fit in B's ring: "
+                       f"stages x bk >= 128")
+        return why
+
     def _setup_attributes(self):
         super()._setup_attributes()
         # the exchange sends each thread's slab values of its one 64-row block (the fragment's MMA_M

@@ -78,6 +78,14 @@ class Sm90Phase8(Sm90Phase6):
     consumer_warpgroups = 2  # warpgroup w takes the CTA's tiles i with i % 2 == w
     # phase 6's registers (128 x 40 + 256 x 232 = 64,512 of 65,536), smem struct, schedule and launch
 
+    def config_problems(self) -> list[str]:
+        """Phase 6's rules, and bm == 128: a warpgroup's tile is two wgmma row blocks."""
+        why = super().config_problems()
+        if self.cfg.bm != 2 * common.WGMMA_M:
+            why.append(f"bm={self.cfg.bm}: phase 8 needs bm == {2 * common.WGMMA_M} (a warpgroup's tile is two wgmma "
+                       f"row blocks)")
+        return why
+
     def _setup_attributes(self):
         assert self.cfg.bm == 2 * common.WGMMA_M, "a warpgroup's tile is two wgmma row blocks"
         super()._setup_attributes()

@@ -129,6 +129,45 @@ class Sm90Phase9(GemmPhase):
                        f"bn a multiple of 16, or 8")
         return why
 
+    def config_problems(self) -> list[str]:
+        """``_setup_attributes``'s asserts that read the config alone (the one that reads B's major is
+        ``operand_problems``'); the smem and the partial tile checked at their lower bounds (barriers and
+        alignment come on top: the compile's asserts have the last word)."""
+        why = super().config_problems()
+        if why:
+            return why
+        c = self.cfg
+        if c.bm not in (64, 128, 192, 256):
+            why.append(f"bm={c.bm}: bm is 64, 128 or 192 (one consumer warpgroup per 64 rows) or 256 (two of 128 rows)")
+        if c.bn % 8 or not 8 <= c.bn <= 256:
+            why.append(f"bn={c.bn}: bn is a multiple of 8 in 8..256 (wgmma's N)")
+        if c.bk % 16:
+            why.append(f"bk={c.bk}: bk is a multiple of 16 (a k-tile is whole k16 wgmmas)")
+        if c.split_k > 8:
+            why.append(f"split_k={c.split_k}: split_k is 1..8 (a portable cluster)")
+        if c.cluster_m not in (1, 2, 4):
+            why.append(f"cluster_m={c.cluster_m}: cluster_m is 1, 2 or 4")
+        elif c.split_k <= 8 < c.split_k * c.cluster_m:
+            why.append(f"split_k={c.split_k}, cluster_m={c.cluster_m}: split_k x cluster_m CTAs per cluster is at "
+                       f"most 8 (a portable cluster)")
+        if c.group_m < c.cluster_m:
+            why.append(f"group_m={c.group_m}: a raster band is at least one cluster (group_m >= cluster_m={c.cluster_m})")
+        if why:
+            return why
+        if c.box_n() % (8 * c.cluster_m):
+            why.append(f"bn={c.bn}: bn must split into {c.cluster_m} slices of 8-row multiples (B's box over cluster_m)")
+        why += common.ring_problems(c, c.box_n(), ctas=c.ctas_per_sm)
+        if not c.accumulators_fit():
+            why.append(f"bn={c.bn}: {c.accumulator_registers()} accumulator registers per thread do not fit the "
+                       f"{c.entry_registers()} a thread starts with at ctas_per_sm={c.ctas_per_sm}: a narrower bn or "
+                       f"fewer CTAs per SM")
+        ring = c.stages * (c.bm + c.box_n()) * c.bk * 2
+        partial = min((c.bm - 1) * (c.bn + PAD) + c.bn, (c.bn - 1) * (c.bm + PAD) + c.bm) * 4
+        if partial > ring:
+            why.append(f"stages={c.stages}: the fp32 partial tile ({partial // 1024} KiB) must fit in the A/B ring "
+                       f"({ring // 1024} KiB): more stages or a smaller tile")
+        return why
+
     def _setup_attributes(self):
         cfg = self.cfg
         assert cfg.bm in (64, 128, 192, 256), \

@@ -39,8 +39,8 @@ def run(args) -> int:
         print(f"  {k:<16} {str(va):>10} -> {vb}")
     if not diff:
         print("  (same tile, stages and cluster: the difference is in the code, below)")
-    inss = [inspect_phase(e, None, p) for e in (ea, eb)]
-    print(f"\ngenerated code at {p} (compile-only{'' if ops == WORKLOG else ', the worklog operands nn fp16->fp32'}):")
+    inss = [inspect_phase(e, None, p, None, ops) for e in (ea, eb)]
+    print(f"\ngenerated code at {p}{'' if ops == WORKLOG else ' with ' + ops.label()} (compile-only):")
     print(side_by_side(inss))
     if tgt is None:
         print(f"\n(no timing: {steps.no_gpu_reason()})")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from cute_gemm.cli.args import UsageError, arch_arg, phase_list_arg, shape_arg, target_arg, writable_dir
-from cute_gemm.cli.steps import compile_report, entries, print_compile_report, variants
+from cute_gemm.cli.steps import (add_operand_options, compile_report, entries, operands_from, print_compile_report,
+                                 variants)
 from cute_gemm.runtime import arch as _arch
 
 
@@ -25,7 +26,8 @@ def run(args) -> int:
         ents = entries(fams, args.phase)
     if args.dump:
         writable_dir(args.dump, "--dump")
-    tables, skipped, failures = compile_report(ents, targets, [args.shape], args.dump, variants=extra)
+    tables, skipped, failures = compile_report(ents, targets, [args.shape], args.dump, variants=extra,
+                                               operands=operands_from(args))
     print_compile_report(tables, skipped, failures, as_json=args.json)
     return 1 if failures else 0
 
@@ -33,7 +35,8 @@ def run(args) -> int:
 DESCRIPTION = ("Compile phases for a target without a GPU and print, side by side, the "
                "instruction census of the PTX (tcgen05/wgmma, cp.async, TMA loads/stores, "
                "multicast, setmaxnreg, stmatrix, mbarrier waits, proxy fences) and the "
-               "resources (registers, spills, dynamic smem, threads, TMEM columns). "
+               "resources (registers, spills, dynamic smem, threads, TMEM columns), for the operands "
+               "--layout, --dtype, --out-dtype ask for (default the worklog's nn fp16->fp32). "
                "Phases: {phase_ids_inline}.")
 
 
@@ -50,5 +53,6 @@ def add_arguments(p):
                    help="also compile a phase with config overrides, e.g. --config 8:bn=128,stages=6 (repeatable; "
                         "the fields: `cute-gemm list`); without --phase, beside that phase's default only. A config "
                         "the phase cannot be built with fails here, with the reason, as it would on a GPU")
+    add_operand_options(p)
     p.add_argument("--dump", metavar="DIR", help="also write DIR/<arch>_phase<id>.ptx and .cubin")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")

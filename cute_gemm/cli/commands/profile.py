@@ -5,8 +5,32 @@ from __future__ import annotations
 
 import sys
 
-from cute_gemm.cli.args import UsageError, argtype, phase_list_arg, shape_arg
+from cute_gemm.cli.args import UsageError, argtype, phase_list_arg, shape_arg, writable_file
 from cute_gemm.profiling.ncu import TIMEOUT_S, WARMUP, parse_peers
+
+
+@argtype
+def warmup_arg(text: str) -> int:
+    """Launches before the profiled one: a whole number >= 0."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"--warmup must be a whole number of launches, got {text!r}") from None
+    if n < 0:
+        raise ValueError(f"--warmup must be 0 or more launches, got {n}")
+    return n
+
+
+@argtype
+def ncu_timeout_arg(text: str) -> float:
+    """Seconds before ncu is killed: a finite number > 0."""
+    try:
+        s = float(text)
+    except ValueError:
+        raise ValueError(f"--timeout must be a number of seconds, got {text!r}") from None
+    if not 0 < s < float("inf"):
+        raise ValueError(f"--timeout must be a finite number of seconds > 0, got {text}")
+    return s
 
 
 def _say(msg: str) -> None:
@@ -17,6 +41,8 @@ def run(args) -> int:
     from cute_gemm.profiling import ncu
     from cute_gemm.report.tables import render_doc, render_moved_markdown
 
+    if args.json:
+        writable_file(args.json, "--json")  # before the profile, not after it
     if args.from_json:
         try:
             doc = ncu.load(args.from_json)
@@ -71,5 +97,6 @@ def add_arguments(p):
     p.add_argument("--from", dest="from_json", metavar="FILE", help="print a saved profile (no GPU, no ncu)")
     p.add_argument("--markdown", action="store_true",
                    help="also print the ladder's 'where the cycles go' table (markdown): per step, what moved most")
-    p.add_argument("--warmup", type=int, default=WARMUP, help="launches before the profiled one (default %(default)s)")
-    p.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds before ncu is killed (default %(default)s)")
+    p.add_argument("--warmup", type=warmup_arg, default=WARMUP, help="launches before the profiled one (default %(default)s)")
+    p.add_argument("--timeout", type=ncu_timeout_arg, default=TIMEOUT_S,
+                   help="seconds before ncu is killed (default %(default)s)")

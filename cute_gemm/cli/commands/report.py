@@ -13,14 +13,15 @@ def run(args) -> int:
     writable_file(args.out, "--out")
     if not args.out.endswith((".html", ".htm")):
         raise UsageError(f"--out {args.out}: give a file name ending in .html (the report is one HTML file)")
+    given = [readable_file(p) for p in args.results or ()]  # a bad file is named before anything else
     try:
         import pygments  # noqa: F401
     except ImportError:
         raise UsageError("pygments is not installed (pip install 'cute-gemm[report]')") from None
     from cute_gemm.report import html
 
-    if args.results:
-        paths, missing = [readable_file(p) for p in args.results], []
+    if given:
+        paths, missing = given, []
     else:
         paths, missing = html.default_results()
         for m in missing:

@@ -3,7 +3,7 @@ check in its own process under a timeout, and a JSON report to share."""
 
 from __future__ import annotations
 
-from cute_gemm.cli.args import UsageError, phase_list_arg, timeout_arg
+from cute_gemm.cli.args import UsageError, phase_list_arg, timeout_arg, writable_file
 
 
 def run(args) -> int:
@@ -16,6 +16,7 @@ def run(args) -> int:
     if args.list:
         selftest.list_cases(args.phases)
         return 0
+    writable_file(args.out, "--out")  # before the checks (minutes on the GPU), not after them
     return selftest.run(args.phases, args.out, args.timeout, environment.command())
 
 
