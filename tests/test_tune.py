@@ -68,8 +68,9 @@ def test_resolve_takes_a_tuned_row_only_where_it_still_applies(table, monkeypatc
     monkeypatch.setenv("CUTE_GEMM_TUNED", "0")
     assert choose.resolve("sm90", *shape, None, GPU) == (*model, "model")
     monkeypatch.delenv("CUTE_GEMM_TUNED")
-    # rows of an older tree: a field or phase that no longer exists, a config that cannot do the shape
-    for phase, over in (("9", {"no_such_field": 1}), ("99", {}), ("1", {})):
+    # rows of an older tree: a field or phase that no longer exists, a config that cannot do the shape, a config
+    # the phase's rules refuse (config_problems)
+    for phase, over in (("9", {"no_such_field": 1}), ("99", {}), ("1", {}), ("9", {"split_k": 9})):
         tuned.store(GPU, "sm90", *shape, WORKLOG, phase, over)
         assert choose.resolve("sm90", *shape, None, GPU) == (*model, "model"), (phase, over)
 

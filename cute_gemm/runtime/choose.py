@@ -41,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 from functools import lru_cache
 
+from cute_gemm.errors import UnsupportedError
 from cute_gemm.runtime import registry, tuned
 
 
@@ -395,6 +396,6 @@ def resolve(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = 
             cfg = entry.configured(hit[1])
             if not entry.make(cfg, operands).can_implement(m, n, k):
                 return entry.phase, (None if cfg == entry.default_config() else cfg), "tuned"
-        except (LookupError, ValueError):  # a table row naming a phase or field that no longer exists: the model
-            pass
+        except (LookupError, ValueError, UnsupportedError):  # a row naming a phase or field that no longer exists,
+            pass  # or a config the phase's rules refuse: the model
     return (*pick(arch, m, n, k, operands), "model")
