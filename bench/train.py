@@ -24,11 +24,12 @@ a random token otherwise, so the loss settles above zero), once with nn.Linear a
 ``swap_linear(model, autocast=True)``, from the same weights: both curves, and the relative difference
 of the last 10 steps' mean loss.
 
-    python bench/train.py --out DIR            # on an H200: about 2 minutes, compiles included
-    python bench/train.py --out DIR --quick    # a smoke run at small sizes, fewer rounds and steps
+    python bench/train.py --out DIR            # sized to end within ~4 minutes on an H200, compiles included
+    python bench/train.py --out DIR --quick    # a smoke run: small sizes, 3 rounds of 3 steps, 40 loss steps
 
-Writes DIR/train.json (always), DIR/train_loss.png (with matplotlib), and prints a table. Needs a CUDA GPU
-that a ladder runs on (Hopper or Blackwell) and the checkout on PYTHONPATH.
+Writes DIR/train.json (after each part: ``"complete": false`` until the end), DIR/train_loss.png (with
+matplotlib), and prints a line per model and size. Needs a CUDA GPU that a ladder runs on (Hopper or
+Blackwell) and the checkout on PYTHONPATH. ``--sizes L`` times one size alone.
 """
 
 from __future__ import annotations
@@ -240,7 +241,7 @@ def loss_curves(steps: int, torch, log) -> dict:
     tail = {k: statistics.fmean(v[-10:]) for k, v in curves.items()}
     rel = abs(tail["cute-gemm"] - tail["nn.Linear"]) / tail["nn.Linear"]
     log(f"  loss after {steps} steps (mean of the last 10): nn.Linear {tail['nn.Linear']:.4f}, cute-gemm "
-        f"{tail['cute-gemm']:.4f} (relative difference {rel:.2%}); first step {curves['nn.Linear'][0]:.4f}")
+        f"{tail['cute-gemm']:.4f} (relative difference {rel:.3%}); first step {curves['nn.Linear'][0]:.4f}")
     return {"steps": steps, "vocab": LOSS_VOCAB, "hidden": LOSS_HIDDEN, "mlp": LOSS_MLP, "layers": LOSS_LAYERS,
             "tokens": LOSS_TOKENS, "lr": 3e-3, "autocast": "bf16, fp32 master weights", "seed": 0,
             "losses": curves, "last10_mean": tail, "last10_rel_diff": rel}
@@ -259,8 +260,8 @@ def plot(curves: dict, path: str) -> bool:
         ax.plot(range(1, len(losses) + 1), losses, label=name, linewidth=1.2)
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy loss")
-    ax.set_title(f"{curves['steps']} steps, fixed data and seed: last-10 mean differs by "
-                 f"{curves['last10_rel_diff']:.2%}", fontsize=10)
+    ax.set_title(f"{curves['steps']} steps, fixed data and seed: the last 10 steps' mean loss differs by "
+                 f"{curves['last10_rel_diff']:.3%}", fontsize=10)
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -312,29 +313,40 @@ def main(argv=None) -> int:
     import cute_gemm
 
     t0 = time.time()
-    log = print
+
+    def log(line):
+        print(line, flush=True)
+
     log(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, cute-gemm {cute_gemm.__version__}")
-    # the loss curve and every size's cute-gemm plans first: quack's import patches the DSL afterwards
-    log("loss curve:")
-    curves = loss_curves(loss_steps, torch, log)
-    log(f"compiling (or loading) the plans of {len(sizes)} sizes ...")
-    for size in sizes:
-        time_size(size, 0, 0, torch, None, log, warm_only=True)
-    quack_cls, quack_why = (None, "--no-quack") if args.no_quack else _quack_linear(torch)
-    log("quack: " + ("quack.linear.linear_func(tuned=False)" if quack_cls else quack_why))
-    log(f"timing ({rounds} rounds x {steps} steps per model, interleaved):")
-    results = [time_size(s, rounds, steps, torch, quack_cls, log) for s in sizes]
+    path = os.path.join(args.out, "train.json")
     doc = {
         "what": "training step (fwd + bwd + fused AdamW) of a Llama-style block's linears, attention left out",
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__, "cute_gemm": cute_gemm.__version__, "python": platform.python_version(),
-        "quack": "linear_func(tuned=False)" if quack_cls else quack_why, "quick": args.quick,
-        "rounds": rounds, "steps_per_round": steps, "sizes": results, "loss_curve": curves,
-        "seconds": round(time.time() - t0, 1),
+        "quick": args.quick, "rounds": rounds, "steps_per_round": steps, "complete": False, "sizes": [],
     }
-    path = os.path.join(args.out, "train.json")
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=1)
+
+    def save():  # after each part, so a run cut short keeps what it measured
+        doc["seconds"] = round(time.time() - t0, 1)
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+
+    # the loss curve and every size's cute-gemm plans first: quack's import patches the DSL afterwards
+    log("loss curve:")
+    doc["loss_curve"] = curves = loss_curves(loss_steps, torch, log)
+    save()
+    log(f"compiling (or loading) the plans of {len(sizes)} sizes ...")
+    for size in sizes:
+        time_size(size, 0, 0, torch, None, log, warm_only=True)
+    quack_cls, quack_why = (None, "--no-quack") if args.no_quack else _quack_linear(torch)
+    doc["quack"] = "linear_func(tuned=False)" if quack_cls else quack_why
+    log("quack: " + ("quack.linear.linear_func(tuned=False)" if quack_cls else quack_why))
+    log(f"timing ({rounds} rounds x {steps} steps per model, interleaved):")
+    for size in sizes:
+        doc["sizes"].append(time_size(size, rounds, steps, torch, quack_cls, log))
+        save()
+    doc["complete"] = True
+    save()
     png = os.path.join(args.out, "train_loss.png")
     log(f"wrote {path}" + (f" and {png}" if plot(curves, png) else " (no matplotlib: no plot)")
         + f" in {doc['seconds']:.0f} s")
