@@ -62,7 +62,7 @@ class Size:
 
 
 SIZES = (Size("S", 2048, 5632, 4, 8192), Size("M", 4096, 11008, 2, 4096), Size("L", 8192, 28672, 1, 2048))
-QUICK = (Size("S", 1024, 2816, 1, 1024), Size("M", 2048, 5632, 1, 1024))
+QUICK = (Size("quick-S", 1024, 2816, 1, 1024), Size("quick-M", 2048, 5632, 1, 1024))
 LOSS_VOCAB, LOSS_HIDDEN, LOSS_MLP, LOSS_LAYERS, LOSS_TOKENS = 512, 256, 704, 2, 2048
 
 
