@@ -100,6 +100,14 @@ def test_only_what_needs_input_grad_asks_for(gemm, need, gemms):
         assert gemm.calls[1][0].stride()[0] == 1
 
 
+def test_a_double_backward_is_refused_not_wrong(gemm):
+    x, w, b = _leaves()
+    y = cute_gemm.linear(x, w, b)
+    (gx,) = torch.autograd.grad(_loss(y), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        gx.float().sum().backward()
+
+
 def test_nothing_recorded_without_grad(gemm):
     x, w, b = _leaves()
     with torch.no_grad():

@@ -159,7 +159,8 @@ class LinearFunction(torch.autograd.Function):
         return _linear.run(x, w, bias, phase, out_dtype)
 
     setup_context = staticmethod(setup_context)
-    backward = staticmethod(backward)
+    # the kernels' GEMMs record no history: a double backward (create_graph=True) is refused, not wrong
+    backward = staticmethod(torch.autograd.function.once_differentiable(backward))
 
 
 torch.library.register_autograd("cute_gemm::linear", backward, setup_context=setup_context)
