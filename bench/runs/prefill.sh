@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# bench/runs/prefill.sh: one topic of the H200 runs (bash bench/run_h200.sh --list shows every case).
+# Prefill and training shapes (issue 45): the three GEMMs of a linear layer at 512-16384 tokens -- the forward
+# y = x W^T (nt, bf16 -> bf16), dX = dY W (nn, bf16 -> bf16) and dW = dY^T X (tn, bf16 -> fp32) -- `--set prefill`,
+# its thirds prefill-fwd/-dx/-dw and the held-out prefill-heldout, beside cuBLAS and cuBLASLt, cold L2.
+#
+# Run from the repository root: bash bench/run_h200.sh CASE. Each case's comment says what it ran and, once run,
+# what came back; docs/results.md holds the tables. Cases (the number orders the device runs):
+#   prefill-base      1. the 10 layers' three GEMMs, each layout a run: best, phases 7-9 configs, both vendors
+#   prefill-model     2. --set prefill with the model's new picks beside phase 7 and both vendors, 3 rounds
+#   prefill-criteria  3. issue 45's criteria: --set prefill twice, prefill-heldout once, two shapes sustained
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+case "${1:-}" in
+prefill-base)
+  # 1. (ran 2026-12-04 21:31 UTC) before the model's change: best, phase 7 with and without PDL, phase 8 with PDL,
+  #    phase 7 in 128 x 192 and 128 x 128 tiles, phase 9's 128 x 256, both vendors; 5 rounds. best 0.94-1.13 of the
+  #    vendor; phase 9's tile picked where phase 7 ran 2-4% faster, phase 7 where phase 8 ran 2-6% faster at short K
+  L="512,6144,4096 1024,11008,4096 2048,4096,4096 4096,4096,14336 8192,18944,3584 2048,3584,18944 16384,1280,8192
+     4096,8192,1024 8192,5632,2048 1024,2048,5632"
+  fwd=""; dx=""; dw=""
+  for s in $L; do IFS=, read -r T N K <<< "$s"; fwd+="$T,$N,$K "; dx+="$T,$K,$N "; dw+="$N,$K,$T "; done
+  CFG="--config 7:use_pdl=true --config 8:use_pdl=true --config 7:bn=192,use_pdl=true
+       --config 7:bn=128,stages=6,use_pdl=true --config 9:bn=256,stages=4,split_k=1"
+  for job in "fwd nt bf16 $fwd" "dx nn bf16 $dx" "dw tn fp32 $dw"; do
+    set -- $job; name=$1; lay=$2; od=$3; shift 3
+    # shellcheck disable=SC2086
+    timeout 280 python3 -m cute_gemm bench --shapes "$@" --layout "$lay" --dtype bf16 --out-dtype "$od" --phases 7 \
+      --best $CFG --peers cublas,cublaslt --cold-l2 --rounds 5 --quiet --no-plot --out "$OUT/base_$name.json" \
+      > "$OUT/base_$name.log" 2>&1
+  done
+  ;;
+prefill-model)
+  # 2. (ran 2026-12-04 21:38 UTC) after it: best 1.003 geomean over the 30 shapes, lowest 0.944 (18944x3584x8192 dW);
+  #    phase 7 alone 0.962. (The dW picks came from a tuned table that `tune --set prefill-dw --top 1` had filled
+  #    with the model's first choices.)
+  timeout 250 python3 -m cute_gemm bench --set prefill --phases 7 --best --peers cublas,cublaslt --cold-l2 --rounds 3 \
+    --no-plot --quiet --out "$OUT/prefill_p7_best.json" 2>&1 | tee "$OUT/prefill_p7_best.txt"
+  ;;
+prefill-criteria)
+  # 3. (not yet run) issue 45's criteria: the prefill set twice (best, phases 7 and 8 with and without PDL, both
+  #    vendors), the held-out set once, 2048x4096x4096 and 1024x11008x4096 sustained
+  CFG="--phases 7,8 --config 7:use_pdl=true --config 8:use_pdl=true --peers cublas,cublaslt --cold-l2 --quiet --no-plot"
+  for run in prefill_A prefill_B prefill-heldout_A; do
+    # shellcheck disable=SC2086
+    timeout 250 python3 -m cute_gemm bench --set "${run%_*}" --best $CFG --out "$OUT/$run.json" > "$OUT/$run.log" 2>&1
+    grep -A8 "speed over the faster" "$OUT/$run.log"
+  done
+  timeout 150 python3 -m cute_gemm bench --shapes 2048,4096,4096 1024,11008,4096 --layout nt --dtype bf16 \
+    --out-dtype bf16 --best --phases 7,8 --peers cublas,cublaslt --sustained 0.5 --quiet --no-plot \
+    --out "$OUT/sustained.json" > "$OUT/sustained.log" 2>&1
+  grep -A8 "speed over the faster" "$OUT/sustained.log"
+  ;;
+*)
+  echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
+  exit 2
+  ;;
+esac
