@@ -255,3 +255,17 @@ def test_opcheck_of_the_linear_op(gemm):
     dy = torch.randn(3, 5, 24).bfloat16()
     torch.library.opcheck(torch.ops.cute_gemm.linear_dx.default, (dy, w.detach(), "best"))
     torch.library.opcheck(torch.ops.cute_gemm.linear_dw.default, (dy, x.detach(), "best"))
+
+
+def test_gemm_out_under_autograd_is_refused_as_torch_mm_refuses_it():
+    """A result written into out= has no autograd history: with grad enabled and an input that requires grad, gemm
+    refuses out= before anything else (torch.mm(a, b, out=c) raises too); under no_grad the call goes on to the usual
+    checks (here: CPU tensors)."""
+    import cute_gemm
+
+    a = torch.randn(16, 32, dtype=torch.float16, requires_grad=True)
+    b, c = torch.randn(32, 8, dtype=torch.float16), torch.empty(16, 8)
+    with pytest.raises(cute_gemm.InputError, match="out= does not support automatic differentiation"):
+        cute_gemm.gemm(a, b, out=c)
+    with torch.no_grad(), pytest.raises(cute_gemm.InputError, match="CUDA"):
+        cute_gemm.gemm(a, b, out=c)

@@ -45,7 +45,19 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
             raise UnsupportedError("under torch.compile gemm() takes phase, out and out_dtype; config= and arch= "
                                    "run eagerly only")
         return torch_ops.call(a, b, phase, out, out_dtype)
+    if out is not None and (getattr(a, "requires_grad", False) or getattr(b, "requires_grad", False)):
+        _refuse_out_under_autograd()
     return plan.run(a, b, phase, out, config, arch, out_dtype)
+
+
+def _refuse_out_under_autograd():
+    """torch.mm's rule: a result written into ``out`` has no autograd history, so with grad enabled and an input
+    that requires grad, ``out=`` is refused (as torch refuses it) rather than silently cut from the graph."""
+    import torch
+
+    if torch.is_grad_enabled():
+        raise InputError("gemm(): out= does not support automatic differentiation, but A or B requires grad: "
+                         "drop out=, or call it under torch.no_grad()")
 
 
 def linear(x, w, bias=None, phase="best", out_dtype=None):
