@@ -193,6 +193,15 @@ def tile_problems(c, rows: int = WGMMA_M, box_n: int | None = None) -> list[str]
     return why + ring_problems(c, box_n)
 
 
+def store_tile_problems(c, rows: int, epi_n: int) -> list[str]:
+    """``tile_problems`` of a TMA-store epilogue's phase (5 and later): and ``bn`` whole slabs of ``epi_n`` columns,
+    the unit C is staged and stored in."""
+    why = tile_problems(c, rows)
+    if c.bn % epi_n:
+        why.append(f"bn={c.bn}: bn is a multiple of {epi_n} (C is stored in slabs of {epi_n} columns)")
+    return why
+
+
 def ring_problems(c, box_n: int | None = None, extra: int = 0, ctas: int = 1) -> list[str]:
     """The A/B ring -- ``stages`` x (bm + box_n) x bk 16-bit values, plus ``extra`` bytes -- times ``ctas`` per
     SM within the smem a CTA may have (a lower bound of what the kernel asks for: barriers and alignment come on

@@ -88,9 +88,7 @@ class Sm90Phase5(GemmPhase):
         if why:
             return why
         c = self.cfg
-        why = common.tile_problems(c, common.WGMMA_M * self.consumer_warpgroups)
-        if c.bn % self.epi_n:
-            why.append(f"bn={c.bn}: bn is a multiple of {self.epi_n} (C is stored in slabs of {self.epi_n} columns)")
+        why = common.store_tile_problems(c, common.WGMMA_M * self.consumer_warpgroups, self.epi_n)
         if c.bm > c.stages * c.bk:
             why.append(f"bm={c.bm}: C's bm x bn tile is staged in B's ring (stages x bn x bk): bm <= stages x bk = "
                        f"{c.stages * c.bk} (half that with fp32 C)")

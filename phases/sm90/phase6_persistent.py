@@ -114,9 +114,7 @@ class Sm90Phase6(GemmPhase):
         if why:
             return why
         c = self.cfg
-        why = common.tile_problems(c, common.WGMMA_M * self.consumer_warpgroups)
-        if c.bn % self.epi_n:
-            why.append(f"bn={c.bn}: bn is a multiple of {self.epi_n} (C is stored in slabs of {self.epi_n} columns)")
+        why = common.store_tile_problems(c, common.WGMMA_M * self.consumer_warpgroups, self.epi_n)
         if c.epi_stages < 2:
             why.append(f"epi_stages={c.epi_stages}: epi_stages >= 2 (a slab's buffer is freed while the next one is "
                        f"written)")
