@@ -65,6 +65,7 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
         if phase is not None:
             entry = registry.get(best_arch, phase)
             pick = choose.label(phase, entry.overrides(cfg or entry.default_config())) + (" tuned" if how == "tuned" else "")
+            pick += " unfitted" if how == "model" and not choose.fitted(best_arch) else ""  # datasheet constants (sm100)
             close = [] if how == "tuned" else choose.close_calls(best_arch, p.m, p.n, p.k, operands)
             adds = f'phase="best" picked phase {pick}' + (
                 f" (close call with {', '.join(close)}: within {choose.CLOSE_CALL:.0%} in the model; "
@@ -76,6 +77,8 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
     for e, cfg, key, name, phase, label, adds in todo:
         row = _row("phase", key, name, label, p, phase=phase, adds=adds,
                    config=None if e is None or cfg is None else e.overrides(cfg))
+        if key == "best" and label.endswith(" unfitted)"):
+            row["model"] = "unfitted"  # the pick of a model whose constants are datasheet values (choose.fitted)
         why = (["no candidate of phase 'best' takes this shape with " + operands.label()] if e is None
                else plan.refusals(e.make(cfg, operands), p.m, p.n, p.k))
         if why:

@@ -28,6 +28,10 @@ how well they rank the measured candidates; the evidence for other shapes is the
 after each change, measured once: ``cute-gemm bench --set heldout`` ...) and the moved picks timed beside the old.
 What each constant and rule rests on, the fits, the held-out sets and what did not pay: docs/best.md.
 
+sm100 (no Blackwell GPU measured): the same formula over phases 6, 7, 9 and 10 (``sm100_split_candidates``: every
+tile, split and residency their rules allow), the rates from the B200 / B300 datasheets and the device
+(``machines``), every row marked ``fitted: False``; a candidate the kernel's compile would refuse is never offered.
+
 - ``pick``: the cheapest candidate that takes (m, n, k) with the operands; cached per (shape, operands).
 - ``explain``: every candidate with its modelled time, cheapest first (``cute-gemm bench`` prints the choice).
 - ``resolve``: what ``phase="best"`` runs -- the config ``cute-gemm tune`` measured fastest for the shape on this
@@ -42,7 +46,7 @@ import dataclasses
 from functools import lru_cache
 
 from cute_gemm.errors import UnsupportedError
-from cute_gemm.runtime import registry, tuned
+from cute_gemm.runtime import machines, registry, tuned
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,9 +84,59 @@ class Machine:
     epilogue_round_us: float = 0.8
     # co-resident clusters per size (GPCs of unequal size: 39 of 3, not 44): a 3-way split of 40 tiles is two waves
     clusters_that_fit: tuple = ((1, 132), (2, 66), (3, 39), (4, 30), (6, 17), (8, 15))
+    fitted: bool = True  # False: constants from a datasheet, not fitted to measured candidates (``machine``)
+    gpu: str = "H200"  # the GPU the constants describe
 
 
 MACHINE = Machine()
+
+
+def sm100_machine(sheet: machines.Datasheet, sms: int | None = None, fits: tuple = ()) -> Machine:
+    """The sm100 model's constants (unfitted): the H200's fitted ones, with the rates of ``sheet`` (the MMA rate per
+    SM its dense fp16/bf16 rate over its SMs, its HBM bandwidth, the bytes in flight for it scaled with the
+    bandwidth), ``sms`` SMs (None: the sheet's) and ``fits`` co-resident clusters per size (empty: the H200's
+    scaled, ``machines.scaled_clusters``)."""
+    sms = sms or sheet.sms
+    bw = sheet.hbm_tb_per_s * 1e6  # bytes per microsecond
+    return dataclasses.replace(
+        MACHINE, fitted=False, gpu=sheet.name, sms=sms,
+        mma_flop_per_us=sheet.dense_fp16_tflop_per_s * 1e6 / sheet.sms,
+        hbm_bytes_per_us=bw,
+        inflight_for_full_bw=MACHINE.inflight_for_full_bw * sheet.hbm_tb_per_s / machines.H200_HBM_TB_PER_S,
+        clusters_that_fit=fits or machines.scaled_clusters(MACHINE.clusters_that_fit, sms))
+
+
+@lru_cache(maxsize=None)
+def machine(arch: str) -> Machine:
+    """The model's constants for ``arch``: sm90's fitted ``MACHINE``; sm100's from the datasheet of GPU 0 (or a
+    B200's without one) and the device's SM and cluster counts where an sm100 GPU is present (``machines``)."""
+    if arch != "sm100":
+        return MACHINE
+    name, sms, fits = machines.sm100_device()
+    return sm100_machine(machines.datasheet(name), sms, fits)
+
+
+def fitted(arch: str) -> bool:
+    """Whether ``arch``'s model was fitted to measured candidates (sm90) or rests on datasheet values (sm100)."""
+    return machine(arch).fitted
+
+
+_WARNED: set = set()
+
+
+def warn_unfitted(arch: str, gpu: str | None) -> bool:
+    """Once per (arch, GPU) and process, where the model of ``arch`` is unfitted: a RuntimeWarning saying so and how
+    to measure the picks on this GPU; True when it warned."""
+    if fitted(arch) or (arch, gpu) in _WARNED:
+        return False
+    _WARNED.add((arch, gpu))
+    import warnings
+
+    warnings.warn(f'phase="best" on {gpu or arch}: the {arch} model is unfitted (its constants are {machine(arch).gpu} '
+                  f"datasheet values, no {arch} GPU measured them), so its picks always run but may not be the fastest; "
+                  f"`cute-gemm tune --set decode` and `cute-gemm tune --set prefill` time the candidates on this GPU "
+                  f"and keep the fastest for phase=\"best\"", RuntimeWarning, stacklevel=3)
+    return True
 
 # token tiles of phase 10 (the MMA's N), in steps of 8 since padded token rows are wgmma work; a tile of 8 x an odd
 # number loads a TMA box 8 rows taller than the MMA reads (``box_rows``: the DSL 4.8.1 compiler aborts building its own)
@@ -120,7 +174,9 @@ _PDL = {"use_pdl": True}
 PERSISTENT = {
     "sm90": (("7", _PDL, 1.0), ("7", {"bn": 192, **_PDL}, 1.03), ("7", {"bn": 128, "stages": 6, **_PDL}, 1.08),
              ("8", _PDL, 0.98)),
-    "sm100": (("7", _PDL, 1.0),),
+    # sm100 (unfitted): phase 6 (clusters of 2: more fit than phase 7's of 4), phase 7, and phase 7's 128-wide pair
+    # tile with sm90's factor for it
+    "sm100": (("7", _PDL, 1.0), ("6", _PDL, 1.0), ("7", {"bn": 128, **_PDL}, 1.08)),
 }
 _PERSISTENT_PHASES = frozenset(phase for cands in PERSISTENT.values() for phase, _, _ in cands)
 
@@ -257,6 +313,100 @@ def split_candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
     return out
 
 
+# sm100 phases 9 and 10 (one tcgen05 CTA of 128 rows per tile, cta_group::1, no multicast): the splits (a portable
+# cluster of 1-8; the tile's lines of C, 128 rows or bn columns, divide by the split) and the tile widths of phase 9
+SM100_SPLITS = (1, 2, 3, 4, 6, 8)
+SM100_TILES = (64, 128, 192, 256)
+SM100_SMEM_PER_SM = 228 * 1024  # phases/sm100/common.py's SMEM_PER_SM, SMEM_RESERVED_PER_CTA, TMEM_COLUMNS
+SM100_SMEM_RESERVED = 1024
+SM100_TMEM_COLUMNS = 512
+
+
+def _tmem_cols(bn: int) -> int:
+    """TMEM columns of a 128 x bn fp32 accumulator, rounded to the allocator's power of two (at least 32)."""
+    return max(32, 1 << (bn - 1).bit_length())
+
+
+def sm100_build_problems(kernel) -> list[str]:
+    """What sm100 phase 9's ``_setup_attributes`` (phase 10's too) asserts beyond ``config_problems``, from the config
+    and the operands without compiling: the smem and TMEM of ``ctas_per_sm`` CTAs fit an SM, the fp32 partial tile
+    fits in the A/B ring, the tile's lines of C (rows of a row-major C as the kernel sees it, C^T for phase 10)
+    divide by split_k. The same arithmetic as the kernel's (``common.smem_request`` / ``residency``); the tests hold
+    it against the compile at the edges. [] for a phase without a split (6, 7) or with none of these problems."""
+    c = kernel.cfg
+    if kernel.arch != "sm100" or not hasattr(c, "split_k"):
+        return []
+    ops = kernel.operands.swapped() if getattr(kernel, "swap_ab", False) else kernel.operands
+    row_major = ops.c_major == "n"
+    ring = c.stages * (c.bm + c.bn) * c.bk * 2
+    barriers = 8 * (2 * c.stages + 2) + 8 + 4  # ab and acc mbarriers, the dealloc mbarrier, the TMEM address
+    used = _ceil(barriers, 1024) * 1024 + ring
+    cols = _tmem_cols(c.bn)
+    by_tmem = SM100_TMEM_COLUMNS // cols
+    request = max(used, SM100_SMEM_PER_SM // (by_tmem + 1) + 1 - SM100_SMEM_RESERVED)
+    held = min(SM100_SMEM_PER_SM // (request + SM100_SMEM_RESERVED), by_tmem)
+    why = []
+    if held < c.ctas_per_sm:
+        why.append(f"{request} B of smem and {cols} TMEM columns per CTA hold {held} CTA(s) per SM, not "
+                   f"ctas_per_sm={c.ctas_per_sm}")
+    lines, width = (c.bm, c.bn) if row_major else (c.bn, c.bm)
+    if ((lines - 1) * (width + 4) + width) * 4 > ring:
+        why.append("the fp32 partial tile does not fit in the A/B ring")
+    if lines % c.split_k:
+        why.append(f"the tile's {lines} lines do not split evenly over split_k={c.split_k} CTAs")
+    return why
+
+
+@lru_cache(maxsize=None)
+def _sm100_stages(bn: int, bk: int, ctas: int, cap: int = 8) -> int:
+    """The deepest ring (at most ``cap`` stages) of a 128 x bn x bk stage that ``ctas`` CTAs per SM hold."""
+    entry = registry.get("sm100", "9")
+    for stages in range(cap, 0, -1):
+        cfg = dataclasses.replace(entry.default_config(), bn=bn, bk=bk, stages=stages, ctas_per_sm=ctas, split_k=1)
+        if not sm100_build_problems(entry.make(cfg)):
+            return stages
+    return 0
+
+
+def sm100_split_candidates(m: int, n: int, k: int, mc: Machine | None = None) -> list[tuple[str, dict]]:
+    """sm100 phases 9 (128-row tiles of C, split-K) and 10 (swap-AB: 128 weight rows x a token tile, M <= 512)
+    configs worth modelling, from what the phases take: phase 9's tiles 128 x 64..256 (and, at 97-128 rows, the
+    width that puts every tile in one wave), phase 10's token tiles (multiples of 16) holding the tokens in one, two
+    (past 128) or three (past 256) tiles; each the deepest ring one CTA per SM holds (128-deep k-tiles for phase 10
+    where 4 of them fit) and every split of ``SM100_SPLITS`` up to the k-tiles. A config the operands make the kernel
+    refuse (``sm100_build_problems``: C's lines and the split) is dropped in ``explain``. One CTA per SM only: the
+    DSL 4.8.1 reads the device's smem per SM to compile ``ctas_per_sm`` > 1 without a smem carve-out, so such a
+    config neither compiles on a CPU nor runs on the PTX machine (docs/sm100.md)."""
+    mc = mc or machine("sm100")
+    out = []
+    pdl = 2.0 * m * n * k <= PDL_MAX_FLOP
+
+    def add(phase, bn, bk, ctas):
+        stages = _sm100_stages(bn, bk, ctas)
+        if stages < 2 or stages * ctas < 3:  # a ring too shallow to stream (what sm90's candidates keep out too)
+            return
+        for split in SM100_SPLITS:
+            if split > max(1, _ceil(k, bk)) or (phase == "9" and 128 % split):
+                continue  # a rank with no k-tile; phase 9's 128 rows (a row-major C's lines) in uneven parts
+            if phase == "9" and m > 512 and _ceil(m, 128) * _ceil(n, bn) * split > clusters_that_fit(split, mc) * split:
+                continue  # past 512 rows, data-parallel tiles of more than one wave: the persistent phases' work
+            out.append((phase, {"bn": bn, "bk": bk, "stages": stages, "split_k": split, "ctas_per_sm": ctas,
+                                "use_pdl": pdl}))
+
+    tiles = list(SM100_TILES)
+    fitted = wave_fitted_bn(m, n, 128, mc.sms) if 96 < m <= 128 else None
+    if fitted:
+        tiles.append(fitted)
+    for bn in tiles:
+        add("9", bn, 64, 1)
+    if m <= 512:
+        token_tiles16 = {_ceil(_ceil(m, parts), 16) * 16 for parts in (1, 2, 3) if _ceil(m, parts) <= 256
+                         and (parts == 1 or m > 128 * (parts - 1))}
+        for bn in sorted(token_tiles16):
+            add("10", bn, 128 if bn <= 128 and _sm100_stages(bn, 128, 1) >= 4 else 64, 1)
+    return out
+
+
 def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine = MACHINE) -> float:
     """The model's time of ``kernel`` (a phase instance with its config) on (m, n, k), in microseconds."""
     cfg = kernel.cfg
@@ -274,7 +424,8 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         width = bn * (bm // 64) * (2 if deep_pair else 1)  # a deep pair runs at the rate of its 128 tokens (below)
         rate = mc.mma_flop_per_us * min(1.0, width / 256) ** mc.narrow_exponent
         mma = waves * min(ctas, _ceil(ctas_total, mc.sms)) * cta_flop / rate
-        inflight = min(ctas_total, slots) * cfg.stages * (bm + cfg.box_n()) * cfg.bk * 2
+        box = cfg.box_n() if hasattr(cfg, "box_n") else bn  # sm100: the ring holds the tile's bn rows
+        inflight = min(ctas_total, slots) * cfg.stages * (bm + box) * cfg.bk * 2
         memory = memory_bytes / (mc.hbm_bytes_per_us * min(1.0, inflight / mc.inflight_for_full_bw))
         if kernel.phase == "10":
             memory *= 1 + mc.token_tile_reread * (_ceil(cols, bn) - 1)
@@ -324,6 +475,8 @@ def _candidates(arch: str, m: int, n: int, k: int):
     out = list(PERSISTENT[arch])
     if arch == "sm90":
         out += [(phase, over, 1.0) for phase, over in split_candidates(m, n, k)]
+    elif arch == "sm100":
+        out += [(phase, over, 1.0) for phase, over in sm100_split_candidates(m, n, k)]
     for phase, over, factor in out:
         entry = registry.get(arch, phase)
         yield entry, dataclasses.replace(entry.default_config(), **over), factor
@@ -332,14 +485,23 @@ def _candidates(arch: str, m: int, n: int, k: int):
 def explain(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
     """Every candidate that takes (m, n, k) with ``operands`` (None: the worklog's) with its modelled
     time in microseconds (``cost``), cheapest first."""
-    rows = []
+    rows, mc = [], machine(arch)
     for entry, cfg, factor in _candidates(arch, m, n, k):
         kern = entry.make(cfg, operands)
-        if kern.can_implement(m, n, k):
+        if kern.can_implement(m, n, k) or entry.config_problems(cfg) or sm100_build_problems(kern):
             continue
+        if hasattr(cfg, "sm_count"):  # a persistent sm100 grid: as many clusters as the machine holds (plan does so)
+            kern = entry.make(dataclasses.replace(cfg, sm_count=kern_slots(entry, cfg, mc)), operands)
         rows.append({"phase": entry.phase, "config": cfg, "label": label(entry.phase, entry.overrides(cfg)),
-                     "cost": modelled_us(kern, m, n, k, factor)})
+                     "cost": modelled_us(kern, m, n, k, factor, mc), "fitted": mc.fitted})
     return sorted(rows, key=lambda r: rank(r["cost"], r["phase"]))
+
+
+def kern_slots(entry, cfg, mc: Machine) -> int:
+    """A persistent sm100 phase's ``sm_count`` on ``mc``: its cluster's CTAs x the clusters of that size that fit
+    (what ``plan.fitted_config`` compiles on a GPU)."""
+    ctas = entry.cluster_ctas(cfg)
+    return ctas * clusters_that_fit(ctas, mc)
 
 
 # how close two phases' modelled times must be for the model to say it cannot rank them: the spread of one kernel's time

@@ -295,7 +295,11 @@ def _pick_best(a, config, arch, p: Problem, ops: Operands):
         _FAMILY[dev] = (_arch.family(device_target(a.device)), device_name(dev))
     family, gpu = _FAMILY[dev]
     try:
-        return choose.resolve(_arch.family(arch) if arch else family, p.m, p.n, p.k, ops, gpu)[:2]
+        fam = _arch.family(arch) if arch else family
+        phase, cfg, how = choose.resolve(fam, p.m, p.n, p.k, ops, gpu)
+        if how == "model":
+            choose.warn_unfitted(fam, gpu)  # once: datasheet constants (sm100), and how to measure the picks here
+        return phase, cfg
     except LookupError as exc:
         raise UnsupportedError(f"phase 'best': {exc} with {ops.label()}") from exc
     except ValueError as exc:  # an unknown arch name
