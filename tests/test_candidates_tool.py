@@ -122,8 +122,9 @@ def test_twin_sets_the_fields_where_the_phase_has_them():
     """--twin FIELD=V: each planned config with one switch flipped, timed beside it -- not for a phase without the
     field, nor where the config already has that value (nothing to compare)."""
     off, on = {"evict_first_a": False}, {"evict_first_a": True}
-    pick = "10:bm=128,bn=128,evict_first_a=True"  # what best runs where a 128-row weight tile holds every token
-    assert cand.twin_of(pick, off) == "10:bm=128,bn=128,evict_first_a=False"
+    # what best runs where a 128-row weight tile holds every token
+    pick = "10:bm=128,bn=128,bk=64,stages=7,evict_first_a=True"
+    assert cand.twin_of(pick, off) == "10:bm=128,bn=128,bk=64,stages=7,evict_first_a=False"
     assert cand.twin_of("10:bn=128,stages=4", on) == "10:bn=128,stages=4,evict_first_a=True"
     assert cand.twin_of("10", off) is None  # phase 10's default is already off
     assert cand.twin_of("9:bm=64", off) is None  # and phase 9's

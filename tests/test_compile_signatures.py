@@ -250,8 +250,6 @@ def test_phase1_nstages_configurable(fam, target, stages):
     # the CTA's register pool would not hold the accumulators at 2 CTAs per SM (ptxas refused it, late)
     ("sm90:10", {"bn": 256, "bk": 64, "stages": 2, "ctas_per_sm": 2}, "accumulator registers per thread"),
     ("sm90:10", {"bn": 32, "split_k": 16}, "split_k is 1..8"),
-    # a token tile of 8 x an odd number loads a box 8 rows taller (its 8-row swizzle atoms run along K): not N-major weights
-    ("sm90:9", {"bn": 88}, "8 x an odd number takes a K-major B"),
     ("sm90:10", {"bn": 12}, "wgmma's N is 8..256 in steps of 8"),
 ])
 def test_sm90_configs_a_phase_cannot_run_are_refused_at_compile(key, over, message):
@@ -261,6 +259,17 @@ def test_sm90_configs_a_phase_cannot_run_are_refused_at_compile(key, over, messa
     e = registry.get(*key.split(":"))
     with pytest.raises(AssertionError, match=message):
         inspect_phase(e, "sm_90a", BIG, config=dataclasses.replace(e.default_config(), **over))
+
+
+def test_sm90_a_tile_of_8_x_odd_columns_with_n_major_b_is_refused_before_the_compile():
+    """A tile of 8 x an odd number loads a box 8 rows taller than its MMA (its 8-row swizzle atoms run along K): not
+    with N-major weights. The kernel asserts it at compile time; the phase's operand rules say it first (so
+    ``phase="best"`` never offers it), before anything is traced."""
+    import dataclasses
+
+    e = registry.get("sm90", "9")
+    with pytest.raises(ValueError, match=r"bn=88 \(8 x an odd number\) needs a column-major B"):
+        inspect_phase(e, "sm_90a", BIG, config=dataclasses.replace(e.default_config(), bn=88))
 
 
 def test_sm90_phase9_splits_k_only_in_a_cluster():

@@ -171,7 +171,7 @@ def test_sanitize_refuses_a_config_its_phase_cannot_build(tmp_path):
     proc = subprocess.run([sys.executable, "bench/sanitize.py", "--out", str(tmp_path / "o"), "--phases", "none",
                            "--config", "10:bn=48,cluster_m=4"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.startswith("sanitize: --config 10:bn=48,cluster_m=4: ")
-    assert "bn=48 must split into 4 slices" in proc.stderr and "compute-sanitizer" not in proc.stderr
+    assert "bn=48: bn must split into 4 slices" in proc.stderr and "compute-sanitizer" not in proc.stderr
 
 
 def test_sanitize_without_compute_sanitizer_is_one_line(tmp_path):
@@ -248,7 +248,7 @@ def test_stress_refuses_a_config_its_phase_cannot_build(tmp_path):
                            "--config", "10:bn=48,cluster_m=4"], cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stdout.startswith("stress: --config 10:bn=48,cluster_m=4: ")
-    assert "bn=48 must split into 4 slices" in proc.stdout and "GPU" not in proc.stdout
+    assert "bn=48: bn must split into 4 slices" in proc.stdout and "GPU" not in proc.stdout
 
 
 @pytest.mark.gpu
