@@ -109,6 +109,8 @@ CASES = [
     ("selftest", "--out", UNWRITABLE, "--out"),
     ("selftest", "--phases", "bogus", "unknown phase 'bogus'"),
     ("selftest", "--timeout", "-5", "at least 1 second, got -5"),
+    ("selftest", "--arch", "sm80", "unknown arch 'sm80'"),
+    ("selftest", "--jobs", "0", "--jobs must be at least 1, got 0"),
 ]
 
 

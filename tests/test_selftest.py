@@ -1,6 +1,7 @@
-"""The sm100 selftest without a Blackwell GPU: ``cute-gemm selftest``'s arguments and one-line refusals,
-and the per-check subprocess logic (``cute_gemm.measure.selftest``) driven by a fake runner (pass, fail,
-hang, crash, a check that raised)."""
+"""The selftest without a GPU: ``cute-gemm selftest``'s arguments and one-line refusals, the cases (the ladder and
+every config class ``phase="best"`` can pick, on both arches), and the child-process logic (``cute_gemm.measure.
+selftest``) driven by fake runners (pass, fail, hang, crash, a check that raised, a batch that hung halfway), the
+JSON + markdown report and the short bench's rows."""
 
 import json
 import subprocess
@@ -21,29 +22,34 @@ def _check(passed=True, error=None):
                        "repeat_identical": True, "error": error})
 
 
-def test_without_an_sm100_gpu_it_says_so_in_one_line(tmp_path, capsys):
+def test_without_an_sm90_or_sm100_gpu_it_says_so_in_one_line(tmp_path, capsys):
     out = tmp_path / "r.json"
     assert cli.main(["selftest", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("cute-gemm selftest: needs an sm100 GPU") and "this machine has" in err[0]
-    assert not out.exists()
+    assert len(err) == 1 and err[0].startswith("cute-gemm selftest: needs an sm90 or sm100 GPU"), err
+    assert "this machine has" in err[0] and not out.exists()
+    assert cli.main(["selftest", "--jobs", "0"]) == 2 and "--jobs must be at least 1" in capsys.readouterr().err
 
 
-def test_a_hopper_is_refused_too(tmp_path):
-    with pytest.raises(UnsupportedError, match="this machine has NVIDIA H200"):
+def test_another_gpu_is_refused_too(tmp_path):
+    with pytest.raises(UnsupportedError, match="this machine has NVIDIA A100"):
         selftest.run(None, str(tmp_path / "r.json"), 7, "cute-gemm selftest",
-                     gpu_check=lambda: (False, "NVIDIA H200 (compute capability 9.0)"))
+                     gpu_check=lambda: (None, "NVIDIA A100 (compute capability 8.0)"))
     assert not (tmp_path / "r.json").exists()
 
 
 def test_list_needs_no_gpu(capsys):
-    assert cli.main(["selftest", "--list", "--phases", "0,7"]) == 0
+    assert cli.main(["selftest", "--list", "--phases", "0,7", "--arch", "sm100"]) == 0
     out = capsys.readouterr().out.splitlines()
-    # phase 0, and phase 7 as taught and as phase="best" runs it (with programmatic dependent launch)
-    assert len(out) == 3 * len(selftest.SHAPES)
-    assert sum(line.startswith("sm100:7 use_pdl=True ") for line in out) == len(selftest.SHAPES)
-    assert any(line.startswith("sm100:0") and "skip" in line and "1000x3000x520" in line for line in out)
-    assert not any(line.startswith("sm100:7") and "skip" in line for line in out)
+    # phase 0 (aligned: tile multiples only), phase 7 as taught and as best runs it (PDL) on the ragged and the
+    # stream-K shape, then best's phase 7 classes (bn=256 and bn=128 pair tiles)
+    assert sum(line.startswith("sm100:0 ") and "2048x1024x512" in line for line in out) == 1
+    assert sum(line.startswith("sm100:7 use_pdl=True ") for line in out) == 3
+    assert sum("best's class 7" in line for line in out) == 2 and len(out) == 7
+    assert not any("skip" in line for line in out)
+    assert cli.main(["selftest", "--list", "--phases", "10", "--arch", "sm90"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("sm90:10 ") and sum("best's class 10" in line for line in out) >= 30
 
 
 def test_the_child_checks_a_variant_config(monkeypatch, capsys):
@@ -69,11 +75,39 @@ def test_the_child_needs_key_and_shape(capsys):
     assert "usage: python -m cute_gemm.measure.selftest --one KEY MxNxK" in capsys.readouterr().err
 
 
-def test_cases_skip_what_a_phase_cannot_do():
-    rows = selftest.cases(["0", "2a"])
-    skips = {(k, str(p)) for k, p, _, skip in rows if skip}
-    assert ("sm100:0", "1000x3000x520") in skips and ("sm100:0", "2048x2048x2048") not in skips
-    assert not any(k == "sm100:2a" for k, _ in skips)
+def test_cases_take_the_ragged_shape_where_the_phase_can():
+    rows = {(k, str(p)) for k, p, _, skip, _ in selftest.cases(["0", "2a"], best=False) if not skip}
+    assert rows == {("sm100:0", "2048x1024x512"), ("sm100:2a", "1000x3000x520")}
+    skipped = [k for k, p, _, skip, _ in selftest.cases(["0"], shapes=(selftest.RAGGED,), best=False) if skip]
+    assert skipped == ["sm100:0"]  # no aligned shape to fall back on: skipped with its reason
+
+
+@pytest.mark.parametrize("arch", ["sm90", "sm100"])
+def test_best_cases_hold_every_class_best_picks(arch):
+    """The classes of best's picks at 1,200 random shapes (every operands combination) are all among the selftest's
+    cases; each case's config is one ``explain`` offers at its shape with its operands; every C dtype is met."""
+    import random
+
+    from cute_gemm.runtime import choose, registry
+    from test_best_picks_build import ALL_OPERANDS, _shape
+
+    cases = selftest.best_cases(arch)
+    have = set()
+    for key, p, note, skip, ops_text in cases:
+        entry = registry.resolve(key.split(" ")[0], arch)
+        cfg = entry.configured(key.partition(" ")[2] or None)
+        have.add(selftest.config_class(entry.phase, cfg))
+        offered = [r["config"] for r in choose.explain(arch, p.m, p.n, p.k, selftest.operands_of(ops_text))]
+        assert cfg in offered, (key, p, ops_text)
+    assert len(have) == len(cases)
+    assert {ops.split(":")[2] for *_, ops in cases if ops} == {"fp32", "fp16", "bf16"}
+    rng = random.Random(48)
+    for i in range(1200):
+        ops = ALL_OPERANDS[i % len(ALL_OPERANDS)]
+        m, n, k = _shape(rng, ops)
+        phase, cfg = choose.pick(arch, m, n, k, ops)
+        cls = selftest.config_class(phase, cfg or registry.get(arch, phase).default_config())
+        assert cls in have, (m, n, k, ops.label(), phase, cfg)
 
 
 @pytest.mark.parametrize("proc,status,error", [
@@ -104,22 +138,84 @@ def test_a_hang_is_reported_not_waited_on():
     assert row["status"] == "hang" and "3 s" in row["error"]
 
 
+def test_a_batch_that_hangs_halfway_keeps_what_finished():
+    """A batch child killed on its timeout: the checks it printed count, the next is the hang, the rest not run."""
+    def runner(argv, timeout):
+        assert argv[0] == selftest.MANY_FLAG and len(argv) == 4 and argv[1] == "sm100:9|300x264x40|nt:bf16:bf16"
+        raise subprocess.TimeoutExpired(argv, timeout, output=(json.dumps({"index": 0, **json.loads(_check())})
+                                                               + "\n").encode())
+
+    batch = [("sm100:9", selftest.Problem(300, 264, 40), "nt:bf16:bf16"),
+             ("sm100:9 split_k=4", selftest.Problem(1000, 3000, 520), ""),
+             ("sm100:9", selftest.Problem(1, 8, 8), "")]
+    rows = selftest.run_batch(batch, 9, runner)
+    assert [r["status"] for r in rows] == ["pass", "hang", "error"]
+    assert "9 s" in rows[1]["error"] and "not run" in rows[2]["error"] and rows[0]["operands"] == "nt:bf16:bf16"
+
+
+def test_a_batch_child_that_died_reports_each_check():
+    rows = selftest.run_batch([("sm100:6", selftest.Problem(1, 8, 8), "")], 9,
+                              lambda argv, t: _proc(stderr="Segmentation fault", code=139))
+    assert rows[0]["status"] == "error" and "exit status 139: Segmentation fault" in rows[0]["error"]
+
+
+def test_the_many_child_runs_each_check_and_goes_on_after_one_raised(monkeypatch, capsys):
+    import cute_gemm.measure.check as check
+
+    def fake_check(entry, p, config=None, operands=None, **kw):
+        if p.m == 1:
+            raise RuntimeError("CUDA error: an illegal memory access")
+        return check.CheckResult(key=entry.key, shape=str(p), passed=True, unwritten=0, mismatches=0,
+                                 max_abs_err=0.0, rel_fro_err=0.0, cublaslt_rel_fro_err=0.0)
+
+    monkeypatch.setattr(check, "check_phase", fake_check)
+    assert selftest.main([selftest.MANY_FLAG, "sm100:10 split_k=4|1x8x8|", "sm90:10 bn=24|13x2056x6152|nt:bf16:bf16"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert lines[0]["index"] == 0 and "illegal memory access" in lines[0]["error"]
+    assert lines[1]["index"] == 1 and lines[1]["passed"] and lines[1]["key"] == "sm90:10"
+
+
 def test_run_writes_the_report(tmp_path, capsys):
     out = tmp_path / "sub" / "report.json"
-    def runner(argv, timeout):
-        if argv[1] == "sm100:5" and argv[2] == "300x264x40":
-            raise subprocess.TimeoutExpired(argv, timeout)
-        return _proc(stdout=_check(passed=argv[1] != "sm100:1"))
+    seen = []
 
-    code = selftest.run(["1", "5"], str(out), 300, "cute-gemm selftest --phases 1,5", runner=runner,
-                        gpu_check=lambda: (True, "NVIDIA B200 (compute capability 10.0)"))
+    def runner(argv, timeout):
+        assert argv[0] == selftest.MANY_FLAG
+        specs = [a.split("|") for a in argv[1:]]
+        seen.extend(specs)
+        lines = []
+        for i, (key, shape, ops) in enumerate(specs):
+            if key == "sm100:5" and shape == "1000x3000x520":
+                raise subprocess.TimeoutExpired(argv, timeout, output="\n".join(lines))
+            lines.append(json.dumps({"index": i, **json.loads(_check(passed=key != "sm100:1"))}))
+        return _proc(stdout="\n".join(lines))
+
+    def bench_runner(argv, timeout):
+        assert "--best" in argv and "cublaslt" in argv and argv[argv.index("--arch") + 1] == "sm100"
+        rows = [{"key": "best", "name": "best", "label": "best (10 split_k=4 unfitted)", "shape": "16x4096x4096",
+                 "status": "ok", "model": "unfitted", "timing": {"ms_median": 0.01, "tflops": 50.0}},
+                {"key": "peer:cublaslt", "name": "cublaslt", "label": "cuBLASLt", "shape": "16x4096x4096",
+                 "status": "ok", "timing": {"ms_median": 0.012, "tflops": 42.0}},
+                {"key": "sm100:7", "name": "7", "label": "phase 7", "shape": "16x4096x4096", "status": "ok"}]
+        with open(argv[-1], "w") as f:
+            json.dump({"results": rows}, f)
+        return _proc()
+
+    code = selftest.run(["1", "5", "9"], str(out), 300, "cute-gemm selftest --phases 1,5,9", runner=runner,
+                        gpu_check=lambda: ("sm100", "NVIDIA B200 (compute capability 10.0)"), jobs=2,
+                        bench_runner=bench_runner)
     assert code == 1
     rep = json.loads(out.read_text())
     by = {(r["phase"], r["shape"]): r for r in rep["results"]}
-    assert by[("sm100:5", "300x264x40")]["status"] == "hang"
-    assert by[("sm100:5", "1000x3000x520")]["status"] == "pass"
-    assert by[("sm100:1", "1000x3000x520")]["status"] == "skip"
-    assert by[("sm100:1", "2048x2048x2048")]["status"] == "fail"
-    assert sum(rep["summary"].values()) == len(rep["results"]) == 2 * len(selftest.SHAPES)
-    assert rep["command"].endswith("--phases 1,5") and rep["versions"]["cute_gemm"]
+    assert by[("sm100:5", "1000x3000x520")]["status"] == "hang"
+    assert by[("sm100:1", "2048x1024x512")]["status"] == "fail"
+    assert by[("sm100:9", "1000x3000x520")]["status"] == "pass"
+    assert any(r["note"].startswith("best's class 9") and r["status"] == "pass" for r in rep["results"])
+    assert sum(rep["summary"].values()) == len(rep["results"]) == len(seen)
+    assert rep["arch"] == "sm100" and rep["seconds"] is not None
+    assert rep["command"].endswith("--phases 1,5,9") and rep["versions"]["cute_gemm"]
+    assert [b["name"] for b in rep["bench"]["rows"]] == ["best", "cublaslt"] and rep["bench"]["status"] == "ok"
+    md = (tmp_path / "sub" / "report.md").read_text()
+    assert md.startswith("# cute-gemm selftest: sm100 on ") and "## Not passing" in md and "| sm100:5 | 1000x3000x520" in md
+    assert "best (10 split_k=4 unfitted)" in md and "## Short bench (ok" in md
     assert "report:" in capsys.readouterr().out

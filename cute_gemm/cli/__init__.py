@@ -54,7 +54,7 @@ COMMANDS = (
             "cute_gemm.cli.commands.profile"),
     Command("report", "one HTML file to step through the ladders in a browser: diffs, census, numbers",
             "cute_gemm.cli.commands.report"),
-    Command("selftest", "on a Blackwell GPU: every sm100 phase checked, a shareable JSON report",
+    Command("selftest", "on an sm90/sm100 GPU: the ladder and best's classes checked, JSON + markdown report",
             "cute_gemm.cli.commands.selftest"),
 )
 

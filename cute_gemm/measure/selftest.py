@@ -1,23 +1,30 @@
-"""The sm100 ladder checked on a Blackwell GPU, in one command (``cute-gemm selftest``).
+"""The GPU's ladder and every config class ``phase="best"`` can pick, checked in one command (``cute-gemm selftest``).
 
-For whoever has a B200 / B300 (compute capability 10.0 / 10.3): every sm100 phase is checked with
-``cute_gemm.measure.check.check_phase`` (fresh random inputs, NaN-poisoned C, against cuBLASLt and
-float64, a repeat bit-identical) on aligned shapes and on ragged ones (M, N, K not tile multiples: phases
-2a and later take them), plus a shape where phase 7 splits its last round (stream-K). Each check runs in
-its own subprocess (``python -m cute_gemm.measure.selftest --one KEY MxNxK``) under a timeout, so an
-mbarrier mistake that hangs the GPU is reported as ``hang`` and the run goes on; the report (JSON: GPU,
-driver, versions, and per phase x shape the status and the check's numbers) is meant to be shared as is.
+For whoever has a Blackwell (B200 / B300, sm100) or a Hopper (H100 / H200, sm90) GPU. ``best`` on sm100 rests on
+datasheet constants and on kernels no Blackwell GPU here has run; this is the path that measures itself on the
+user's GPU and writes one report to attach to an issue. What it runs (``cases``):
 
-Statuses: ``pass``; ``fail`` (it ran, the numbers are wrong); ``hang`` (no result within the timeout);
-``error`` (it raised or the process died: the message says why); ``skip`` (the phase cannot do the
-shape, e.g. phases 0-1 on ragged shapes).
+1. every phase of the GPU's ladder (default config) on a ragged shape (M, N, K not tile multiples; phases that take
+   tile multiples only on an aligned one), and the stream-K shape of phase 7;
+2. every config class ``best`` can pick (``best_cases``): the candidates ``choose.explain`` offers at ``PROBES``
+   (ragged shapes from one token to prefill) grouped by what changes the kernel -- the phase, the split, the
+   multicast (cluster_m), the tile family (rows, k-tile depth or width), CTAs per SM -- one config of each checked
+   at the probe shape that offers it, the operands turning through ``OPERANDS`` (every C dtype, every layout);
+3. a short bench (``cute-gemm bench --best`` on ``BENCH_SHAPES`` against cuBLASLt): best's pick and its time.
 
-Without a Blackwell GPU ``run`` raises ``UnsupportedError`` saying what this machine has. ``run`` returns
-exit status 1 when any check does not pass.
+Each check is ``cute_gemm.measure.check.check_phase`` (fresh random inputs, NaN-poisoned C, against cuBLASLt and
+float64, a repeat bit-identical). The checks run in child processes (``python -m cute_gemm.measure.selftest
+--many ...``), a batch of at most ``BATCH`` checks each, ``jobs`` children at once (their compiles are CPU work),
+each child under a timeout: an mbarrier mistake that hangs the GPU is reported as ``hang`` and the run goes on.
+Statuses: ``pass``; ``fail`` (it ran, the numbers are wrong); ``hang``; ``error`` (it raised or the process died, or
+its batch hung before it ran); ``skip`` (the phase cannot do the shape). The report: JSON (GPU, driver, versions,
+the seconds it took, every row) and the same as markdown beside it. Meant to take under 3 minutes on one GPU
+(not yet timed on one: no Blackwell GPU here). ``run`` returns 1 when any check does not pass.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import json
 import os
@@ -29,73 +36,157 @@ from typing import Callable
 from cute_gemm.errors import UnsupportedError
 from cute_gemm.runtime.problem import Problem
 
-# (shape, why it is there). Phases 0-1 take only the tile multiples; the others take all of them.
-SHAPES = (
-    (Problem(2048, 2048, 2048), "aligned"),
-    (Problem(1024, 4096, 4096), "aligned, the worklog's skinny shape"),
-    (Problem(1000, 3000, 520), "ragged: partial tiles in M, N and K"),
-    (Problem(300, 264, 40), "ragged, small: the last pair's second CTA lies past M"),
-    (Problem(1, 8, 8), "the smallest problem"),
-    (Problem(5120, 4096, 512), "aligned; phase 7 splits its last round (stream-K)"),
-)
-DEFAULT_TIMEOUT_S = 300  # per check: a compile, two launches and the references
+# the ladder's phases: a ragged shape (phases 2a and later take it), an aligned one for the phases that take tile
+# multiples only, and the shape where phase 7 splits its last round (stream-K)
+RAGGED = (Problem(1000, 3000, 520), "ragged: partial tiles in M, N and K")
+ALIGNED = (Problem(2048, 1024, 512), "aligned: the tile multiples phases 0-1 take")
+STREAM_K = (Problem(5120, 4096, 512), "aligned; phase 7 splits its last round (stream-K)")
+SHAPES = (RAGGED, ALIGNED, STREAM_K)
+# where best's classes live: one token to prefill, N and K multiples of 8 but not of the tiles (ragged)
+PROBES = ((1, 4104, 4104), (13, 2056, 6152), (40, 5128, 3080), (72, 4104, 1032), (100, 11008, 4104),
+          (120, 11008, 4096), (200, 4104, 2056), (236, 5128, 5128), (250, 8200, 1032), (300, 4104, 8200),
+          (480, 2056, 2056), (1000, 3000, 520), (3000, 5128, 2056), (5000, 8200, 4104))
+# the operands the classes turn through: every C dtype, every layout (x @ W.T in bf16 among them)
+OPERANDS = ("nn:fp16:fp32", "nt:bf16:bf16", "tn:fp16:fp16", "tt:bf16:fp32", "nt:fp16:fp16", "nn:bf16:bf16")
+BENCH_SHAPES = ("16,4096,4096", "128,11008,4096", "4096,4096,4096")  # decode, a fitted tile width, big
+BATCH = 6  # checks per child process
+DEFAULT_TIMEOUT_S = 300  # per child: its compiles, the launches and the references
+DEFAULT_JOBS = 4  # child processes at once
 CHILD_FLAG = "--one"
-MODULE = "cute_gemm.measure.selftest"  # the child process runs `python -m MODULE --one KEY MxNxK`
+MANY_FLAG = "--many"
+MODULE = "cute_gemm.measure.selftest"  # the child process runs `python -m MODULE --one KEY MxNxK [OPERANDS]`
+ARCHES = ("sm90", "sm100")
 
 
-def gpu_description() -> tuple[bool, str]:
-    """(is an sm100 GPU, what GPU 0 is) without launching anything on it."""
+def gpu_description() -> tuple[str | None, str]:
+    """(the GPU's ladder, sm90 or sm100, or None; what GPU 0 is) without launching anything on it."""
     try:
         import torch
     except ImportError:
-        return False, "no torch"
+        return None, "no torch"
     try:
         if not torch.cuda.is_available():
-            return False, "no CUDA GPU (torch sees none)"
+            return None, "no CUDA GPU (torch sees none)"
         major, minor = torch.cuda.get_device_capability(0)
         name = torch.cuda.get_device_name(0)
     except Exception as exc:  # a broken driver is a machine without a usable GPU
-        return False, f"no usable CUDA GPU ({type(exc).__name__}: {exc})"
+        return None, f"no usable CUDA GPU ({type(exc).__name__}: {exc})"
     from cute_gemm.runtime.arch import family_of_capability
 
-    return family_of_capability(major, minor) == "sm100", f"{name} (compute capability {major}.{minor})"
+    fam = family_of_capability(major, minor)
+    return (fam if fam in ARCHES else None), f"{name} (compute capability {major}.{minor})"
 
 
-# the configs besides each phase's default that a check runs: what ``phase="best"`` runs on sm100 (the
-# persistent phases with programmatic dependent launch); a case's key is then "sm100:7 use_pdl=True"
-VARIANTS = {"6": ("use_pdl=True",), "7": ("use_pdl=True",)}
+def operands_of(text: str | None):
+    """'nt:bf16:bf16' -> Operands (None or '': the worklog's)."""
+    from phases.operands import WORKLOG, Operands
+
+    if not text:
+        return WORKLOG
+    layout, ab, c = text.split(":")
+    return Operands.of(layout, ab, c)
 
 
-def cases(phases: list[str] | None = None, shapes=SHAPES) -> list[tuple]:
-    """(entry key [+ " " + config overrides], shape, note, reason to skip or None) for every sm100 phase (or
-    those of ``phases``), each in its default config and in ``VARIANTS``, and shape; LookupError naming a
-    phase the sm100 ladder does not have."""
+def _ops_text(ops) -> str:
+    return f"{ops.layout}:{ops.ab}:{ops.c}"
+
+
+# the configs besides each phase's default the ladder checks run: best's persistent phases with programmatic
+# dependent launch; a case's key is then "sm100:7 use_pdl=True"
+VARIANTS = {"sm100": {"6": ("use_pdl=True",), "7": ("use_pdl=True",)}, "sm90": {}}
+
+
+def config_class(phase: str, cfg) -> tuple:
+    """What of a config changes the kernel: the phase, its split, multicast (cluster_m), tile rows, k-tile depth
+    (phases 9-10) or width (the persistent phases), CTAs per SM."""
+    return (phase, getattr(cfg, "split_k", None), cfg.cluster_m, cfg.bm,
+            cfg.bk if phase in ("9", "10") else cfg.bn, getattr(cfg, "ctas_per_sm", None))
+
+
+def best_cases(arch: str, phases: list[str] | None = None) -> list[tuple]:
+    """(key with config overrides, shape, note, None, operands text) of one config per class ``best`` can pick on
+    ``arch`` (every candidate ``choose.explain`` offers at ``PROBES``, by ``config_class``), each at the probe
+    shape that offers it; the operands turn through ``OPERANDS`` so that each phase meets every C dtype."""
+    from cute_gemm.runtime import choose, registry
+
+    seen: dict = {}
+    turn = 0
+    for m, n, k in PROBES:
+        for ops_text in OPERANDS:
+            for row in choose.explain(arch, m, n, k, operands_of(ops_text)):
+                cls = config_class(row["phase"], row["config"])
+                if cls in seen or (phases and row["phase"] not in phases):
+                    continue
+                seen[cls] = (row, Problem(m, n, k), ops_text, OPERANDS[turn % len(OPERANDS)])
+                turn += 1
+    out = []
+    for cls, (row, p, offered, ops_text) in seen.items():
+        entry = registry.get(arch, row["phase"])
+        kern = entry.make(row["config"], operands_of(ops_text))
+        if kern.can_implement(p.m, p.n, p.k) or choose.sm100_build_problems(kern):
+            ops_text = offered  # the turn's operands do not take it: those it was offered with
+        over = registry.overrides_label(entry.overrides(row["config"])).replace(" ", ",")
+        out.append((f"{entry.key} {over}".strip(), p, f"best's class {row['label']}", None, ops_text))
+    return out
+
+
+def cases(phases: list[str] | None = None, shapes=SHAPES, arch: str = "sm100", best: bool = True) -> list[tuple]:
+    """(entry key [+ " " + config overrides], shape, note, reason to skip or None, operands text) of every check:
+    each phase of ``arch``'s ladder (or of ``phases``) in its default config and ``VARIANTS`` on the ragged shape
+    (the aligned one where it takes tile multiples only; phase 7 also the stream-K shape), then ``best_cases``;
+    LookupError naming a phase the ladder does not have."""
     from cute_gemm.measure.suite import entries_for
 
+    ragged, aligned, stream_k = (shapes + (None, None, None))[:3]
     out = []
-    for e in entries_for("sm100", phases):
-        for over in ("", *VARIANTS.get(e.phase, ())):
+    for e in entries_for(arch, phases):
+        for over in ("", *VARIANTS.get(arch, {}).get(e.phase, ())):
             kernel = e.make(e.configured(over) if over else None)
-            for p, note in shapes:
+            key = f"{e.key} {over}".strip()
+            todo = [ragged] + ([stream_k] if e.phase == "7" and stream_k else [])
+            for p, note in todo:
                 why = kernel.can_implement(p.m, p.n, p.k)
-                out.append((f"{e.key} {over}".strip(), p, note, "; ".join(why) if why else None))
+                if why and aligned and not kernel.can_implement(aligned[0].m, aligned[0].n, aligned[0].k):
+                    p, note, why = aligned[0], aligned[1], []
+                out.append((key, p, note, "; ".join(why) if why else None, ""))
+    if best:
+        out += best_cases(arch, phases)
     return out
 
 
 # ------------------------------------------------------------------------------------------------
-# one check, in a child process
+# the checks, in child processes
 # ------------------------------------------------------------------------------------------------
-def child(key: str, shape: str) -> int:
-    """Run one check and print its result as one JSON line (the parent reads the last line)."""
+def _check_one(arch: str, key: str, shape: str, ops_text: str = "") -> dict:
     import dataclasses
 
     from cute_gemm.measure.check import check_phase
     from cute_gemm.runtime import registry
 
     key, _, over = key.partition(" ")  # "sm100:7 use_pdl=True": the phase, then its config overrides
-    entry = registry.resolve(key, "sm100")
-    res = check_phase(entry, Problem.parse(shape), config=entry.configured(over) if over else None)
-    print(json.dumps(dataclasses.asdict(res)), flush=True)
+    entry = registry.resolve(key, arch)
+    res = check_phase(entry, Problem.parse(shape), config=entry.configured(over) if over else None,
+                      operands=operands_of(ops_text))
+    return dataclasses.asdict(res)
+
+
+def child(key: str, shape: str, ops_text: str = "") -> int:
+    """Run one check and print its result as one JSON line (the parent reads the last line)."""
+    arch = key.split(":", 1)[0]
+    print(json.dumps(_check_one(arch, key, shape, ops_text)), flush=True)
+    return 0
+
+
+def child_many(specs: list[str]) -> int:
+    """Run the checks ``KEY|MxNxK|OPERANDS`` in order, one JSON line each (``{"index": i, ...}``), flushed as each
+    ends: a parent that kills this process on a hang keeps what finished before."""
+    for i, spec in enumerate(specs):
+        key, shape, ops_text = spec.split("|")
+        try:
+            row = _check_one(key.split(":", 1)[0], key, shape, ops_text)
+        except Exception as exc:  # noqa: BLE001 -- a check that raised: its error, and the next check
+            row = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0], "passed": False}
+        print(json.dumps({"index": i, **row}), flush=True)
     return 0
 
 
@@ -103,45 +194,136 @@ Runner = Callable[[list, int], "subprocess.CompletedProcess"]
 
 
 def subprocess_runner(argv: list, timeout_s: int) -> subprocess.CompletedProcess:
-    """Run ``python -m cute_gemm.measure.selftest --one ...``; raises subprocess.TimeoutExpired on a hang."""
+    """Run ``python -m cute_gemm.measure.selftest ARGV``; raises subprocess.TimeoutExpired on a hang."""
     return subprocess.run([sys.executable, "-m", MODULE, *argv], capture_output=True, text=True,
                           timeout=timeout_s)
 
 
-def run_case(key: str, p: Problem, timeout_s: int, runner: Runner = subprocess_runner) -> dict:
-    """One check under a timeout: a dict with status, seconds, the check's numbers or the error."""
+def _status(check: dict) -> str:
+    return "error" if check.get("error") else "pass" if check.get("passed") else "fail"
+
+
+def run_case(key: str, p: Problem, timeout_s: int, runner: Runner = subprocess_runner, ops_text: str = "") -> dict:
+    """One check in its own child under a timeout: a dict with status, seconds, the check's numbers or the error."""
     t0 = time.perf_counter()
-    row = {"phase": key, "shape": str(p), "status": "error", "seconds": None, "check": None, "error": None}
+    row = {"phase": key, "shape": str(p), "operands": ops_text or None, "status": "error", "seconds": None,
+           "check": None, "error": None}
     try:
-        proc = runner([CHILD_FLAG, key, str(p)], timeout_s)
+        proc = runner([CHILD_FLAG, key, str(p)] + ([ops_text] if ops_text else []), timeout_s)
     except subprocess.TimeoutExpired:
         row.update(status="hang", error=f"no result within {timeout_s} s (the process was killed)")
         row["seconds"] = round(time.perf_counter() - t0, 1)
         return row
     row["seconds"] = round(time.perf_counter() - t0, 1)
-    lines = [line for line in (proc.stdout or "").splitlines() if line.strip()]
-    check = None
-    if lines:
-        try:
-            check = json.loads(lines[-1])
-        except json.JSONDecodeError:
-            check = None
+    check = _last_json(proc.stdout)
     if proc.returncode != 0 or not isinstance(check, dict):
         tail = (proc.stderr or proc.stdout or "").strip().splitlines()
         row["error"] = f"exit status {proc.returncode}: " + (tail[-1] if tail else "no output")
         return row
-    row["check"] = check
-    if check.get("error"):
-        row.update(status="error", error=check["error"])
-    else:
-        row["status"] = "pass" if check.get("passed") else "fail"
+    row.update(check=check, status=_status(check), error=check.get("error"))
     return row
+
+
+def _last_json(text) -> dict | None:
+    lines = [line for line in _text(text).splitlines() if line.strip()]
+    try:
+        return json.loads(lines[-1]) if lines else None
+    except json.JSONDecodeError:
+        return None
+
+
+def _text(out) -> str:
+    """A child's output as text (``TimeoutExpired.stdout`` is bytes even under text=True)."""
+    if out is None:
+        return ""
+    return out.decode(errors="replace") if isinstance(out, bytes) else out
+
+
+def run_batch(batch: list[tuple], timeout_s: int, runner: Runner = subprocess_runner) -> list[dict]:
+    """Checks ``(key, shape, ops_text)`` in one child under ``timeout_s``: a row per check. On a hang the first check
+    without a result is ``hang`` and the ones after it ``error`` (not run); a child that died: the same, ``error``."""
+    t0 = time.perf_counter()
+    argv = [MANY_FLAG] + [f"{key}|{p}|{ops}" for key, p, ops in batch]
+    hung, err = False, None
+    try:
+        proc = runner(argv, timeout_s)
+        out = _text(proc.stdout)
+        if proc.returncode != 0:
+            tail = (_text(proc.stderr) or out).strip().splitlines()
+            err = f"exit status {proc.returncode}: " + (tail[-1] if tail else "no output")
+    except subprocess.TimeoutExpired as exc:
+        out, hung = _text(exc.stdout), True
+    done = {}
+    for line in out.splitlines():
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(item, dict) and "index" in item:
+            done[item.pop("index")] = item
+    seconds = round(time.perf_counter() - t0, 1)
+    rows, first_missing = [], True
+    for i, (key, p, ops) in enumerate(batch):
+        row = {"phase": key, "shape": str(p), "operands": ops or None, "status": "error", "seconds": None,
+               "check": None, "error": None}
+        if i in done:
+            check = done[i]
+            row.update(check=check if "key" in check else None, status=_status(check), error=check.get("error"))
+        elif hung and first_missing:
+            row.update(status="hang", error=f"no result within the batch's {timeout_s} s (the process was killed)")
+        else:
+            row["error"] = ("not run: an earlier check of its batch hung" if hung
+                            else err or "no result from the child process")
+        first_missing = first_missing and i in done
+        row["seconds"] = seconds  # the batch's
+        rows.append(row)
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------
+# the short bench
+# ------------------------------------------------------------------------------------------------
+def bench_argv(arch: str, out_json: str) -> list[str]:
+    """``cute-gemm bench`` timing best's pick beside cuBLASLt at ``BENCH_SHAPES`` (3 rounds, no plots)."""
+    return ["-c", "import sys; from cute_gemm import cli; sys.exit(cli.main(sys.argv[1:]))", "bench", "--arch", arch,
+            "--phases", "7", "--best", "--peers", "cublaslt", "--rounds", "3", "--no-plot", "--quiet",
+            "--shapes", *BENCH_SHAPES, "--out", out_json]
+
+
+def run_bench(arch: str, out_json: str, timeout_s: int, bench_runner=None) -> dict:
+    """The short bench in a child: {"status", "seconds", "rows": [best and cuBLASLt per shape], "error"}."""
+    t0 = time.perf_counter()
+    res = {"status": "error", "seconds": None, "rows": [], "error": None}
+    try:
+        if bench_runner:
+            proc = bench_runner(bench_argv(arch, out_json), timeout_s)
+        else:
+            proc = subprocess.run([sys.executable, *bench_argv(arch, out_json)], capture_output=True, text=True,
+                                  timeout=timeout_s)
+        with open(out_json) as f:
+            doc = json.load(f)
+        for r in doc.get("results", []):
+            if r.get("name") in ("best", "cublaslt") or r.get("key") in ("best", "peer:cublaslt"):
+                t = r.get("timing") or {}
+                res["rows"].append({"name": r.get("name"), "label": r.get("label"), "shape": r.get("shape"),
+                                    "status": r.get("status"), "ms_median": t.get("ms_median"),
+                                    "tflops": t.get("tflops"), "model": r.get("model")})
+        res["status"] = "ok" if proc.returncode == 0 else "error"
+        if proc.returncode:
+            res["error"] = f"exit status {proc.returncode}"
+    except subprocess.TimeoutExpired:
+        res.update(status="hang", error=f"no result within {timeout_s} s")
+    except (OSError, ValueError) as exc:
+        res["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    res["seconds"] = round(time.perf_counter() - t0, 1)
+    return res
 
 
 # ------------------------------------------------------------------------------------------------
 # the run
 # ------------------------------------------------------------------------------------------------
-def report(rows: list, gpu: str, timeout_s: int, command: str) -> dict:
+def report(rows: list, gpu: str, timeout_s: int, command: str, arch: str = "sm100", seconds: float | None = None,
+           bench: dict | None = None) -> dict:
     from cute_gemm.measure import environment
 
     counts: dict = {}
@@ -150,57 +332,123 @@ def report(rows: list, gpu: str, timeout_s: int, command: str) -> dict:
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": command,
+        "arch": arch,
         "gpu": environment.gpu() or {"name": gpu},
         "versions": environment.versions(),
         "timeout_s": timeout_s,
+        "seconds": seconds,
         "summary": counts,
         "results": rows,
+        "bench": bench,
     }
 
 
-def list_cases(phases: list[str] | None = None, out=None) -> None:
-    """One line per check: phase, shape, why the shape is there, and why it is skipped (no GPU needed)."""
-    for key, p, note, skip in cases(phases):
-        print(f"{key:23s} {str(p):16s} {note}{'  [skip: ' + skip + ']' if skip else ''}", file=out or sys.stdout)
+def _num(x, fmt="{:.1e}") -> str:
+    return fmt.format(x) if isinstance(x, (int, float)) else "-"
+
+
+def markdown(rep: dict) -> str:
+    """The report as markdown: what ran where, the summary, what did not pass, every check, the bench."""
+    gpu = rep["gpu"].get("name") if isinstance(rep.get("gpu"), dict) else rep.get("gpu")
+    lines = [f"# cute-gemm selftest: {rep['arch']} on {gpu}", "",
+             f"- date: {rep['date']}", f"- command: `{rep['command']}`",
+             f"- took: {_num(rep.get('seconds'), '{:.0f}')} s; timeout per child process: {rep['timeout_s']} s",
+             "- versions: " + ", ".join(f"{k} {v}" for k, v in (rep.get("versions") or {}).items()),
+             "- summary: " + ", ".join(f"{n} {s}" for s, n in sorted(rep["summary"].items())), ""]
+    bad = [r for r in rep["results"] if r["status"] not in ("pass", "skip")]
+    if bad:
+        lines += ["## Not passing", "", "| check | shape | operands | status | why |", "|---|---|---|---|---|"]
+        lines += [f"| {r['phase']} | {r['shape']} | {r.get('operands') or 'nn:fp16:fp32'} | {r['status']} | "
+                  f"{(r.get('error') or '').replace('|', '/')} |" for r in bad]
+        lines.append("")
+    lines += ["## Checks (against float64 and cuBLASLt, a repeat bit-identical)", "",
+              "| check | shape | operands | status | rel. error vs float64 | vs cuBLASLt's | s | why |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in rep["results"]:
+        c = r.get("check") or {}
+        lines.append(f"| {r['phase']} | {r['shape']} | {r.get('operands') or 'nn:fp16:fp32'} | {r['status']} | "
+                     f"{_num(c.get('rel_fro_err'))} | {_num(c.get('cublaslt_rel_fro_err'))} | "
+                     f"{_num(r.get('seconds'), '{:.1f}')} | {r.get('note', '')} |")
+    bench = rep.get("bench")
+    if bench:
+        lines += ["", f"## Short bench ({bench['status']}, {_num(bench.get('seconds'), '{:.0f}')} s)", "",
+                  "| row | shape | ms (median) | TFLOP/s |", "|---|---|---|---|"]
+        lines += [f"| {b['label'] or b['name']} | {b['shape']} | {_num(b['ms_median'], '{:.4f}')} | "
+                  f"{_num(b['tflops'], '{:.1f}')} |" for b in bench["rows"]]
+        if bench.get("error"):
+            lines += ["", f"bench: {bench['error']}"]
+    return "\n".join(lines) + "\n"
+
+
+def list_cases(phases: list[str] | None = None, out=None, arch: str = "sm100") -> None:
+    """One line per check: phase [config], shape, operands, why it is there, why skipped (no GPU needed)."""
+    for key, p, note, skip, ops in cases(phases, arch=arch):
+        print(f"{key:44s} {str(p):16s} {ops or 'nn:fp16:fp32':13s} {note}{'  [skip: ' + skip + ']' if skip else ''}",
+              file=out or sys.stdout)
 
 
 def run(phases: list[str] | None, out_path: str, timeout_s: int, command: str, runner: Runner = subprocess_runner,
-        gpu_check=gpu_description, out=None) -> int:
-    """Every check of ``phases`` (default: all sm100 phases) under ``timeout_s`` each, the report written to
-    ``out_path``; exit status 1 when any check does not pass. UnsupportedError without an sm100 GPU."""
+        gpu_check=gpu_description, out=None, jobs: int = DEFAULT_JOBS, bench: bool = True, bench_runner=None) -> int:
+    """Every check of the GPU's ladder (or of ``phases``) and of best's classes, ``jobs`` children at once, each
+    under ``timeout_s``; then the short bench; the report written to ``out_path`` (JSON) and beside it as markdown
+    (.md); exit status 1 when any check does not pass. UnsupportedError without an sm90 or sm100 GPU."""
     out = out or sys.stdout
-    todo = cases(phases)
-    ok, gpu = gpu_check()
-    if not ok:
-        raise UnsupportedError(f"needs an sm100 GPU (B200/B300, compute capability 10.0 or 10.3); this machine has {gpu}")
-    rows = []
-    for i, (key, p, note, skip) in enumerate(todo, 1):
+    arch, gpu = gpu_check()
+    if arch not in ARCHES:
+        raise UnsupportedError(f"needs an sm90 or sm100 GPU (H100/H200, B200/B300: compute capability 9.0, 10.0 or "
+                               f"10.3); this machine has {gpu}")
+    t0 = time.perf_counter()
+    todo = cases(phases, arch=arch)
+    rows: list = [None] * len(todo)
+    batches: dict = {}
+    for i, (key, p, note, skip, ops) in enumerate(todo):
         if skip:
-            row = {"phase": key, "shape": str(p), "status": "skip", "seconds": 0.0, "check": None, "error": skip}
+            rows[i] = {"phase": key, "shape": str(p), "operands": ops or None, "status": "skip", "seconds": 0.0,
+                       "check": None, "error": skip}
         else:
-            row = run_case(key, p, timeout_s, runner)
+            group = batches.setdefault(key.split(" ")[0], [[]])
+            if len(group[-1]) == BATCH:
+                group.append([])
+            group[-1].append(i)
+    work = [b for group in batches.values() for b in group]
+    done = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(run_batch, [(todo[i][0], todo[i][1], todo[i][4]) for i in b], timeout_s, runner): b
+                   for b in work}
+        for fut in concurrent.futures.as_completed(futures):
+            for i, row in zip(futures[fut], fut.result()):
+                rows[i] = row
+                done += 1
+                print(f"[{done}/{len(todo)}] {row['phase']} {row['shape']} {row['operands'] or ''}: {row['status']}"
+                      + (f" ({row['error']})" if row["status"] not in ("pass", "skip") and row["error"] else ""),
+                      file=out, flush=True)
+    for row, (_, _, note, _, _) in zip(rows, todo):
         row["note"] = note
-        rows.append(row)
-        print(f"[{i}/{len(todo)}] {key} {p}: {row['status']}"
-              + (f" ({row['error']})" if row["status"] not in ("pass", "skip") and row["error"] else ""),
-              file=out, flush=True)
-    rep = report(rows, gpu, timeout_s, command)
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+    bench_res = run_bench(arch, os.path.splitext(os.path.abspath(out_path))[0] + "-bench.json", 120,
+                          bench_runner) if bench else None
+    rep = report(rows, gpu, timeout_s, command, arch, round(time.perf_counter() - t0, 1), bench_res)
     with open(out_path, "w") as f:
         json.dump(rep, f, indent=2)
+    md_path = os.path.splitext(out_path)[0] + ".md"
+    with open(md_path, "w") as f:
+        f.write(markdown(rep))
     bad = [r for r in rows if r["status"] not in ("pass", "skip")]
-    print(f"{len(rows) - len(bad)} of {len(rows)} checks pass or skip; report: {out_path}", file=out)
+    print(f"{len(rows) - len(bad)} of {len(rows)} checks pass or skip in {rep['seconds']} s; report: {out_path} "
+          f"and {md_path}", file=out)
     return 1 if bad else 0
 
 
 def main(argv=None) -> int:
-    """The child process of one check: ``python -m cute_gemm.measure.selftest --one KEY MxNxK``."""
+    """The child process: ``--one KEY MxNxK [OPERANDS]`` (one check) or ``--many KEY|MxNxK|OPERANDS ...``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) != 3 or argv[0] != CHILD_FLAG:
-        print(f"usage: python -m {MODULE} {CHILD_FLAG} KEY MxNxK (the run itself: cute-gemm selftest)",
-              file=sys.stderr)
+    if len(argv) >= 2 and argv[0] == MANY_FLAG:
+        return child_many(argv[1:])
+    if len(argv) not in (3, 4) or argv[0] != CHILD_FLAG:
+        print(f"usage: python -m {MODULE} {CHILD_FLAG} KEY MxNxK [OPERANDS] | {MANY_FLAG} KEY|MxNxK|OPERANDS ... "
+              f"(the run itself: cute-gemm selftest)", file=sys.stderr)
         return 2
-    return child(argv[1], argv[2])
+    return child(*argv[1:])
 
 
 if __name__ == "__main__":
