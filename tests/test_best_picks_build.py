@@ -4,6 +4,7 @@ picks -- compiles for its target on this CPU. The kernel's compile-time asserts 
 they refuse is an error a user meets at the first call of a shape (as ``gemm(a, b, phase="best")`` with a column-major
 A at 360x7144x4584 once did: phase 10's 184-token tile, which only a row-major A allows)."""
 
+import os
 import random
 
 import pytest
@@ -65,20 +66,82 @@ def test_a_token_tile_of_8_x_odd_rows_is_refused_with_a_column_major_a():
         assert cfg.box_n() == cfg.bn, cfg
 
 
-def _distinct_picks(arch: str, count: int, seed: int) -> list[tuple]:
-    picks = {}
-    for _, _, _, ops, phase, cfg in _picks(arch, count, seed):
-        picks.setdefault((phase, cfg, ops), None)
-    return list(picks)
+# Issue 48's property test. 20,000 random shapes x every operands combination x both arches is 960,000 picks, about
+# 12 minutes on one CPU core (a pick takes 0.5-1 ms): too long for CI. So by default each of the 20,000 shapes takes
+# one operands combination, drawn in turn (every combination about 833 times; ~30 s for both arches), and 10 distinct
+# picks per arch compile (~20 compiles); CUTE_GEMM_LONG_TESTS=1 runs every shape with every combination and compiles
+# 100 picks per arch (200 in all).
+LONG = os.environ.get("CUTE_GEMM_LONG_TESTS") == "1"
+PROPERTY_SHAPES = 20_000
+COMPILES_PER_ARCH = 100 if LONG else 10
+
+
+def _property_picks(arch: str, seed: int = 48):
+    """(m, n, k, operands, phase, config) of ``PROPERTY_SHAPES`` random shapes, each with one operands combination
+    (in turn) or, under CUTE_GEMM_LONG_TESTS=1, with every one."""
+    rng = random.Random(seed)
+    for i in range(PROPERTY_SHAPES):
+        for ops in ALL_OPERANDS if LONG else (ALL_OPERANDS[i % len(ALL_OPERANDS)],):
+            m, n, k = _shape(rng, ops)
+            yield (m, n, k, ops, *choose.pick(arch, m, n, k, ops))
+
+
+def _passes_its_phase(arch, m, n, k, ops, phase, cfg) -> list[str]:
+    """Why the pick's kernel would refuse: ``can_implement`` (shape, operands), ``config_problems`` (the config rules
+    before any compile) and, on sm100, the compile's asserts as ``choose.sm100_build_problems`` reads them."""
+    entry = registry.get(arch, phase)
+    cfg = cfg if cfg is not None else entry.default_config()
+    kern = entry.make(cfg, ops)
+    return kern.can_implement(m, n, k) + entry.config_problems(cfg) + choose.sm100_build_problems(kern)
+
+
+_PROPERTY_PICKS: dict = {}
+
+
+@pytest.mark.parametrize("arch", ["sm90", "sm100"])
+def test_20000_random_shapes_pick_and_pass_their_phase_checks(arch):
+    """M 1-16384, N and K multiples of 8 up to 65536 (M skewed to the few-token regime), every operands combination:
+    a pick exists (no LookupError) and its phase's own checks pass. The distinct picks are kept for the compiles."""
+    picks, count = {}, 0
+    for m, n, k, ops, phase, cfg in _property_picks(arch):
+        assert _passes_its_phase(arch, m, n, k, ops, phase, cfg) == [], (arch, m, n, k, ops.label(), phase, cfg)
+        picks.setdefault((phase, cfg, ops), (m, n, k))
+        count += 1
+    assert count == PROPERTY_SHAPES * (len(ALL_OPERANDS) if LONG else 1)
+    assert {p for p, _, _ in picks} >= ({"8", "9", "10"} if arch == "sm90" else {"6", "9", "10"})
+    _PROPERTY_PICKS[arch] = picks
+
+
+def _sample(arch: str, count: int) -> list[tuple]:
+    """``count`` distinct picks of the property test: one of each (phase, split) class first (the widest and the
+    narrowest tile of each), then drawn at random; the 8 x odd token tiles of sm90's phase 10 where it has any."""
+    picks = _PROPERTY_PICKS.get(arch)
+    if not picks:  # run alone (-k): the picks of the first 2,000 shapes
+        picks = {}
+        for i, (m, n, k, ops, phase, cfg) in enumerate(_property_picks(arch)):
+            picks.setdefault((phase, cfg, ops), (m, n, k))
+            if i >= 2000:
+                break
+    keys = list(picks)
+    by_class: dict = {}
+    for phase, cfg, ops in keys:
+        by_class.setdefault((phase, getattr(cfg, "split_k", None)), []).append((phase, cfg, ops))
+    first = []
+    for members in by_class.values():
+        widths = sorted(members, key=lambda p: p[1].bn if p[1] is not None else 0)
+        first += [widths[0], widths[-1]] if len(widths) > 1 else widths
+    odd = [p for p in keys if arch == "sm90" and p[0] == "10" and p[1] is not None and p[1].bn % 16 and p[1].bn != 8]
+    rng = random.Random(7)
+    chosen = list(dict.fromkeys(odd[:2] + rng.sample(first, min(len(first), count))))[:count]
+    rest = [p for p in keys if p not in chosen]
+    return chosen + rng.sample(rest, max(0, min(len(rest), count - len(chosen))))
 
 
 @pytest.mark.parametrize("arch", ["sm90", "sm100"])
 def test_a_sample_of_the_picks_compiles(arch):
-    """12 distinct picks drawn from 40 random shapes x every operands combination compile (the kernels' own asserts and
-    the DSL run while tracing); the 8 x odd token tiles are in the sample where the picks hold any."""
-    picks = _distinct_picks(arch, 40, seed=4)
-    rng = random.Random(7)
-    odd = [p for p in picks if p[0] == "10" and p[1] is not None and p[1].bn % 16 and p[1].bn != 8]
-    sample = odd[:3] + rng.sample([p for p in picks if p not in odd[:3]], 12 - len(odd[:3]))
+    """``COMPILES_PER_ARCH`` distinct picks of the property test (10 in CI, 100 with CUTE_GEMM_LONG_TESTS=1) compile
+    for their target on this CPU: the kernels' own asserts and the DSL run while tracing, the last word on a config."""
+    sample = _sample(arch, COMPILES_PER_ARCH)
+    assert len(sample) == COMPILES_PER_ARCH
     for phase, cfg, ops in sample:
         compile_only(phase, cfg, arch, ops.layout, ops.ab, ops.c)  # raises UnsupportedError on a refusal
