@@ -556,7 +556,8 @@ def resolve(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = 
         try:
             entry = registry.get(arch, hit[0])
             cfg = entry.configured(hit[1])
-            if not entry.make(cfg, operands).can_implement(m, n, k):
+            kern = entry.make(cfg, operands)
+            if not kern.can_implement(m, n, k) and not sm100_build_problems(kern):
                 return entry.phase, (None if cfg == entry.default_config() else cfg), "tuned"
         except (LookupError, ValueError, UnsupportedError):  # a row naming a phase or field that no longer exists,
             pass  # or a config the phase's rules refuse: the model
