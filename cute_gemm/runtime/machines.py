@@ -6,7 +6,7 @@ replaces the physical rates by the vendor's published numbers, marked *unfitted*
 
 - the SM count: the device's (``multi_processor_count``) when an sm100 GPU is present, else the datasheet's;
 - the co-resident clusters per size: the driver's (``cudaOccupancyMaxActiveClusters``, as the persistent
-  phases size their grids: ``plan.max_active_clusters``) on a GPU, else the H200's measured counts scaled by
+  phases size their grids: ``max_active_clusters``) on a GPU, else the H200's measured counts scaled by
   the SM ratio (clusters do not straddle GPCs: an H200 holds 30 of 4, not 33; a B200's GPCs are not known here);
 - HBM bandwidth and the dense fp16/bf16 tensor rate: the datasheet's (``DATASHEETS``), the rate per SM being
   the GPU's over its datasheet SM count.
@@ -19,6 +19,7 @@ cheapest candidates on the user's GPU and keep the fastest: the picks that matte
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from functools import lru_cache
 
 
@@ -68,11 +69,9 @@ def sm100_device() -> tuple[str | None, int | None, tuple]:
         prop = torch.cuda.get_device_properties(0)
     except Exception:  # noqa: BLE001 -- no usable GPU: the datasheet's numbers
         return None, None, ()
-    from cute_gemm.runtime import plan
-
     fits = []
     for size in (1, 2, 3, 4, 6, 8):
-        count = plan.max_active_clusters(size, 0)
+        count = max_active_clusters(size, 0)
         if count:
             fits.append((size, count))
     return prop.name, prop.multi_processor_count, tuple(fits)
@@ -82,3 +81,20 @@ def scaled_clusters(h200_fits: tuple, sms: int, h200_sms: int = 132) -> tuple:
     """The H200's measured co-resident clusters per size, scaled to ``sms`` SMs (floor): an estimate for a GPU
     whose GPC layout is not known (size 1 and 2 take every SM: a pair never straddles a GPC of even size)."""
     return tuple((size, sms // size if size <= 2 else max(1, count * sms // h200_sms)) for size, count in h200_fits)
+
+
+@lru_cache(maxsize=None)
+def max_active_clusters(cluster_ctas: int, device: int) -> int | None:
+    """Clusters of ``cluster_ctas`` CTAs that GPU ``device`` holds at once, one CTA per SM with all of its
+    shared memory (``cudaOccupancyMaxActiveClusters`` through the DSL's ``HardwareInfo``, as NVIDIA's
+    persistent kernels size their grids); None when the query fails (a warning says why)."""
+    try:
+        import torch
+        from cutlass.utils import HardwareInfo
+
+        with torch.cuda.device(device):
+            return int(HardwareInfo(device).get_max_active_clusters(cluster_ctas))
+    except Exception as exc:  # noqa: BLE001 -- any failure keeps the compiled-in default
+        warnings.warn(f"max-active-clusters query for clusters of {cluster_ctas} on device {device} failed "
+                      f"({exc}); the persistent grid keeps its default sm_count", RuntimeWarning, stacklevel=2)
+        return None

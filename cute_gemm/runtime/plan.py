@@ -20,14 +20,13 @@ Empty problems launch nothing: M == 0 or N == 0 gives an empty C, K == 0 a C of 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import threading
 import time
-import warnings
 
 from cute_gemm.errors import InputError, UnsupportedError
 from cute_gemm.runtime import arch as _arch
 from cute_gemm.runtime import cache, registry
+from cute_gemm.runtime.machines import max_active_clusters
 from cute_gemm.runtime.problem import Problem, fast_majors, overlaps, torch_dtype, validate_call
 from phases.base import MAX_ELEMENTS
 from phases.operands import WORKLOG, Operands
@@ -97,23 +96,6 @@ def entry_for(phase, target: str, arch: str | None) -> registry.PhaseEntry:
         raise UnsupportedError(str(exc)) from None
     except ValueError as exc:
         raise InputError(str(exc)) from None
-
-
-@functools.lru_cache(maxsize=None)
-def max_active_clusters(cluster_ctas: int, device: int) -> int | None:
-    """Clusters of ``cluster_ctas`` CTAs that GPU ``device`` holds at once, one CTA per SM with all of its
-    shared memory (``cudaOccupancyMaxActiveClusters`` through the DSL's ``HardwareInfo``, as NVIDIA's
-    persistent kernels size their grids); None when the query fails (a warning says why)."""
-    try:
-        import torch
-        from cutlass.utils import HardwareInfo
-
-        with torch.cuda.device(device):
-            return int(HardwareInfo(device).get_max_active_clusters(cluster_ctas))
-    except Exception as exc:  # noqa: BLE001 -- any failure keeps the compiled-in default
-        warnings.warn(f"max-active-clusters query for clusters of {cluster_ctas} on device {device} failed "
-                      f"({exc}); the persistent grid keeps its default sm_count", RuntimeWarning, stacklevel=2)
-        return None
 
 
 def fitted_config(entry: registry.PhaseEntry, config, device: int):
