@@ -1,7 +1,8 @@
 """Plumbing shared by the sm90 TMA phases (2a and later); none of it changes between them.
 
 - ``TmaConfig``: the tile/stage fields of those phases (BK=64, the grouped raster's band height).
-- the TMA load atoms for A and B, and the shared-storage struct: full/empty mbarriers + the stage ring.
+- the TMA load atoms for A and B, C's TMA store atom (or its reduce-add: ``accumulate``, C += A @ B), and
+  the shared-storage struct: full/empty mbarriers + the stage ring.
 - ``cluster_tile_coord``: which (m, n) tile a CTA of a cluster computes in the grouped raster.
 - the persistent phases' (6 and later) A/B ring of a cluster pair (``make_pair_pipeline``) and their
   TMA load partitions (``tma_load_partitions``), built the same way in each of them.
@@ -56,6 +57,19 @@ def make_tma_load(gmem: cute.Tensor, smem_layout_staged, tile_mk, num_multicast:
     op = cpasync.CopyBulkTensorTileG2SOp() if num_multicast == 1 else cpasync.CopyBulkTensorTileG2SMulticastOp()
     smem_layout = cute.slice_(smem_layout_staged, (None, None, 0))
     return cpasync.make_tiled_tma_atom(op, gmem, smem_layout, tile_mk, num_multicast=num_multicast)
+
+
+def make_tma_store(mC: cute.Tensor, sC_layout, box_mn, accumulate: bool = False):
+    """TMA store atom + TMA coordinate tensor for C: one bulk tensor store per staging buffer (``box_mn``).
+
+    ``accumulate`` (a config field of phases 5-8) swaps the store for the reduce-add
+    (``cp.reduce.async.bulk.tensor...add``): the TMA unit adds the box into C in global memory instead of
+    overwriting it, so the kernel computes C += A @ B with no load of C and no second pass. Each C element
+    still has one writer (phase 7's stream-K halves meet in smem before their one store), so the sum is
+    deterministic. Everything else -- staging, boxes, bulk groups, waits -- is the store's.
+    """
+    op = cpasync.CopyReduceBulkTensorTileS2GOp() if accumulate else cpasync.CopyBulkTensorTileS2GOp()
+    return cpasync.make_tiled_tma_atom(op, mC, cute.slice_(sC_layout, (None, None, 0)), box_mn)
 
 
 def make_shared_storage(stages: int, sA_layout, sB_layout, ab_dtype=cutlass.Float16):

@@ -61,6 +61,7 @@ class Sm90Phase5Config(ct.TmaConfig):
     bk: int = 64
     stages: int = 4  # 4 x 48 KiB = 192 KiB: one CTA per SM
     cluster_m: int = 2  # CTAs per cluster along M: they share (multicast) the B tile
+    accumulate: bool = False  # C += A @ B: the TMA store becomes a reduce-add (``gemm(..., accumulate=True)``)
 
 
 class Sm90Phase5(GemmPhase):
@@ -122,9 +123,8 @@ class Sm90Phase5(GemmPhase):
         )
         assert cute.cosize(sC_layout) * self.types.c.width <= cute.cosize(sB_layout) * self.types.ab.width, \
             "the C staging tile must fit in the B ring"
-        tma_atom_c, tma_c = cpasync.make_tiled_tma_atom(
-            cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(sC_layout, (None, None, 0)), (cfg.bm, self.epi_n)
-        )
+        # C's TMA store, or with ``accumulate`` its reduce-add (C += the tile)
+        tma_atom_c, tma_c = ct.make_tma_store(mC, sC_layout, (cfg.bm, self.epi_n), cfg.accumulate)
 
         self.kernel(
             tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, tiled_mma, sA_layout, sB_layout, sC_layout

@@ -70,6 +70,7 @@ class Sm90Phase6Config(ct.TmaConfig):
     epi_stages: int = 2  # C staging buffers of one 128x32 fp32 slab (16 KiB) each
     sm_count: int = 132  # SMs the persistent grid fills (H200); not queried, see the module docstring
     use_pdl: bool = False  # programmatic dependent launch, as phases 9 and 10 (``phase="best"`` turns it on)
+    accumulate: bool = False  # C += A @ B: the TMA store becomes a reduce-add (``gemm(..., accumulate=True)``)
 
 
 def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout, types):
@@ -162,9 +163,8 @@ class Sm90Phase6(GemmPhase):
         tma_atom_a, tma_a = ct.make_tma_load(mA, self.sA_layout, (cfg.bm, cfg.bk))
         # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
         tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
-        tma_atom_c, tma_c = cpasync.make_tiled_tma_atom(
-            cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(self.sC_layout, (None, None, 0)), (cfg.bm, self.epi_n)
-        )
+        # C's TMA store, or with ``accumulate`` its reduce-add (C += the tile); phases 7 and 8 build it here too
+        tma_atom_c, tma_c = ct.make_tma_store(mC, self.sC_layout, (cfg.bm, self.epi_n), cfg.accumulate)
         self.kernel(
             tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, tiled_mma,
             self.sA_layout, self.sB_layout, self.sC_layout,

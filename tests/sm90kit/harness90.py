@@ -6,7 +6,8 @@ the PTX does not carry), fills the kernel's parameters for the problem, runs eve
 grid on ``machine90.Sm90Machine`` and checks, as the sm100 harness does (``ptxkit.harness.check_c``):
 every element of C stored exactly once with the sum over all of K of exactly its row of A and column of
 B, nothing outside C, and the machine's own reports (races, deadlocks, barriers left mid-phase, wgmma
-accumulators read before their group retired, global accesses before ``griddepcontrol.wait``).
+accumulators read before their group retired, global accesses before ``griddepcontrol.wait``). With an
+``accumulate`` config (C += A @ B) every element must instead arrive by one TMA reduce-add of that sum.
 
 Operands: the worklog's (A row-major, B row-major = N-major, C fp32 row-major). Phase 10 computes C^T =
 B^T A^T: its kernel's A is B^T (N, K), its B is A (M, K) and its C is C^T (N, M); the run is checked in
@@ -27,7 +28,7 @@ from cute_gemm.runtime.compile import compile_kernel
 from ptxkit.harness import check_c
 from ptxkit.machine import Deadlock, Global, SimError, TensorMap
 from ptxkit.parse import parse
-from sm90kit.machine90 import Sm90Machine
+from sm90kit.machine90 import ReduceAdd, Sm90Machine
 
 A_BASE, B_BASE, C_BASE = 0x1000_0000_0000, 0x2000_0000_0000, 0x3000_0000_0000
 
@@ -59,7 +60,8 @@ def _recording_tma_atoms(record: list):
         out = fn(op, gmem, smem_layout, *args, **kwargs)
         swizzle = str(smem_layout.inner) if hasattr(smem_layout, "inner") else ""
         multicast = int(kwargs.get("num_multicast", args[1] if len(args) > 1 else 1))
-        record.append((isinstance(op, cpasync.CopyBulkTensorTileS2GOp), str(out[0]._trait.value.type), swizzle,
+        store = isinstance(op, (cpasync.CopyBulkTensorTileS2GOp, cpasync.CopyReduceBulkTensorTileS2GOp))
+        record.append((store, str(out[0]._trait.value.type), swizzle,
                        multicast))
         return out
 
@@ -174,6 +176,15 @@ def _params(kernel, ptx_kernel, maps: dict, shapes: dict, strides: dict) -> tupl
     return out, tmaps
 
 
+def reduced_adds(c_out: dict, errors: list) -> tuple[dict, list]:
+    """An ``accumulate`` run (C += A @ B): every value that reached C must be a TMA reduce-add (C's old
+    value plus the value); (the added values, for ``check_c``, errors + one line per plain store)."""
+    plain = [rc for rc, vals in c_out.items() if any(not isinstance(v, ReduceAdd) for v in vals)]
+    if plain:
+        errors = [*errors, f"{len(plain)} elements of C are overwritten, not added to, e.g. {sorted(plain)[:3]}"]
+    return {rc: [v.value if isinstance(v, ReduceAdd) else v for v in vals] for rc, vals in c_out.items()}, errors
+
+
 @dataclasses.dataclass
 class _View:
     """What ``problem_mnk`` reads of a tensor: its shape."""
@@ -221,5 +232,7 @@ def simulate90(key: str, m: int, n: int, k: int, config=None, *, max_clusters: i
                 break
     if max_clusters is None:
         cm, cn = shapes["C"]
+        if getattr(kernel.cfg, "accumulate", False):
+            c_out, errors = reduced_adds(c_out, errors)
         errors += check_c(c_out, cm, cn, k, k_step=16)
     return SimResult(key, (m, n, k), errors, clusters, steps, mma_kinds)

@@ -20,7 +20,11 @@ What the sm90 kernels use beyond the sm100 ones, with the PTX ISA's semantics:
 - ``bar.arrive`` (a named barrier arrive without a wait: the ping-pong turns), ``ld.shared::cluster``
   (a DSMEM read of a peer's smem: ordered by the cluster barriers, and in flight into the peer until
   this warp's next cluster arrive, so the peer must not exit before), ``griddepcontrol.wait`` (with
-  ``pdl``, any global access before it is reported) and ``launch_dependents``, ``setmaxnreg``.
+  ``pdl``, any global access before it is reported) and ``launch_dependents``, ``setmaxnreg``;
+- ``cp.reduce.async.bulk.tensor...add`` (the TMA reduce-add of an ``accumulate`` config: C += the box):
+  the TMA store's semantics -- the box read from smem in flight until its bulk group's ``wait_group.read``,
+  clipped at C's edges -- with each element arriving in C as ``ReduceAdd(value)``, "C's old value plus
+  value"; only ``.add`` is modelled.
 """
 
 from __future__ import annotations
@@ -50,6 +54,13 @@ def fragment_position(wq: int, lane: int, i: int) -> tuple[int, int]:
     """(row, column) in the m64nN tile of register i of lane ``lane`` of warp ``wq`` of the warpgroup."""
     r = i % 4
     return 16 * wq + lane // 4 + 8 * (r // 2), 8 * (i // 4) + 2 * (lane % 4) + (r % 2)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReduceAdd:
+    """What a TMA reduce-add writes to an element of C: its old value plus ``value`` (read, add, write)."""
+
+    value: object
 
 
 _TABLES: dict = {}
@@ -206,6 +217,28 @@ class Sm90Machine(Machine):
                 r = c + sum(half(a, i, a_signed) * byte(b, i + 2 * hi, b_signed) for i in range(2))
                 self._set(w, d, l, r & 0xFFFFFFFF)
         return h
+
+    def _op_cp(self, ins):
+        """``cp.reduce.async.bulk.tensor``: the TMA store's handler, whose element stores become reduce-adds
+        (``_global_store`` wraps them while it runs); every other copy is the base machine's."""
+        if not ins.op.startswith("cp.reduce.async.bulk.tensor"):
+            return super()._op_cp(ins)
+        if ".add" not in ins.op or ".global.shared::cta" not in ins.op:
+            raise SimError(f"{ins.op}: only the reduce-add of smem into global memory is modelled")
+        store = self._tma_store(ins)
+
+        def h(w, lanes):
+            self._reducing = True
+            try:
+                return store(w, lanes)
+            finally:
+                self._reducing = False
+        return h
+
+    def _global_store(self, addr: int, size: int, value, what: str) -> None:
+        if getattr(self, "_reducing", False):
+            value, what = ReduceAdd(value), what.replace("TMA store", "TMA reduce-add")
+        super()._global_store(addr, size, value, what)
 
     def _op_setmaxnreg(self, ins):
         return lambda w, lanes: None
