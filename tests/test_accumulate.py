@@ -78,3 +78,151 @@ def test_machine_adds_each_element_once(phase):
     m, n, k, over = SIM[phase]
     res = simulate90(f"sm90:{phase}", m, n, k, accumulating(phase, **over))
     assert res.ok, res.report()
+
+
+# ---- the API: cute_gemm.gemm(a, b, out=c, accumulate=True), on the host (plans mocked: no compile, no GPU) ----
+
+from test_operands_runtime import _operands_for, clean_plans, cuda_like, fake_compile  # noqa: E402,F401  (fixtures)
+
+
+def _c(m=64, n=128, dtype=None):
+    import torch
+
+    return cuda_like(torch.full((m, n), 3.0, dtype=dtype or torch.float32))
+
+
+def test_accumulate_needs_out(fake_compile):
+    import cute_gemm
+    from cute_gemm import InputError
+
+    a, b = _operands_for("nn")
+    with pytest.raises(InputError, match="accumulate=True adds A @ B into out="):
+        cute_gemm.gemm(a, b, phase="6", accumulate=True)
+    with pytest.raises(InputError, match="adds into out="):  # the field given as a config override
+        cute_gemm.gemm(a, b, phase="6", config={"accumulate": True})
+    assert fake_compile == []
+
+
+@pytest.mark.parametrize("phase", ["2a", "3", "4", "9", "10"])
+def test_a_phase_without_the_reduce_add_is_refused(phase, fake_compile):
+    import cute_gemm
+    from cute_gemm import UnsupportedError
+
+    a, b = _operands_for("nn")
+    with pytest.raises(UnsupportedError, match=rf"sm90:{phase} cannot accumulate .*sm90 phases 5, 6, 7, 8"):
+        cute_gemm.gemm(a, b, phase=phase, out=_c(), accumulate=True)
+    assert fake_compile == []
+
+
+def test_sm100_cannot_accumulate(fake_compile, monkeypatch):
+    import cute_gemm
+    from cute_gemm import UnsupportedError
+    from cute_gemm.runtime import plan
+
+    monkeypatch.setattr(plan, "device_target", lambda device: "sm_100a")
+    a, b = _operands_for("nn")
+    with pytest.raises(UnsupportedError, match="sm100:6 cannot accumulate .*sm90 phases 5, 6, 7, 8"):
+        cute_gemm.gemm(a, b, phase="6", out=_c(), accumulate=True)
+    with pytest.raises(UnsupportedError, match=r"phase 'best'.*accumulate.*sm90 phases 5, 6, 7, 8"):
+        cute_gemm.gemm(a, b, phase="best", out=_c(), accumulate=True)
+    assert fake_compile == []
+
+
+@pytest.mark.parametrize("phase", PHASES)
+def test_accumulate_runs_a_plan_of_its_own_then_the_fast_path(phase, fake_compile, monkeypatch):
+    import cute_gemm
+    from cute_gemm.runtime import plan
+
+    a, b = _operands_for("nt", m=64, n=128, k=72)
+    c = _c()
+    assert cute_gemm.gemm(a, b, phase=phase, out=c, accumulate=True) is c
+    ((p,),) = [[p for p in plan._PLANS.values()]]
+    assert p.kernel.cfg == accumulating(phase) and p.fn.calls[-1][2] is c
+    validate_call = plan.validate_call
+    monkeypatch.setattr(plan, "validate_call", lambda *a, **k: pytest.fail("the fast path validated"))
+    assert cute_gemm.gemm(a, b, phase=phase, out=c, accumulate=True) is c  # the fast path: the same plan
+    assert len(p.fn.calls) == 2 and len(fake_compile) == 1
+    monkeypatch.setattr(plan, "validate_call", validate_call)
+    cute_gemm.gemm(a, b, phase=phase, out=c)  # the same call without accumulate: the plain store's plan
+    plain = [q for q in plan._PLANS.values() if q is not p]
+    assert len(plain) == 1 and not plain[0].kernel.cfg.accumulate and plain[0].fn.calls[-1][2] is c
+    assert len(p.fn.calls) == 2  # the accumulate plan did not run it
+    assert {key[10] for key in plan._FAST} == {True, False}
+
+
+def test_best_accumulates_with_a_persistent_phase(fake_compile):
+    """At 16x4096x4096 the plain pick is phase 10 (split-K, st.global); with accumulate best picks among the
+    TMA-store phases, the field on; the plain pick is unchanged."""
+    import torch
+
+    import cute_gemm
+    from cute_gemm.runtime import choose, plan
+
+    ops = Operands.of("nt", "bf16", "bf16")
+    assert choose.pick("sm90", 16, 4096, 4096, ops)[0] == "10"
+    a, b = _operands_for("nt", torch.bfloat16, m=16, n=4096, k=4096)
+    c = _c(16, 4096, torch.bfloat16)
+    assert cute_gemm.gemm(a, b, phase="best", out=c, accumulate=True) is c
+    ((p,),) = [list(plan._PLANS.values())]
+    assert p.entry.phase in PHASES and p.kernel.cfg.accumulate and p.fn.calls[-1][2] is c
+    assert cute_gemm.gemm(a, b, phase="best", out=c, accumulate=True) is c and len(p.fn.calls) == 2
+    cute_gemm.gemm(a, b, phase="best", out=c)
+    assert {q.entry.phase for q in plan._PLANS.values()} == {p.entry.phase, "10"}
+
+
+def test_best_with_accumulate_takes_only_candidates_that_can_add():
+    from cute_gemm.runtime import choose
+
+    for shape in [(1, 8, 8), (16, 4096, 4096), (1000, 3000, 520), (4096, 4096, 4096)]:
+        rows = choose.explain("sm90", *shape, None, accumulate=True)
+        assert rows and all(r["phase"] in PHASES and r["config"].accumulate for r in rows), shape
+        plain = choose.explain("sm90", *shape)
+        assert all(not getattr(r["config"], "accumulate", False) for r in plain)
+        # the same candidates and costs as the plain path's persistent ones, labelled with the switch
+        assert all(r["label"].endswith(" accumulate=True") for r in rows)
+        assert [(r["label"].removesuffix(" accumulate=True"), r["cost"]) for r in rows] == \
+            [(r["label"], r["cost"]) for r in plain if r["phase"] in PHASES]
+
+
+def test_a_tuned_pick_that_cannot_accumulate_falls_back_to_the_model(monkeypatch, tmp_path):
+    from cute_gemm.runtime import cache, choose, tuned
+
+    monkeypatch.setenv("CUTE_GEMM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "fingerprint", lambda: "f" * 16)
+    monkeypatch.setattr(tuned, "_TABLES", {})
+    ops = Operands.of("nt", "bf16", "bf16")
+    tuned.store("NVIDIA H200", "sm90", 16, 4096, 4096, ops, "9", {"bm": 64, "bn": 64, "split_k": 2})
+    tuned.store("NVIDIA H200", "sm90", 64, 4096, 4096, ops, "8", {"bn": 128})
+    assert choose.resolve("sm90", 16, 4096, 4096, ops, "NVIDIA H200")[0] == "9"
+    phase, cfg, how = choose.resolve("sm90", 16, 4096, 4096, ops, "NVIDIA H200", accumulate=True)
+    assert how == "model" and phase in PHASES and cfg.accumulate
+    phase, cfg, how = choose.resolve("sm90", 64, 4096, 4096, ops, "NVIDIA H200", accumulate=True)
+    assert (phase, how, cfg) == ("8", "tuned", accumulating("8", bn=128))
+
+
+def test_k_zero_adds_nothing(fake_compile):
+    """K == 0: C = 0 without accumulate, C as it was with it; nothing launches."""
+    import torch
+
+    import cute_gemm
+
+    a, b = cuda_like(torch.empty(64, 0).half()), cuda_like(torch.empty(0, 128).half())
+    c = _c()
+    assert cute_gemm.gemm(a, b, phase="6", out=c, accumulate=True) is c and bool((c == 3).all())
+    assert cute_gemm.gemm(a, b, phase="best", out=c, accumulate=True) is c and bool((c == 3).all())
+    assert cute_gemm.gemm(a, b, phase="6", out=c) is c and bool((c == 0).all())
+    from cute_gemm.runtime import plan
+
+    assert all(not p.fn.calls for p in plan._PLANS.values())
+
+
+def test_accumulate_is_eager_only(monkeypatch):
+    import torch
+
+    import cute_gemm
+    from cute_gemm import UnsupportedError
+    from cute_gemm.runtime import gemm as gemm_mod
+
+    monkeypatch.setattr(gemm_mod, "_compiling", lambda: True)
+    with pytest.raises(UnsupportedError, match="accumulate= run eagerly only"):
+        cute_gemm.gemm(torch.empty(8, 8).half(), torch.empty(8, 8).half(), out=torch.empty(8, 8), accumulate=True)

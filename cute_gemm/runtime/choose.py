@@ -470,23 +470,30 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
     return launch + (not pdl) * mc.no_pdl_us + max(mma, memory) + mc.overlap * min(mma, memory) + exposed
 
 
-def _candidates(arch: str, m: int, n: int, k: int):
-    """(entry, config, factor) of every candidate of ``arch`` for (m, n, k)."""
+def _candidates(arch: str, m: int, n: int, k: int, accumulate: bool = False):
+    """(entry, config, factor) of every candidate of ``arch`` for (m, n, k). With ``accumulate`` (C += A @ B,
+    ``gemm(..., accumulate=True)``): the candidates whose config has that field (the TMA-store epilogue: sm90's
+    persistent ones), with it on; the same costs (unmeasured: the reduce-add also reads C)."""
     out = list(PERSISTENT[arch])
-    if arch == "sm90":
+    if arch == "sm90" and not accumulate:  # phases 9 and 10 store C with st.global: they cannot add into it
         out += [(phase, over, 1.0) for phase, over in split_candidates(m, n, k)]
-    elif arch == "sm100":
+    elif arch == "sm100" and not accumulate:
         out += [(phase, over, 1.0) for phase, over in sm100_split_candidates(m, n, k)]
     for phase, over, factor in out:
         entry = registry.get(arch, phase)
-        yield entry, dataclasses.replace(entry.default_config(), **over), factor
+        cfg = dataclasses.replace(entry.default_config(), **over)
+        if accumulate:
+            if not hasattr(cfg, "accumulate"):
+                continue
+            cfg = dataclasses.replace(cfg, accumulate=True)
+        yield entry, cfg, factor
 
 
-def explain(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
+def explain(arch: str, m: int, n: int, k: int, operands=None, accumulate: bool = False) -> list[dict]:
     """Every candidate that takes (m, n, k) with ``operands`` (None: the worklog's) with its modelled
-    time in microseconds (``cost``), cheapest first."""
+    time in microseconds (``cost``), cheapest first; ``accumulate``: those that can add into C."""
     rows, mc = [], machine(arch)
-    for entry, cfg, factor in _candidates(arch, m, n, k):
+    for entry, cfg, factor in _candidates(arch, m, n, k, accumulate):
         kern = entry.make(cfg, operands)
         if kern.can_implement(m, n, k) or entry.config_problems(cfg) or sm100_build_problems(kern):
             continue
@@ -536,29 +543,33 @@ def label(phase: str, over: dict) -> str:
 
 
 @lru_cache(maxsize=4096)
-def pick(arch: str, m: int, n: int, k: int, operands=None):
+def pick(arch: str, m: int, n: int, k: int, operands=None, accumulate: bool = False):
     """(phase, config) that ``phase="best"`` runs for (m, n, k) with ``operands`` (None: the worklog's)
-    on ``arch``; LookupError if none can."""
-    rows = explain(arch, m, n, k, operands)
+    on ``arch`` (``accumulate``: C += A @ B); LookupError if none can."""
+    rows = explain(arch, m, n, k, operands, accumulate)
     if not rows:
-        raise LookupError(f"no {arch} candidate of phase 'best' takes {m}x{n}x{k}")
+        what = " with accumulate (C += A @ B)" if accumulate else ""
+        raise LookupError(f"no {arch} candidate of phase 'best' takes {m}x{n}x{k}{what}")
     best = rows[0]
     default = registry.get(arch, best["phase"]).default_config()
     return best["phase"], (None if best["config"] == default else best["config"])
 
 
-def resolve(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = None):
+def resolve(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = None, accumulate: bool = False):
     """(phase, config or None for the default, "tuned" or "model"): what ``phase="best"`` runs for (m, n, k) with
     ``operands`` on the GPU named ``gpu`` -- the tuned pick when that GPU's table holds one that still takes the
-    shape, else ``pick``'s; LookupError if none can."""
+    shape, else ``pick``'s; LookupError if none can. ``accumulate`` (C += A @ B): a tuned pick only if its phase
+    can add into C (with the field on), else ``pick``'s among those that can."""
     hit = tuned.lookup(gpu, arch, m, n, k, operands) if gpu else None
     if hit:
         try:
             entry = registry.get(arch, hit[0])
             cfg = entry.configured(hit[1])
+            if accumulate:
+                cfg = dataclasses.replace(cfg, accumulate=True)  # TypeError: a phase without the field
             kern = entry.make(cfg, operands)
             if not kern.can_implement(m, n, k) and not sm100_build_problems(kern):
                 return entry.phase, (None if cfg == entry.default_config() else cfg), "tuned"
-        except (LookupError, ValueError, UnsupportedError):  # a row naming a phase or field that no longer exists,
-            pass  # or a config the phase's rules refuse: the model
-    return (*pick(arch, m, n, k, operands), "model")
+        except (LookupError, ValueError, TypeError, UnsupportedError):  # a row naming a phase or field that no
+            pass  # longer exists, a config the phase's rules refuse, a phase that cannot accumulate: the model
+    return (*(pick(arch, m, n, k, operands, True) if accumulate else pick(arch, m, n, k, operands)), "model")

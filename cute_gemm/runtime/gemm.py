@@ -15,7 +15,7 @@ from cute_gemm.runtime import linear as _linear
 from cute_gemm.runtime import plan
 
 
-def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dtype=None):
+def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dtype=None, accumulate=False):
     """C = A @ B with one phase's kernel, fp32 accumulate.
 
     ``a``: A [M,K], ``b``: B [K,N], both torch.float16 or both torch.bfloat16, each row-major or
@@ -23,6 +23,13 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     weight w [N,K], no copy). C [M,N] row-major is torch.float32 by default; ``out_dtype=torch.float16`` or
     ``torch.bfloat16`` rounds it once on the way out. ``out``: a C to write (its dtype is C's) instead of a
     new one.
+
+    ``accumulate=True``: C += A @ B into ``out`` (required), as the epilogue of the TMA-store phases (sm90 5,
+    6, 7, 8; "best" picks among those): each C tile is added into ``out`` by the TMA's reduce-add
+    (``cp.reduce.async.bulk.tensor .add``) instead of being stored -- no load of C, no second pass, one add
+    per element (deterministic). With a 16-bit C the tile is rounded to C's type before the add (two
+    roundings). Eager only; a phase without it raises ``UnsupportedError``. It is the config field
+    ``accumulate`` (a plan of its own).
 
     ``phase``: a phase id of the device's ladder (``cute-gemm list``; '2' means 2b), or "best" (the phase
     and config a model picks per shape and operands). ``config``: a phase config other than the default (the
@@ -41,13 +48,13 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     if _compiling():  # torch.compile: the custom op, whose fake implementation gives the output's shape
         from cute_gemm.runtime import torch_ops
 
-        if config is not None or arch is not None:
-            raise UnsupportedError("under torch.compile gemm() takes phase, out and out_dtype; config= and arch= "
-                                   "run eagerly only")
+        if config is not None or arch is not None or accumulate:
+            raise UnsupportedError("under torch.compile gemm() takes phase, out and out_dtype; config=, arch= and "
+                                   "accumulate= run eagerly only")
         return torch_ops.call(a, b, phase, out, out_dtype)
     if out is not None and (getattr(a, "requires_grad", False) or getattr(b, "requires_grad", False)):
         _refuse_out_under_autograd()
-    return plan.run(a, b, phase, out, config, arch, out_dtype)
+    return plan.run(a, b, phase, out, config, arch, out_dtype, accumulate)
 
 
 def _refuse_out_under_autograd():

@@ -14,7 +14,12 @@ dict (``_FAST``, filled by the checked path). The compiled entry itself checks d
 Python to say exactly what is wrong (``InputError``). So bad input gets a clear error before anything
 launches, and good input pays no Python validation at all.
 
-Empty problems launch nothing: M == 0 or N == 0 gives an empty C, K == 0 a C of zeros.
+Empty problems launch nothing: M == 0 or N == 0 gives an empty C, K == 0 a C of zeros (with ``accumulate``, C as
+it was).
+
+``accumulate`` (C += A @ B into ``out``) runs the phase's config with its ``accumulate`` field on: the TMA-store
+phases (sm90 5-8) add each C tile into ``out`` with the TMA's reduce-add. The field is part of the config, so such
+a call has a plan (and a compile) of its own; the fast path's key carries the switch.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ _PLANS: dict = {}  # (phase, config, arch, device index, operands) -> Plan
 # A and B are contiguous (row-major), out_dtype, out's dtype (and M, N, K for "best") -> its Plan; filled
 # by the checked path once a call with that key was valid
 _FAST: dict = {}
+_FAST_KEY_LEN = 11  # a fast-path key's fields ("best" keys add M, N, K)
 _FAST_BEST_MAX = 8192  # "best" keys carry the shape: the table is emptied when it holds this many
 _LOCK = threading.Lock()  # compiles and plan creation; the fast path takes no lock
 _torch = None  # the torch module, once a call imported it
@@ -166,14 +172,32 @@ def refusals(kernel, m: int, n: int, k: int) -> list[str]:
     return kernel.can_implement(m, n, k)
 
 
-def checked(a, b, out, phase, config, arch, out_dtype=None) -> tuple[Plan, Problem]:
+ACCUMULATE_PHASES = "sm90 phases 5, 6, 7, 8"  # those whose config has ``accumulate`` (the TMA-store epilogue)
+
+
+def accumulating(entry: registry.PhaseEntry, config):
+    """``config`` (None, a config or overrides) of ``entry`` with ``accumulate`` on; UnsupportedError for a phase
+    whose epilogue cannot add into C."""
+    cfg = entry.configured(config)
+    if not hasattr(cfg, "accumulate"):
+        raise UnsupportedError(f"{entry.key} cannot accumulate (C += A @ B): it is an epilogue of the TMA-store "
+                               f"phases, {ACCUMULATE_PHASES}")
+    return dataclasses.replace(cfg, accumulate=True)
+
+
+def checked(a, b, out, phase, config, arch, out_dtype=None, accumulate=False) -> tuple[Plan, Problem]:
     """Everything checked in Python with clear messages -- the tensors, then whether the phase takes this
-    shape and these operands -- before anything compiles; then the plan (the slow path)."""
+    shape and these operands (and, with ``accumulate``, can add into ``out``) -- before anything compiles;
+    then the plan (the slow path)."""
     p, ops = validate_call(a, b, out, out_dtype)
     target = device_target(a.device)
     entry = entry_for(phase, target, arch)
-    if config is not None:  # the phase's config, or field overrides as compile_only takes them
+    if accumulate:
+        config = accumulating(entry, config)
+    elif config is not None:  # the phase's config, or field overrides as compile_only takes them
         config = entry.configured(config)
+    if out is None and getattr(config, "accumulate", False):
+        raise InputError("accumulate (C += A @ B) adds into out=: give the C to add to")
     kern = entry.make(config, ops)
     why = refusals(kern, p.m, p.n, p.k) if min(p.m, p.n, p.k) > 0 else operand_refusals(kern)
     if why:
@@ -181,17 +205,17 @@ def checked(a, b, out, phase, config, arch, out_dtype=None) -> tuple[Plan, Probl
     return plan_for(a, phase, config, arch, ops), p
 
 
-def _key(a, b, phase, out, config, arch, out_dtype):
+def _key(a, b, phase, out, config, arch, out_dtype, accumulate=False):
     """The fast path's key of a call (``run`` builds the same tuple inline)."""
     return (phase, config, arch, a.get_device(), a.dtype, b.dtype, a.is_contiguous(), b.is_contiguous(), out_dtype,
-            None if out is None else out.dtype)
+            None if out is None else out.dtype, accumulate)
 
 
 def _remember(key, plan, a, b):
     """Later calls with ``key`` take the fast path to ``plan`` -- when the cheap majors of the key are the ones
     the checked path chose (a tensor with an extent of 1 may have needed the other: it stays checked)."""
     if fast_majors(a, b) == (plan.operands.a_major, plan.operands.b_major):
-        if len(key) > 10 and len(_FAST) >= _FAST_BEST_MAX:
+        if len(key) > _FAST_KEY_LEN and len(_FAST) >= _FAST_BEST_MAX:
             _FAST.clear()
         try:
             _FAST[key] = plan
@@ -199,29 +223,32 @@ def _remember(key, plan, a, b):
             pass
 
 
-def _run_checked(a, b, phase, out, config, arch, out_dtype):
+def _run_checked(a, b, phase, out, config, arch, out_dtype, accumulate=False):
     import torch
 
+    if accumulate and out is None:
+        raise InputError("accumulate=True adds A @ B into out= (C += A @ B): give out")
     key = None
     if phase == "best":
         p, ops = validate_call(a, b, out, out_dtype)
         if min(p.m, p.n, p.k) == 0:
             c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=torch_dtype(ops.c))
-            return c.zero_() if p.k == 0 else c
-        key = (*_key(a, b, phase, out, config, arch, out_dtype), p.m, p.n, p.k)
-        phase, config = _pick_best(a, config, arch, p, ops)
-    plan, p = checked(a, b, out, phase, config, arch, out_dtype)
-    _remember(key or _key(a, b, phase, out, config, arch, out_dtype), plan, a, b)
+            return c.zero_() if p.k == 0 and not accumulate else c
+        key = (*_key(a, b, phase, out, config, arch, out_dtype, accumulate), p.m, p.n, p.k)
+        phase, config = _pick_best(a, config, arch, p, ops, accumulate)
+        accumulate = False  # the pick's config has the field on
+    plan, p = checked(a, b, out, phase, config, arch, out_dtype, accumulate)
+    _remember(key or _key(a, b, phase, out, config, arch, out_dtype, accumulate), plan, a, b)
     c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=plan.c_dtype)
-    if p.k == 0:
-        return c.zero_()
+    if p.k == 0:  # C = 0, or with accumulate C += 0: C as it was
+        return c if getattr(plan.kernel.cfg, "accumulate", False) else c.zero_()
     if p.m and p.n:
         with torch.cuda.device(a.device):
             plan.fn(a, b, c)
     return c
 
 
-def run(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dtype=None):
+def run(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dtype=None, accumulate=False):
     """``cute_gemm.gemm`` run eagerly (its arguments and errors): the plan of the call's key looked up and
     called; the first call of a key, or any call the cheap tests do not take, goes through the checked
     path, which reads the operands from the tensors."""
@@ -231,23 +258,24 @@ def run(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dty
         n = b.shape[1]
         dev = a.get_device()
         key = (phase, config, arch, dev, a.dtype, b.dtype, a.is_contiguous(), b.is_contiguous(), out_dtype,
-               None if out is None else out.dtype)
+               None if out is None else out.dtype, accumulate)
         plan = _FAST[key if phase != "best" else (*key, m, n, k)]
     except Exception:  # a new key, or not a pair of 2-D tensors: the checked path says which
-        return _run_checked(a, b, phase, out, config, arch, out_dtype)
+        return _run_checked(a, b, phase, out, config, arch, out_dtype, accumulate)
     if not plan.fits(m, n, k) or b.get_device() != dev:
-        return _run_checked(a, b, phase, out, config, arch, out_dtype)
+        return _run_checked(a, b, phase, out, config, arch, out_dtype, accumulate)
     if out is None:
         if _torch is None:
             import torch as _torch
         out = _torch.empty((m, n), device=a.device, dtype=plan.c_dtype)
     elif out.get_device() != dev or overlaps(out, a) or overlaps(out, b):  # the checked path says what is wrong
-        return _run_checked(a, b, phase, out, config, arch, out_dtype)
+        return _run_checked(a, b, phase, out, config, arch, out_dtype, accumulate)
     try:
         plan.fn(a, b, out)
     except Exception as exc:  # the compiled entry refused an argument before launching: say what
         cfg = plan.kernel.cfg if phase == "best" and plan.kernel.cfg != plan.entry.default_config() else None
-        checked(a, b, out, plan.entry.phase, config if phase != "best" else cfg, arch, out_dtype)
+        checked(a, b, out, plan.entry.phase, config if phase != "best" else cfg, arch, out_dtype,
+                accumulate and phase != "best")
         raise InputError(f"{plan.entry.key}: {exc}") from exc
     return out
 
@@ -265,9 +293,10 @@ def device_name(dev: int) -> str | None:
         return None
 
 
-def _pick_best(a, config, arch, p: Problem, ops: Operands):
+def _pick_best(a, config, arch, p: Problem, ops: Operands, accumulate=False):
     """(phase, config) of ``phase="best"`` for a shape and operands (``choose.resolve``: the GPU's tuned pick, else
-    the model's ``choose.pick``); UnsupportedError for a config of the caller's or a shape no candidate takes."""
+    the model's ``choose.pick``; with ``accumulate`` among the phases that can add into C, the field on);
+    UnsupportedError for a config of the caller's or a shape no candidate takes."""
     from cute_gemm.runtime import choose
 
     if config is not None:
@@ -278,12 +307,14 @@ def _pick_best(a, config, arch, p: Problem, ops: Operands):
     family, gpu = _FAMILY[dev]
     try:
         fam = _arch.family(arch) if arch else family
-        phase, cfg, how = choose.resolve(fam, p.m, p.n, p.k, ops, gpu)
+        phase, cfg, how = (choose.resolve(fam, p.m, p.n, p.k, ops, gpu, accumulate=True) if accumulate
+                           else choose.resolve(fam, p.m, p.n, p.k, ops, gpu))
         if how == "model":
             choose.warn_unfitted(fam, gpu)  # once: datasheet constants (sm100), and how to measure the picks here
         return phase, cfg
     except LookupError as exc:
-        raise UnsupportedError(f"phase 'best': {exc} with {ops.label()}") from exc
+        why = f" (accumulate: {ACCUMULATE_PHASES})" if accumulate else ""
+        raise UnsupportedError(f"phase 'best': {exc} with {ops.label()}{why}") from exc
     except ValueError as exc:  # an unknown arch name
         raise InputError(str(exc)) from None
 
@@ -306,4 +337,4 @@ def launcher(entry: registry.PhaseEntry, a, b, c, config=None):
 
 
 __all__ = ["Plan", "run", "launcher", "plan_for", "compile_plan", "device_target", "entry_for", "checked", "refusals",
-           "operand_refusals", "max_active_clusters", "fitted_config"]
+           "operand_refusals", "max_active_clusters", "fitted_config", "accumulating", "ACCUMULATE_PHASES"]
