@@ -1,9 +1,13 @@
-"""``accumulate`` (C += A @ B) on sm90 phases 5-8, without a GPU: the compiled code and the PTX machine.
+"""``accumulate`` (C += A @ B) on sm90 phases 5-8: the compiled code, the PTX machine, the API, the GPU.
 
 With ``accumulate=True`` in its config a TMA-store phase stores each C slab with the TMA's reduce-add
 (``cp.reduce.async.bulk.tensor...add``) instead of the plain bulk tensor store; nothing else of the kernel
 changes, and the default config's code is the one it always was. The machine runs the accumulate config on a
 ragged problem and checks that every element of C is added to exactly once, with exactly its sum over K.
+``cute_gemm.gemm(a, b, out=c, accumulate=True)`` is checked on the host with the plans mocked (its errors, its
+plan and fast-path key, ``best``'s candidates); the GPU test (marker gpu) compares C0 + A @ B with float64.
+
+    pytest -m gpu tests/test_accumulate.py     # the GPU part alone (H200)
 """
 
 import dataclasses
@@ -226,3 +230,54 @@ def test_accumulate_is_eager_only(monkeypatch):
     monkeypatch.setattr(gemm_mod, "_compiling", lambda: True)
     with pytest.raises(UnsupportedError, match="accumulate= run eagerly only"):
         cute_gemm.gemm(torch.empty(8, 8).half(), torch.empty(8, 8).half(), out=torch.empty(8, 8), accumulate=True)
+
+
+# ---- on the GPU (marker gpu): C0 + A @ B against float64 at ragged shapes ----
+
+GPU_OPERANDS = [Operands.of("nn", "fp16", "fp32"), Operands.of("tn", "bf16", "fp32"), Operands.of("nt", "bf16", "bf16")]
+
+
+def _gpu_shapes(layout: str):
+    """Ragged (M, N, K): M = 1 where A is row-major (8 where M is its contiguous extent), N and K no tile
+    multiples (N a multiple of 8: C's rows; K too: A's or B's rows)."""
+    m1, m3 = (1, 129) if layout[0] == "n" else (8, 136)
+    return [(m1, 264, 520), (1000, 3000, 72), (m3, 1000, 4104)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ops", GPU_OPERANDS, ids=lambda o: o.label().replace(" ", "-").replace(">", ""))
+@pytest.mark.parametrize("phase", [*PHASES, "best"])
+def test_gpu_accumulate_adds_into_c(phase, ops):
+    """C = randn, then gemm(a, b, out=C, accumulate=True) equals C0 + A @ B against float64 (relative Frobenius:
+    the check's limit, plus two roundings of a 16-bit C: the tile's before the add, the sum's); run twice from
+    the same C0 the result is bit-identical (one reduce-add per element)."""
+    import torch
+
+    import cute_gemm
+    from cute_gemm.measure.check import REL_ERR_LIMIT, UNIT_ROUNDOFF
+    from cute_gemm.runtime.problem import torch_dtype
+
+    ab, c_dtype = torch_dtype(ops.ab), torch_dtype(ops.c)
+    gen = torch.Generator(device="cuda").manual_seed(46)
+
+    def rand(rows, cols, row_major, dtype):  # row-major, or the .t() of a contiguous [cols, rows]
+        if row_major:
+            return torch.randn(rows, cols, generator=gen, device="cuda").to(dtype)
+        return torch.randn(cols, rows, generator=gen, device="cuda").to(dtype).t()
+
+    for m, n, k in _gpu_shapes(ops.layout):
+        a = rand(m, k, ops.layout[0] == "n", ab)
+        b = rand(k, n, ops.layout[1] == "n", ab)
+        c0 = rand(m, n, True, c_dtype).contiguous()
+        want = c0.double() + a.double() @ b.double()
+        c = c0.clone()
+        assert cute_gemm.gemm(a, b, phase=phase, out=c, accumulate=True) is c
+        torch.cuda.synchronize()
+        err = ((c.double() - want).norm() / want.norm()).item()
+        limit = REL_ERR_LIMIT + 4 * UNIT_ROUNDOFF[ops.c]
+        assert err <= limit, f"phase {phase} {ops.label()} at {m}x{n}x{k}: rel err {err:.3g} > {limit:.3g}"
+        again = c0.clone()
+        cute_gemm.gemm(a, b, phase=phase, out=again, accumulate=True)
+        assert torch.equal(again, c), f"phase {phase} at {m}x{n}x{k}: not deterministic"
+        plain = cute_gemm.gemm(a, b, phase=phase, out=c0.clone())  # the same phase without it overwrites C
+        assert ((plain.double() - a.double() @ b.double()).norm() / (a.double() @ b.double()).norm()).item() <= limit
