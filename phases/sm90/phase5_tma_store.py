@@ -35,6 +35,8 @@ Constraints:
   sticks out of A and B, the TMA stores clip at C's edges (a pair whose second tile is past M still
   runs both CTAs: the multicast needs both).
 - A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
+- ``accumulate`` (a config switch, off by default; 6-8 too): the slabs' TMA stores become TMA reduce-adds
+  (``cp.reduce.async.bulk.tensor...add``): C += A @ B with no load of C (``gemm(..., accumulate=True)``).
 """
 
 import dataclasses
