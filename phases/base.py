@@ -32,7 +32,7 @@ from phases.operands import WORKLOG, Operands
 
 # Every phase id, in ladder order. The one list: the registry, the CLI and the docs read it from here.
 # 2a = TMA loads, 2b = TMA + warp specialization; a bare "2" means 2b.
-PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6", "7", "8", "9", "10")
+PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6", "7", "8", "9", "10", "11")
 PHASE_ALIASES = {"2": "2b"}
 
 ROW_ALIGN = 8  # contiguous extents are multiples of 8: 16-byte rows of 16-bit A and B (TMA, 16-B cp.async)

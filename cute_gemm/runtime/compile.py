@@ -44,6 +44,56 @@ class TorchFace:
             self.kernel(mA, mB_nk, mC, stream)
 
 
+class TorchBiasFace(TorchFace):
+    """(A, B, C, bias [N]) -> the kernel with the bias (phase 11's fused epilogue; C^T's plans too)."""
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, mBias: cute.Tensor, stream):
+        _call(self.kernel, mA, mB, mC, stream, mBias, None)
+
+
+class TorchResidualFace(TorchFace):
+    """(A, B, C, residual [M,N]) -> the kernel with the residual, transposed with C where C is."""
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, mD: cute.Tensor, stream):
+        _call(self.kernel, mA, mB, mC, stream, None, mD)
+
+
+class TorchBiasResidualFace(TorchFace):
+    """(A, B, C, bias [N], residual [M,N]) -> the kernel with both."""
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, mBias: cute.Tensor, mD: cute.Tensor,
+                 stream):
+        _call(self.kernel, mA, mB, mC, stream, mBias, mD)
+
+
+def _call(kernel, mA, mB, mC, stream, mBias, mD):
+    """The epilogue faces' call: TorchFace's views, and the residual seen as C is (C^T for swap-AB)."""
+    mB_nk = _transposed(mB)
+    if cutlass.const_expr(getattr(kernel, "swap_ab", False)):
+        mD_k = _transposed(mD) if cutlass.const_expr(mD is not None) else None
+        kernel(mB_nk, mA, _transposed(mC), stream, mBias, mD_k)
+    else:
+        kernel(mA, mB_nk, mC, stream, mBias, mD)
+
+
+def epilogue_inputs(kernel) -> tuple[str, ...]:
+    """The tensors a kernel's fused epilogue reads beyond A, B and C, in call order: () or a subset of
+    ("bias", "residual"), from its config (phase 11's ``bias`` / ``residual`` fields)."""
+    cfg = kernel.cfg
+    return tuple(name for name in ("bias", "residual") if getattr(cfg, name, False))
+
+
+def face_for(kernel) -> TorchFace:
+    """The compiled entry for ``kernel``: ``fn(a, b, c)``, plus ``bias`` and/or ``residual`` after C when its
+    config's fused epilogue reads them."""
+    faces = {(): TorchFace, ("bias",): TorchBiasFace, ("residual",): TorchResidualFace,
+             ("bias", "residual"): TorchBiasResidualFace}
+    return faces[epilogue_inputs(kernel)](kernel)
+
+
 def _transposed(t: cute.Tensor) -> cute.Tensor:
     """The same bytes with the two modes swapped."""
     return cute.make_tensor(t.iterator, cute.select(t.layout, mode=[1, 0]))
@@ -73,7 +123,8 @@ def _options(target: str, dump_dir: str | None, remarks: str | None) -> str:
 
 
 def fake_operands(kernel):
-    """Symbolic-extent stand-ins for A [M,K], B [K,N], C [M,N] and the stream: no GPU, no shapes.
+    """Symbolic-extent stand-ins for A [M,K], B [K,N], C [M,N] (then the fused epilogue's bias [N] and residual
+    [M,N], where the config has them) and the stream: no GPU, no shapes.
 
     M, N, K are one symbol each, shared by every tensor that has that extent (and by the row strides,
     so the generated entry checks that each tensor is contiguous), with the phase's divisibility.
@@ -92,7 +143,12 @@ def fake_operands(kernel):
     a = make_fake_tensor(dtype(ops.ab), (m, k), stride=(k, 1) if ops.a_major == "k" else (1, m), assumed_align=16)
     b = make_fake_tensor(dtype(ops.ab), (k, n), stride=(n, 1) if ops.b_major == "n" else (1, k), assumed_align=16)
     c = make_fake_tensor(dtype(ops.c), (m, n), stride=(n, 1), assumed_align=16)
-    return a, b, c, make_fake_stream(use_tvm_ffi_env_stream=True)
+    extra = {
+        "bias": lambda: make_fake_tensor(dtype(ops.ab), (n,), stride=(1,), assumed_align=16),
+        "residual": lambda: make_fake_tensor(dtype(ops.c), (m, n), stride=(n, 1), assumed_align=16),
+    }
+    return (a, b, c, *(extra[name]() for name in epilogue_inputs(kernel)),
+            make_fake_stream(use_tvm_ffi_env_stream=True))
 
 
 def compile_kernel(kernel, target: str, *, keep: bool = False) -> Compiled:
@@ -108,7 +164,7 @@ def compile_kernel(kernel, target: str, *, keep: bool = False) -> Compiled:
         if dump:
             os.makedirs(dump)  # the DSL writes into it but does not create it
         t0 = time.perf_counter()
-        fn = cute.compile(TorchFace(kernel), *fake_operands(kernel), options=_options(target, dump, remarks))
+        fn = cute.compile(face_for(kernel), *fake_operands(kernel), options=_options(target, dump, remarks))
         out = Compiled(key=key, target=target, fn=fn, kernel=kernel, seconds=time.perf_counter() - t0)
         if keep:
             out.ptx = fn.__ptx__ if isinstance(fn.__ptx__, str) else None

@@ -45,7 +45,7 @@ from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
-from phases import operands
+from phases import epilogue, operands
 from phases.base import GemmPhase, TileConfig
 from phases.cluster import add_in_rank_order, require_cluster_dims
 from phases.pdl import pdl_launch_dependents, pdl_wait
@@ -127,6 +127,10 @@ class Sm100Phase9(GemmPhase):
         lines = c.bm if self.types.c_layout == LayoutEnum.ROW_MAJOR else c.bn
         assert lines % c.split_k == 0, f"the tile's {lines} lines must split evenly over split_k={c.split_k} CTAs"
 
+    def activation(self) -> str:
+        """The fused epilogue's activation: none here (phase 11 has the field)."""
+        return "none"
+
     def partial_layout(self) -> cute.Layout:
         """The fp32 partial tile, laid out like C: its contiguous mode contiguous, each line padded by PAD."""
         bm, bn = self.cfg.bm, self.cfg.bn
@@ -142,7 +146,7 @@ class Sm100Phase9(GemmPhase):
         return (ceil_div(m, self.cfg.bm) * ceil_div(n, self.cfg.bn) * self.cfg.split_k, 1, 1)
 
     @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream, mBias=None, mD=None):
         self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         c = self.cfg
@@ -152,7 +156,7 @@ class Sm100Phase9(GemmPhase):
         )
         split = {"cluster": self.cluster} if c.split_k > 1 else {}  # no split: a plain launch
         self.kernel(
-            self.tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, mC, self.a_smem_layout, self.b_smem_layout
+            self.tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, mC, self.a_smem_layout, self.b_smem_layout, mBias, mD
         ).launch(grid=self.grid(*self.problem_mnk(mA, mC)), block=(self.threads, 1, 1), **split,
                  smem=self.smem_bytes, min_blocks_per_mp=c.ctas_per_sm, use_pdl=c.use_pdl, stream=stream)
 
@@ -167,6 +171,8 @@ class Sm100Phase9(GemmPhase):
         mC: cute.Tensor,
         a_smem_layout: cute.ComposedLayout,
         b_smem_layout: cute.ComposedLayout,
+        mBias,
+        mD,
     ):
         c = self.cfg
         S = c.split_k
@@ -280,7 +286,8 @@ class Sm100Phase9(GemmPhase):
         cute.arch.cluster_wait()
         if warp_idx < c.epi_warps:
             sP = cute.make_tensor(cute.recast_ptr(ring, dtype=cutlass.Float32), self.partial_layout())
-            reduce_store(sP, mC, m_tile, n_tile, rank, tidx, (c.bm, c.bn), S, 32 * c.epi_warps)
+            reduce_store(sP, mC, m_tile, n_tile, rank, tidx, (c.bm, c.bn), S, 32 * c.epi_warps, mBias, mD,
+                         self.activation())
         # --- no CTA leaves (with its smem) while a peer may still read its partial tile ---
         cute.arch.cluster_arrive()
         cute.arch.cluster_wait()
@@ -311,14 +318,17 @@ def write_partial(tAcc: cute.Tensor, sP: cute.Tensor, tidx, has_k, epi_warps: cu
 
 @cute.jit
 def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, tile_mn: cutlass.Constexpr,
-                 split_k: cutlass.Constexpr, threads: cutlass.Constexpr):
+                 split_k: cutlass.Constexpr, threads: cutlass.Constexpr, mBias=None, mD=None,
+                 activation: cutlass.Constexpr = "none"):
     """Reduce-scatter of the cluster's ``split_k`` partial tiles (``sP`` in every CTA) into C's tile.
 
     CTA ``rank`` owns lines [rank L/S, (rank + 1) L/S) of the tile's L lines of C's other mode (rows for a
     row-major C). Thread ``tidx`` of ``threads`` takes 16-B vectors of them along C's contiguous mode,
     reads each from the partial tile of CTA 0, 1, ..., S-1 (``mapa`` + ``ld.shared::cluster``), adds them
     in that order (the same bits on every run), rounds to C's type and stores it; a vector past C's edges
-    is skipped (C's contiguous extent is a multiple of 8: a vector is in or out whole).
+    is skipped (C's contiguous extent is a multiple of 8: a vector is in or out whole). Phase 11's fused
+    epilogue (``mBias``, ``mD``: views with C's shape; ``activation``) applies to the sum before the rounding:
+    once per element, after the reduce (``phases.epilogue.apply``).
     """
     BM, BN = tile_mn
     row_major = sP.layout.stride[1] == 1
@@ -331,6 +341,8 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
     cC = cute.zipped_divide(cute.local_tile(cute.make_identity_tensor(mC.shape), tile_mn, (m_tile, n_tile)), vec_tiler)
     parts = [cute.zipped_divide(cute.make_tensor(cute.arch.map_dsmem_ptr(sP.iterator, r), sP.layout), vec_tiler)
              for r in range(split_k)]
+    gBias = epilogue.tile_vectors(mBias, tile_mn, m_tile, n_tile, vec_tiler)
+    gD = epilogue.tile_vectors(mD, tile_mn, m_tile, n_tile, vec_tiler)
     total = cute.make_rmem_tensor(gC[(None, 0)].layout, cutlass.Float32)
     for i in cutlass.range_constexpr((vecs + threads - 1) // threads):
         v = tidx + i * threads
@@ -339,4 +351,6 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
         if v < vecs:
             if cute.elem_less(cC[(0, idx)], mC.shape):
                 add_in_rank_order(parts, idx, total)
+                if cutlass.const_expr(mBias is not None or mD is not None or activation != "none"):
+                    epilogue.apply(total, epilogue.vector_at(gBias, idx), epilogue.vector_at(gD, idx), activation)
                 cute.autovec_copy(common.to_c_type(total, mC.element_type), gC[(None, idx)])

@@ -48,7 +48,7 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync, warpgroup
 from cutlass.tensor_utils import LayoutEnum
 
-from phases import operands
+from phases import epilogue, operands
 from phases.base import GemmPhase
 from phases.cluster import add_in_rank_order, require_cluster_dims
 from phases.pdl import pdl_launch_dependents, pdl_wait
@@ -214,6 +214,10 @@ class Sm90Phase9(GemmPhase):
         """No split and fp32 C: the accumulators go straight to C (phase 3's epilogue)."""
         return self.cfg.split_k == 1 and self.types.c == cutlass.Float32
 
+    def activation(self) -> str:
+        """The fused epilogue's activation: none here (phase 11 has the field)."""
+        return "none"
+
     def threads_of_consumers(self) -> int:
         return common.WARPGROUP_THREADS * self.consumer_warpgroups
 
@@ -227,7 +231,7 @@ class Sm90Phase9(GemmPhase):
         return (ceil_div(ceil_div(m, cfg.bm), cfg.cluster_m) * cfg.cluster_m * ceil_div(n, cfg.bn) * cfg.split_k, 1, 1)
 
     @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream, mBias=None, mD=None):
         self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         cfg = self.cfg
@@ -239,7 +243,7 @@ class Sm90Phase9(GemmPhase):
 
         # consecutive block ids share a tile (split) or B (multicast); else no cluster (the quicker launch)
         split = {"cluster": list(self.cluster)} if self.cluster[0] > 1 else {}
-        self.kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, mC, tiled_mma, sA_layout, sB_layout).launch(
+        self.kernel(tma_atom_a, tma_a, tma_atom_b, tma_b, mC, tiled_mma, sA_layout, sB_layout, mBias, mD).launch(
             grid=self.grid(*self.problem_mnk(mA, mC)),
             block=[self.threads, 1, 1],
             **split,
@@ -262,6 +266,8 @@ class Sm90Phase9(GemmPhase):
         tiled_mma: cute.TiledMma,
         sA_layout: cute.ComposedLayout,
         sB_layout: cute.ComposedLayout,
+        mBias,
+        mD,
     ):
         cfg = self.cfg
         BM, BN, BK, NSTAGES, S, CM = cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.split_k, cfg.cluster_m
@@ -383,7 +389,7 @@ class Sm90Phase9(GemmPhase):
                     # not the accumulators (rounding those in registers made ptxas serialize every wgmma)
                     consumers.arrive_and_wait()
                     reduce_store(sP, mC, m_tile, n_tile, 0, mma_tidx, (BM, BN), 1, self.threads_of_consumers(),
-                                 m_rank, CM)
+                                 m_rank, CM, mBias, mD, self.activation())
 
         if cutlass.const_expr(S > 1):
             # ---- the cluster's partial tiles are all in smem (release/acquire at cluster scope) ----
@@ -391,7 +397,7 @@ class Sm90Phase9(GemmPhase):
             cute.arch.cluster_wait()
             if warp_group_idx > 0:
                 reduce_store(sP, mC, m_tile, n_tile, rank, mma_tidx, (BM, BN), S, self.threads_of_consumers(),
-                             m_rank, CM)
+                             m_rank, CM, mBias, mD, self.activation())
             # no CTA leaves while a peer may still read its partial tile
             cute.arch.cluster_arrive()
             cute.arch.cluster_wait()
@@ -399,7 +405,8 @@ class Sm90Phase9(GemmPhase):
 
 @cute.jit
 def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, tile_mn: cutlass.Constexpr,
-                 split_k: cutlass.Constexpr, threads: cutlass.Constexpr, m_rank=0, cluster_m: cutlass.Constexpr = 1):
+                 split_k: cutlass.Constexpr, threads: cutlass.Constexpr, m_rank=0, cluster_m: cutlass.Constexpr = 1,
+                 mBias=None, mD=None, activation: cutlass.Constexpr = "none"):
     """Reduce-scatter of the cluster's ``split_k`` partial tiles (``sP`` in every CTA) into C's tile.
 
     CTA ``rank`` owns lines [rank ceil(L/S), (rank + 1) ceil(L/S)) of the tile's L lines of C's other mode
@@ -409,6 +416,8 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
     ``m_rank + cluster_m r``: ``mapa`` + ``ld.shared::cluster``),
     adds them in that order (the same bits on every run), rounds to C's type and stores it; vectors
     past C's edges are skipped (C's contiguous extent is a multiple of 8: a vector is in or out whole).
+    Phase 11's fused epilogue (``mBias``, ``mD``: views with C's shape; ``activation``) applies to the sum,
+    before the rounding: once per element, after the reduce (``phases.epilogue.apply``).
     """
     BM, BN = tile_mn
     row_major = sP.layout.stride[1] == 1
@@ -424,6 +433,8 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
     parts = [cute.zipped_divide(cute.make_tensor(cute.arch.map_dsmem_ptr(sP.iterator, m_rank + cluster_m * r),
                                                  sP.layout), vec_tiler)
              for r in range(split_k)]
+    gBias = epilogue.tile_vectors(mBias, tile_mn, m_tile, n_tile, vec_tiler)
+    gD = epilogue.tile_vectors(mD, tile_mn, m_tile, n_tile, vec_tiler)
     total = cute.make_rmem_tensor(gC[(None, 0)].layout, cutlass.Float32)
     for i in cutlass.range_constexpr((vecs + threads - 1) // threads):
         v = tidx + i * threads
@@ -435,4 +446,7 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
             if in_tile:
                 if cute.elem_less(cC[(0, idx)], mC.shape):
                     add_in_rank_order(parts, idx, total)
+                    if cutlass.const_expr(mBias is not None or mD is not None or activation != "none"):
+                        epilogue.apply(total, epilogue.vector_at(gBias, idx), epilogue.vector_at(gD, idx), activation)
                     cute.autovec_copy(common.to_c_type(total, mC.element_type), gC[(None, idx)])
+

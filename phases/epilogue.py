@@ -1,0 +1,120 @@
+"""The fused epilogue of both ladders (phase 11): y = act(A @ B + bias) + residual, in fp32, before the rounding.
+
+What: after a tile's accumulators are final (for a split-K tile: after the reduce has added the partial
+tiles, so the epilogue runs once per element), each value passes through
+1. ``+ bias[n]``: a vector over C's N (one value per output column, ``x @ W.T + b`` as ``F.linear`` adds it);
+2. an activation: ``relu``, ``gelu`` (the tanh form, ``F.gelu(approximate="tanh")``) or ``silu``;
+3. ``+ residual[m, n]``: a tensor of C's shape and dtype (a transformer block's skip connection);
+then it is rounded to C's type and stored, as without the epilogue.
+
+Why in the kernel: without it, ``linear(x, w, b)`` followed by an activation is three launches, and the two
+after the GEMM each read and write all of y. At decode shapes (16 x 14336) y is small but every launch and
+every trip through memory is a large share of the layer's time. In the epilogue the bias and the residual are
+one extra load each per stored vector, and the activation a few instructions on values already in registers.
+
+Why before the rounding: ``gelu(round_bf16(acc + b))`` rounds twice (the unfused sequence does exactly that:
+the GEMM writes bf16 y, the activation reads it); here the sum, the activation and the residual add run in
+fp32 and only the result is rounded once, which is at least as accurate as the unfused sequence.
+
+How the vectors reach the epilogue: the compile face hands the kernel ``bias`` and ``residual`` as views with
+C's (kernel) shape -- the bias a broadcast view (stride 0 along M), the residual transposed with C where a
+plan stores C^T (swap-AB) -- so the epilogue reads element (m, n) of each at the same coordinates as the C
+element it stores, whatever the orientation, and loads them straight to registers (a 16-B C vector's bias is
+one 8-B load of 16-bit values; no smem: each value is used by one thread once).
+
+The activations use the SFU's approximate ``tanh.approx.f32`` (relative error about 2^-11, below a bf16 ulp):
+gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) and silu(x) = x sigmoid(x) = x/2 (1 + tanh(x/2)).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import cutlass
+import cutlass.cute as cute
+
+ACTIVATIONS = ("none", "relu", "gelu", "silu")
+GELU_K0 = 0.7978845608028654  # sqrt(2 / pi)
+GELU_K1 = 0.044715
+
+
+@dataclasses.dataclass(frozen=True)
+class EpilogueFields:
+    """The epilogue's config fields (phase 11's configs carry them); all off: no epilogue, the parent's kernel."""
+
+    bias: bool = False  # + a bias vector over N (its dtype: A's, as ``F.linear`` takes it)
+    activation: str = "none"  # one of ACTIVATIONS
+    residual: bool = False  # + a residual tensor of C's shape and dtype, after the activation
+
+    def epilogue_active(self) -> bool:
+        return self.bias or self.activation != "none" or self.residual
+
+    def epilogue_problems(self) -> list[str]:
+        """What is wrong with the fields (empty: nothing)."""
+        if self.activation not in ACTIVATIONS:
+            return [f"activation={self.activation!r}: one of {', '.join(ACTIVATIONS)}"]
+        return []
+
+
+def epilogue_label(cfg) -> str:
+    """'bias+gelu+residual', 'silu', '' (no epilogue): how a table names a config's epilogue."""
+    parts = (["bias"] if cfg.bias else []) + ([cfg.activation] if cfg.activation != "none" else [])
+    return "+".join(parts + (["residual"] if cfg.residual else []))
+
+
+def bias_view(bias: cute.Tensor, c: cute.Tensor, n_mode: int) -> cute.Tensor:
+    """``bias`` (a vector over N) seen with C's shape: stride 0 along the other mode, so element (m, n) of the view
+    is bias[n]. ``n_mode``: C's mode that runs over the problem's N (1 for C, 0 for swap-AB's C^T)."""
+    stride = (0, bias.layout.stride[0]) if n_mode == 1 else (bias.layout.stride[0], 0)
+    return cute.make_tensor(bias.iterator, cute.make_layout(c.shape, stride=stride))
+
+
+def tile_vectors(view, tile_mn, m_tile, n_tile, vec_tiler):
+    """The split-K reduce's 16-B vectors of an epilogue view's (m_tile, n_tile) tile, indexed as C's are
+    (``((vec), (lines, vecs))``); None (no such term) stays None."""
+    if view is None:
+        return None
+    return cute.zipped_divide(cute.local_tile(view, tile_mn, (m_tile, n_tile)), vec_tiler)
+
+
+def vector_at(vectors, idx):
+    """Vector ``idx`` of ``tile_vectors``' result, or None."""
+    return None if vectors is None else vectors[(None, idx)]
+
+
+@cute.jit
+def activate(x, activation: cutlass.Constexpr):
+    """One fp32 value through the activation (a Python-time choice: no branch in the kernel)."""
+    if cutlass.const_expr(activation == "relu"):
+        x = cute.arch.fmax(x, cutlass.Float32(0.0))
+    elif cutlass.const_expr(activation == "gelu"):
+        inner = x * (GELU_K0 + GELU_K0 * GELU_K1 * x * x)
+        half_x = x * 0.5
+        x = half_x + half_x * cute.math.tanh(inner, fastmath=True)
+    elif cutlass.const_expr(activation == "silu"):
+        half_x = x * 0.5
+        x = half_x + half_x * cute.math.tanh(half_x, fastmath=True)
+    return x
+
+
+@cute.jit
+def apply(total: cute.Tensor, bias_vec, residual_vec, activation: cutlass.Constexpr):
+    """``total`` (fp32 registers: C values about to be rounded and stored) = act(total + bias) + residual.
+
+    ``bias_vec`` / ``residual_vec``: the same elements of the bias and residual views (``bias_view``), or None
+    where the config has no such term (nothing is loaded or traced for it).
+    """
+    n = cute.size(total)
+    if cutlass.const_expr(bias_vec is not None):
+        b = cute.make_rmem_tensor(cute.make_layout(n), bias_vec.element_type)
+        cute.autovec_copy(bias_vec, b)
+        for e in cutlass.range_constexpr(n):
+            total[e] = total[e] + b[e].to(cutlass.Float32)
+    if cutlass.const_expr(activation != "none"):
+        for e in cutlass.range_constexpr(n):
+            total[e] = activate(total[e], activation)
+    if cutlass.const_expr(residual_vec is not None):
+        d = cute.make_rmem_tensor(cute.make_layout(n), residual_vec.element_type)
+        cute.autovec_copy(residual_vec, d)
+        for e in cutlass.range_constexpr(n):
+            total[e] = total[e] + d[e].to(cutlass.Float32)

@@ -1,0 +1,59 @@
+"""sm100 phase 11: the fused epilogue -- y = act(A @ B + bias) + residual before the rounding (beyond the worklog).
+
+Compared to phase 10 (swap-AB, split-K in a cluster), only the epilogue changes. Where phase 10's reduce adds
+the cluster's partial tiles and rounds the 16-B vector it stores, phase 11 first passes the fp32 sum through
+``phases.epilogue.apply``:
+1. ``+ bias``: the 8-B vector of the bias (16-bit, A's dtype) at the same coordinates, from a broadcast view
+   with C's shape (stride 0 along the tokens), loaded straight into registers: each value is used once;
+2. the activation (``relu``, tanh-form ``gelu``, ``silu``) on each value, with the SFU's ``tanh.approx.f32``;
+3. ``+ residual``: the vector of a tensor of C's shape and dtype, transposed with C (the kernel stores C^T);
+then the rounding to C's type and the store, as before. A split-K tile applies it once, after its reduce:
+the epilogue reads the *sum* of the K ranges, never a partial (with split_k = 1 the one partial tile is the sum).
+
+Why: ``linear(x, w, b)`` and its activation are otherwise three kernels, and the two after the GEMM each read
+and write all of y; at decode shapes each of those launches costs about as much as the GEMM's epilogue. Why
+before the rounding: the unfused sequence rounds y to bf16, then rounds gelu(y) again; here the rounding
+happens once, on the fp32 result (``phases.epilogue`` says more).
+
+Numbers: phase 10's tile, ring, TMEM and cluster; the epilogue adds no smem and, per 16-B C vector, one 8-B load of
+the bias and one of the residual (16-bit C), a handful of FMAs and one ``tanh.approx`` per value.
+
+Constraints: phase 10's; the bias a contiguous vector of N values of A's dtype, the residual C's shape, dtype
+and row-major layout, both 16-B aligned. All epilogue fields off: phase 10's kernel, instruction for instruction.
+"""
+
+import dataclasses
+
+import cutlass
+import cutlass.cute as cute
+
+from phases import epilogue
+from phases.sm100.phase10_swap_ab import Sm100Phase10, Sm100Phase10Config
+
+
+@dataclasses.dataclass(frozen=True)
+class Sm100Phase11Config(Sm100Phase10Config, epilogue.EpilogueFields):
+    """Phase 10's fields and the epilogue's: ``bias``, ``activation``, ``residual`` (``phases.epilogue``)."""
+
+
+class Sm100Phase11(Sm100Phase10):
+    """Phase 10 with the fused epilogue: bias, activation and residual applied to the reduced fp32 tile."""
+
+    phase = "11"
+    Config = Sm100Phase11Config
+    summary = "fused epilogue: act(C + bias) + residual in fp32 after the split-K reduce, before the rounding"
+    adds = "fused epilogue: bias, activation (relu, gelu, silu) and residual in registers before the store"
+    worklog = ""
+    parent = "10"
+
+    def config_problems(self) -> list[str]:
+        return super().config_problems() + self.cfg.epilogue_problems()
+
+    def activation(self) -> str:
+        return self.cfg.activation
+
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream, mBias=None, mD=None):
+        # the bias over the problem's N, which is C^T's mode 0 here: element (n, m) of the view is bias[n]
+        bias = epilogue.bias_view(mBias, mC, n_mode=0) if cutlass.const_expr(mBias is not None) else None
+        Sm100Phase10.__call__(self, mA, mB, mC, stream, bias, mD)
