@@ -118,3 +118,25 @@ def apply(total: cute.Tensor, bias_vec, residual_vec, activation: cutlass.Conste
         cute.autovec_copy(residual_vec, d)
         for e in cutlass.range_constexpr(n):
             total[e] = total[e] + d[e].to(cutlass.Float32)
+
+
+@cute.jit
+def apply_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activation: cutlass.Constexpr, fence=None):
+    """The persistent phases' form: ``frag`` (fp32 registers of an MMA fragment) = act(frag + bias) + residual,
+    element by element at the C coordinates ``coords`` (the same partition of an identity tensor).
+
+    ``mBias`` / ``mD``: views with C's shape (``bias_view``) or None. A fragment element past C's edges (a partial
+    tile) reads the bias and residual at the nearest element inside C instead -- a valid address, no branch --
+    and is then clipped by the TMA store like every value of it. ``fence``: a function every register goes through
+    before the arithmetic reads it (sm90: ``fence_register``, so nothing is scheduled above the wgmma wait).
+    """
+    for i in cutlass.range_constexpr(cute.size(frag)):
+        x = frag[i] if cutlass.const_expr(fence is None) else fence(frag[i])
+        m, n = coords[i]
+        inside = (cutlass.min(m, c_shape[0] - 1), cutlass.min(n, c_shape[1] - 1))
+        if cutlass.const_expr(mBias is not None):
+            x = x + mBias[inside].to(cutlass.Float32)
+        x = activate(x, activation)
+        if cutlass.const_expr(mD is not None):
+            x = x + mD[inside].to(cutlass.Float32)
+        frag[i] = x

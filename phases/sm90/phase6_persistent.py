@@ -38,6 +38,8 @@ Constraints:
 - A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
 - (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile, and
   epi_stages >= 2 (a slab's buffer is only waited for once the next slab has been written).
+- Phase 11's fused epilogue as config fields (``bias``, ``activation``, ``residual``; off by default, 8 too): each
+  slab's registers go through ``phases.epilogue.apply_at`` before the rounding (prefill shapes' path).
 """
 
 import dataclasses
@@ -49,7 +51,7 @@ import cutlass.utils.hopper_helpers as sm90_utils
 from cutlass.cute.nvgpu import cpasync, warpgroup
 from cutlass.tensor_utils import LayoutEnum
 
-from phases import operands
+from phases import epilogue, operands
 from phases.base import GemmPhase
 from phases.cluster import require_cluster_dims
 from phases.pdl import pdl_launch_dependents, pdl_wait
@@ -61,7 +63,7 @@ SMEM_OPT_IN_MAX = 232_448  # 227 KiB: the most dynamic smem one CTA may ask for 
 
 
 @dataclasses.dataclass(frozen=True)
-class Sm90Phase6Config(ct.TmaConfig):
+class Sm90Phase6Config(ct.TmaConfig, epilogue.EpilogueFields):
     bm: int = 128
     bn: int = 256
     bk: int = 64
@@ -124,6 +126,10 @@ class Sm90Phase6(GemmPhase):
                        f"the buffers evenly (slabs a multiple of epi_stages)")
         if not why:
             why += common.ring_problems(c, extra=c.epi_stages * c.bm * self.epi_n * 2)
+        why += c.epilogue_problems()
+        if c.accumulate and c.epilogue_active():
+            why.append("accumulate with bias/activation/residual: C += act(A @ B + bias) is not a GEMM epilogue anyone "
+                       "asks for; one or the other")
         return why
 
     def _setup_attributes(self):
@@ -155,7 +161,7 @@ class Sm90Phase6(GemmPhase):
         return common.make_tiled_mma(self.cfg.bn, self.consumer_warpgroups, self.types)
 
     @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream, mBias=None, mD=None):
         self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         cfg = self.cfg
@@ -165,9 +171,11 @@ class Sm90Phase6(GemmPhase):
         tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
         # C's TMA store, or with ``accumulate`` its reduce-add (C += the tile); phases 7 and 8 build it here too
         tma_atom_c, tma_c = ct.make_tma_store(mC, self.sC_layout, (cfg.bm, self.epi_n), cfg.accumulate)
+        # phase 11's fused epilogue on this kernel (``cfg.bias`` etc.): the bias seen with C's shape
+        bias = epilogue.bias_view(mBias, mC, n_mode=1) if cutlass.const_expr(mBias is not None) else None
         self.kernel(
             tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, tiled_mma,
-            self.sA_layout, self.sB_layout, self.sC_layout,
+            self.sA_layout, self.sB_layout, self.sC_layout, bias, mD,
         ).launch(
             grid=self.grid(*self.problem_mnk(mA, mC)),
             block=[self.threads, 1, 1],
@@ -193,6 +201,8 @@ class Sm90Phase6(GemmPhase):
         sA_layout: cute.ComposedLayout,
         sB_layout: cute.ComposedLayout,
         sC_layout: cute.ComposedLayout,
+        mBias,
+        mD,
     ):
         cfg = self.cfg
         BM, BN, NSTAGES = cfg.bm, cfg.bn, cfg.stages
@@ -283,8 +293,9 @@ class Sm90Phase6(GemmPhase):
                 # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
                 # no wait at the end: the last slabs' stores drain while the next tile's mainloop runs
                 bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
+                epi = ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
                 ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
-                              SLABS, EPI_STAGES)
+                              SLABS, EPI_STAGES, epi)
 
             pdl_launch_dependents(cfg)
             if store_thread:

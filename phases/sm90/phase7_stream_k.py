@@ -94,6 +94,9 @@ class Sm90Phase7(Sm90Phase6):
         elif not why and (c.bn // self.epi_n // 2) * 16 * 4 * 256 > c.stages * c.bn * c.bk * 2:
             why.append(f"stages={c.stages}: the stream-K mailbox (half of bn={c.bn}'s slabs) must fit in B's ring: "
                        f"stages x bk >= 128")
+        if c.epilogue_active():
+            why.append("bias/activation/residual: phase 7's stream-K halves do not take the fused epilogue (phases 6, 8 "
+                       "and 11 do)")
         return why
 
     def _setup_attributes(self):
@@ -128,6 +131,8 @@ class Sm90Phase7(Sm90Phase6):
         sA_layout: cute.ComposedLayout,
         sB_layout: cute.ComposedLayout,
         sC_layout: cute.ComposedLayout,
+        mBias,
+        mD,
     ):
         cfg = self.cfg
         BM, BN, BK, NSTAGES = cfg.bm, cfg.bn, cfg.bk, cfg.stages

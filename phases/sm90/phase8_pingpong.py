@@ -107,6 +107,8 @@ class Sm90Phase8(Sm90Phase6):
         sA_layout: cute.ComposedLayout,
         sB_layout: cute.ComposedLayout,
         sC_layout: cute.ComposedLayout,
+        mBias,
+        mD,
     ):
         cfg = self.cfg
         BM, BN, NSTAGES = cfg.bm, cfg.bn, cfg.stages
@@ -211,8 +213,9 @@ class Sm90Phase8(Sm90Phase6):
                 # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
                 my_epi_turn.arrive_and_wait()
                 bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
+                epi = ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
                 ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
-                              SLABS, EPI_STAGES)
+                              SLABS, EPI_STAGES, epi)
                 # the other warpgroup's epilogue rewrites the staging buffers: they must have been read
                 if store_thread:
                     cute.arch.cp_async_bulk_wait_group(0, read=True)
