@@ -33,13 +33,11 @@ a CTA may opt into. ``sm_count`` (default 132, the H200/H100 SXM) is a config fi
 kernel compiles without a GPU; the config is the compile-cache key); on fewer SMs a second wave, still correct.
 
 Constraints:
-- N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds: zero-filled
-  loads, clipped stores).
-- A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
+- N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds); C row-major.
 - (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile, and
   epi_stages >= 2 (a slab's buffer is only waited for once the next slab has been written).
-- Phase 11's fused epilogue as config fields (``bias``, ``activation``, ``residual``; off by default, 8 too): each
-  slab's registers go through ``phases.epilogue.apply_at`` before the rounding (prefill shapes' path).
+- Phase 11's fused epilogue as config fields (``bias``, ``activation``, ``residual``; off by default; 8 too): each
+  slab's registers go through ``phases.epilogue.apply_at`` before the rounding.
 """
 
 import dataclasses
