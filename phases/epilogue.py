@@ -120,6 +120,19 @@ def apply(total: cute.Tensor, bias_vec, residual_vec, activation: cutlass.Conste
             total[e] = total[e] + d[e].to(cutlass.Float32)
 
 
+class EpilogueArgs:
+    """What a persistent phase's fused epilogue needs for one tile, passed down as one argument: the C
+    coordinates of this thread's accumulator registers (``coords``, laid out like them), C's shape, the bias and
+    residual views with C's shape (or None) and the activation (a trace-time string)."""
+
+    def __init__(self, coords, c_shape, bias, residual, activation):
+        self.coords, self.c_shape, self.bias, self.residual, self.activation = coords, c_shape, bias, residual, activation
+
+    def at(self, coords):
+        """The same arguments for a part of the registers (a slab, a chunk): ``coords`` of that part."""
+        return EpilogueArgs(coords, self.c_shape, self.bias, self.residual, self.activation)
+
+
 @cute.jit
 def apply_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activation: cutlass.Constexpr, fence=None):
     """The persistent phases' form: ``frag`` (fp32 registers of an MMA fragment) = act(frag + bias) + residual,

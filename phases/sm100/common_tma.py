@@ -37,6 +37,7 @@ import cutlass.cute as cute
 import cutlass.utils.blackwell_helpers as sm100_utils
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync, tcgen05
 
+from phases import epilogue
 from phases.sm100.common import MMA_K, to_c_type
 
 AB_DTYPE = cutlass.Float16
@@ -294,7 +295,7 @@ def load_chunk(tiled_t2r, tTR_tAcc, tTR_rAcc, j: cutlass.Constexpr):
 
 @cute.jit
 def store_chunk(tTR_rAcc, tTR_sC, tCsC, tCgC_box, tma_atom_c, warp_idx, j: cutlass.Constexpr,
-                epi_warps: cutlass.Constexpr, bn: cutlass.Constexpr, epi_stages: cutlass.Constexpr):
+                epi_warps: cutlass.Constexpr, bn: cutlass.Constexpr, epi_stages: cutlass.Constexpr, epi=None):
     """Registers -> swizzled staging smem -> TMA store: chunk j of the warp's 32 rows.
 
     Chunk j goes to staging buffer j % epi_stages of the warp's column part. Its previous stores (chunk
@@ -304,8 +305,14 @@ def store_chunk(tTR_rAcc, tTR_sC, tCsC, tCgC_box, tma_atom_c, warp_idx, j: cutla
     TMA's async proxy (fence.proxy.async), __syncwarp, then lane 0 issues the two {32, 16} box stores
     of the warp's rows and commits them as one bulk group. Nobody waits for the stores to finish here.
     Lane 0, not elect.sync: a bulk group belongs to the thread that committed it, so the thread that
-    waits must be the one that issued, every time.
+    waits must be the one that issued, every time. ``epi``: the fused epilogue (``phases.epilogue.EpilogueArgs``
+    whose ``coords`` are the CTA's (BM, BN) tile of C coordinates), applied to the chunk's registers first.
     """
+    if cutlass.const_expr(epi is not None):
+        # this thread's row of the chunk: TMEM lane = row, 32 consecutive columns from the chunk's box column
+        row = WARP_ROWS * (warp_idx % 4) + cute.arch.lane_idx()
+        chunk = cute.local_tile(epi.coords, (1, EPI_CHUNK), (row, epi_box_col(warp_idx, j, epi_warps, bn)))
+        epilogue.apply_at(tTR_rAcc, chunk, epi.c_shape, epi.bias, epi.residual, epi.activation)
     buf = epi_staging_buffer(warp_idx, j, epi_stages)
     cute.arch.cp_async_bulk_wait_group(epi_store_wait_depth(epi_stages), read=True)
     cute.arch.sync_warp()

@@ -50,7 +50,7 @@ from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
-from phases import operands
+from phases import epilogue, operands
 from phases.base import GemmPhase, TileConfig
 from phases.cluster import require_cluster_dims
 from phases.pdl import pdl_launch_dependents, pdl_wait
@@ -63,7 +63,7 @@ SMEM_OPT_IN_MAX = 227 * 1024  # the most dynamic smem one CTA may ask for on sm1
 
 
 @dataclasses.dataclass(frozen=True)
-class Sm100Phase6Config(TileConfig):
+class Sm100Phase6Config(TileConfig, epilogue.EpilogueFields):
     """Phase 5's pair and tile, persistent: 2 TMEM accumulator stages, a deeper ring, a grouped raster."""
 
     bn: int = 256  # per CTA and accumulator stage 128 x 256 fp32 = 256 TMEM columns; the pair's MMA is m256n256k16
@@ -88,7 +88,7 @@ class Sm100Phase6(common.Guarded, GemmPhase):
     def config_problems(self) -> list[str]:
         c = self.cfg
         return (common.tile_problems(c, 2) + common.epilogue_warp_problems(c.epi_warps)
-                + common.persistent_problems(c, c.cluster_m, c.cluster_m))
+                + common.persistent_problems(c, c.cluster_m, c.cluster_m) + c.epilogue_problems())
 
     def _setup_attributes(self):
         self.refuse_bad_config()
@@ -139,7 +139,7 @@ class Sm100Phase6(common.Guarded, GemmPhase):
         return (self.schedule(m, n, k)[1] * self.cfg.cluster_m, 1, 1)
 
     @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream, mBias=None, mD=None):
         self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
@@ -153,9 +153,11 @@ class Sm100Phase6(common.Guarded, GemmPhase):
         tma_atom_c, mC_tma = cpasync.make_tiled_tma_atom(
             cpasync.CopyBulkTensorTileS2GOp(), mC, cute.select(box_smem_layout, mode=[0, 1]), ct.EPI_BOX
         )
+        # phase 11's fused epilogue on this kernel (``cfg.bias`` etc.): the bias seen with C's shape
+        bias = epilogue.bias_view(mBias, mC, n_mode=1) if cutlass.const_expr(mBias is not None) else None
         self.kernel(
             self.tiled_mma, tma_atom_a, mA_tma, tma_atom_b, mB_tma, tma_atom_c, mC_tma,
-            self.a_smem_layout, self.b_smem_layout, self.epi_smem_layout, self.cluster_vmnk,
+            self.a_smem_layout, self.b_smem_layout, self.epi_smem_layout, self.cluster_vmnk, bias, mD,
         ).launch(grid=self.grid(*self.problem_mnk(mA, mC)), block=(self.threads, 1, 1), cluster=self.cluster,
                  smem=self.smem_bytes, use_pdl=self.cfg.use_pdl, stream=stream)
 
@@ -173,6 +175,8 @@ class Sm100Phase6(common.Guarded, GemmPhase):
         b_smem_layout: cute.ComposedLayout,
         epi_smem_layout: cute.ComposedLayout,
         cluster_vmnk: cute.Layout,
+        mBias,
+        mD,
     ):
         c = self.cfg
         NSTAGES = c.stages
@@ -255,6 +259,11 @@ class Sm100Phase6(common.Guarded, GemmPhase):
         tCgA = thr_mma.partition_A(gA)  # (MMA, MMA_M, MMA_K, pair rows, k_tiles)
         tCgB = thr_mma.partition_B(gB)  # (MMA, MMA_N, MMA_K, N tiles, k_tiles)
         tCgC = thr_mma.partition_C(gC)  # (MMA, MMA_M, MMA_N, pair rows, N tiles)
+        # the fused epilogue's C coordinates, partitioned as C is (only where the config has the epilogue)
+        if cutlass.const_expr(c.epilogue_active()):
+            cC = cute.local_tile(cute.make_identity_tensor(mC_tma.shape), self.mma_tiler, (None, None, None),
+                                 proj=(1, 1, None))
+            tCcC = thr_mma.partition_C(cC)
         tCrA = tiled_mma.make_fragment_A(sA)  # smem descriptors, (MMA, MMA_M, MMA_K, NSTAGES)
         tCrB = tiled_mma.make_fragment_B(sB)
         # (MMA, MMA_M, MMA_N, ACC_STAGES): stage s is 256 TMEM columns after stage s-1
@@ -310,10 +319,14 @@ class Sm100Phase6(common.Guarded, GemmPhase):
                         sC, tma_atom_c, warp_idx, tidx, c.bm, c.bn, c.epi_warps,
                     )
                     tTR_rAcc = cute.make_rmem_tensor(tTR_sC[None, None, None, 0].shape, ct.ACC_DTYPE)
+                    epi = None
+                    if cutlass.const_expr(c.epilogue_active()):
+                        epi = epilogue.EpilogueArgs(tCcC[(None, None), 0, 0, m_pair, n_tile], mC_tma.shape, mBias, mD,
+                                                    c.activation)
                     for j in cutlass.range_constexpr(ct.epi_chunks(c.epi_warps, c.bn)):
                         ct.load_chunk(tiled_t2r, tTR_tAcc, tTR_rAcc, j)
                         ct.store_chunk(tTR_rAcc, tTR_sC, tCsC, tCgC_box, tma_atom_c, warp_idx, j, c.epi_warps, c.bn,
-                                       c.epi_stages)
+                                       c.epi_stages, epi)
                     common.tmem_reads_done()  # this thread's tcgen05.ld's of the stage, before the release
                     acc_full.release()  # the MMA may refill the stage
                 # the staging smem must outlive the TMA's reads of the CTA's last stores

@@ -204,7 +204,7 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
     earlier stores still be reading smem, so the buffer the *next* slab overwrites is free once all
     threads pass the named barrier; then it issues this slab's store as its own bulk group. Nobody waits
     for a store to reach global memory (the caller waits, read-side, before smem may be released).
-    ``epi``: the fused epilogue (``EpilogueArgs``) applied to ``src`` first, or None.
+    ``epi``: the fused epilogue (``phases.epilogue.EpilogueArgs``) applied to ``src`` first, or None.
     """
     if cutlass.const_expr(epi is not None):
         epilogue.apply_at(src, epi.coords, epi.c_shape, epi.bias, epi.residual, epi.activation,
@@ -253,33 +253,21 @@ def store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, s
                slabs: cutlass.Constexpr, epi_stages: cutlass.Constexpr, epi=None):
     """The epilogue of one tile: every slab j through buffer j % epi_stages (``store_slab``). Nobody
     waits for the last stores: they drain while the next tile's mainloop runs. ``epi``: the fused epilogue's
-    arguments for this tile (``EpilogueArgs``, its ``coords`` sliced per slab here), or None."""
+    arguments for this tile (``phases.epilogue.EpilogueArgs``, its ``coords`` sliced per slab here), or None."""
     for j in cutlass.range_constexpr(slabs):
         store_slab(
             acc_slabs[(None, j), None, 0], tCsC_slabs[(None, j), None, 0], bSG_sC[(None, j % epi_stages)],
             bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, epi_stages,
-            None if cutlass.const_expr(epi is None) else epi.slab(j),
+            None if cutlass.const_expr(epi is None) else epi.at(epi.coords[(None, j), None, 0]),
         )
 
 
-class EpilogueArgs:
-    """What the fused epilogue of a persistent phase needs for one tile, passed down as one argument: the C
-    coordinates of this thread's accumulators (slabbed like them), C's shape, the bias and residual views with
-    C's shape (or None) and the activation (a trace-time string)."""
-
-    def __init__(self, coords, c_shape, bias, residual, activation):
-        self.coords, self.c_shape, self.bias, self.residual, self.activation = coords, c_shape, bias, residual, activation
-
-    def slab(self, j):
-        return EpilogueArgs(self.coords[(None, j), None, 0], self.c_shape, self.bias, self.residual, self.activation)
-
-
 def epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile, tile_mn, epi_n: int):
-    """The persistent phases' ``EpilogueArgs`` of tile (m_tile, n_tile), or None when the config has no fused
+    """The persistent phases' ``phases.epilogue.EpilogueArgs`` of tile (m_tile, n_tile), or None when the config has no fused
     epilogue (nothing is traced for it). The coordinates are the MMA's partition of an identity tensor over C,
     divided into slabs as ``epilogue_slab_views`` divides the accumulators."""
     if not cfg.epilogue_active():
         return None
     c_tile = cute.local_tile(cute.make_identity_tensor(mC.shape), tile_mn, (m_tile, n_tile))
     coords = cute.logical_divide(thr_mma.partition_C(c_tile), (cute.make_layout((2, 2, epi_n // 8)),))
-    return EpilogueArgs(coords, mC.shape, mBias, mD, cfg.activation)
+    return epilogue.EpilogueArgs(coords, mC.shape, mBias, mD, cfg.activation)
