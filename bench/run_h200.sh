@@ -17,6 +17,7 @@
 #   weight_stream.sh  1-128 tokens (decode): kernels probed for the weight stream beside best's pick
 #   token_tiles.sh    129-512 tokens: token-tile arrangements probed beside best's pick
 #   prefill.sh        512-16384 tokens: the prefill/training set's three GEMMs beside the vendors (issue 45)
+#   epilogue.sh       fused epilogues (bias, gelu/silu, residual) beside the unfused torch ops and quack (issue 47)
 # bench/runs/common.sh holds what every case shares (the shell's options, $OUT, the GPU's clocks into $OUT/gpu.txt,
 # beside()); each topic file sources it, so `bash bench/runs/FILE.sh CASE` runs a case too.
 set -uo pipefail

@@ -71,6 +71,7 @@ CASES = [
     ("bench", "--out-dtype", "int8", "invalid choice: 'int8'"),
     ("bench", "--config", "8:bn=100", "bn=100: bn is a multiple of"),
     ("bench", "--config", "8:bn=-64", "bn=-64: a positive integer"),
+    ("bench", "--epilogue", "bias,gelu,silu", "two activations"),
     ("bench", "--out", UNWRITABLE, "--out"),
     ("tune", "--shapes", "-1,4096,4096", "positive"),
     ("tune", "--set", "huge", "huge"),

@@ -24,6 +24,10 @@ def run(args) -> int:
 
     if args.out:
         writable_file(args.out, "--out")
+    if args.epilogue is not None:  # the fused epilogue beside the unfused sequence and quack: a run of its own
+        from cute_gemm.measure import epilogue_bench
+
+        return epilogue_bench.run_cli(args)
     if args.api:
         clash = given(args, ("shapes", "sweep", "set", *TIMING_OPTIONS))
         if clash:
@@ -132,6 +136,12 @@ DESCRIPTION = ("On a GPU: each phase (or --phases) checked against cuBLASLt, the
                "More in the README (Commands).")
 
 
+def _epilogue_spec(text: str):
+    from cute_gemm.measure.epilogue_bench import parse_spec
+
+    return parse_spec(text)
+
+
 class ListSets(argparse.Action):
     """``--list-sets``: print every named shape set, a line each, and exit 0 (with or without a GPU)."""
 
@@ -169,6 +179,17 @@ def add_arguments(p):
                    help='add a row: what phase="best" picks per shape')
     p.add_argument("--config", action="append", metavar="P:F=V",
                    help="add a row: phase P with config F=V, e.g. 8:bn=128")
+    p.add_argument("--epilogue", type=argtype(_epilogue_spec), metavar="SPEC",
+                   help="time a fused epilogue instead of the phases: SPEC is a comma list of bias, one activation "
+                        "(relu, gelu [tanh form] or silu) and residual, e.g. bias,gelu or residual. At each shape "
+                        "(--shapes, --set, --sweep) y = act(x @ W.T + b) + r three ways: fused, "
+                        "cute_gemm.gemm(phase='best', bias=, activation=, residual=); unfused, F.linear or x @ W.T "
+                        "(cuBLAS) then F.gelu/F.silu/F.relu and + r; and quack's fused GEMM where installed and "
+                        "where it has the epilogue. Each checked against float64, then timed interleaved (CUDA "
+                        "graphs, cold L2); a row per shape with the speedups and their geomean, JSON to --out "
+                        "(default bench/results/epilogue.json). Operands default to nt bf16->bf16 (an nn.Linear "
+                        "layer; --layout, --dtype, --out-dtype change them); not with --phases, --best, --config, "
+                        "--peers, --api, --ncu-check. Without a GPU: what would be timed, exit 0")
     p.add_argument("--ncu-check", action="store_true",
                    help="after timing, cross-check with Nsight Compute")
     p.add_argument("--out", help=f"JSON path (default on a GPU: {DEFAULT_OUT})")

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# bench/runs/epilogue.sh: one topic of the H200 runs (bash bench/run_h200.sh --list shows every case).
+# Fused epilogues (issue 47): `cute-gemm bench --epilogue SPEC` -- y = act(x W^T + b) + r as one call of
+# cute_gemm.gemm(phase="best", bias=, activation=, residual=) (phase 11), beside the unfused sequence a model runs
+# (F.linear or x @ W.T on cuBLAS, then F.gelu / F.silu, then + r) and quack's fused GEMM, nt bf16 -> bf16, cold L2.
+# Shapes: the decode set (1-512 tokens x five weights) and the forward third of the prefill set (prefill-fwd: the
+# epilogue follows the forward GEMM y = x W^T; dX and dW have none).
+#
+# Run from the repository root: bash bench/run_h200.sh CASE. Each case's comment says what it ran and, once run,
+# what came back; docs/results.md holds the tables. Cases (the number orders the device runs):
+#   epi-decode        1. --set decode, bias,gelu then bias,silu: fused vs unfused vs quack, 5 rounds
+#   epi-prefill       2. --set prefill-fwd, bias,gelu then bias,silu: fused vs unfused vs quack, 5 rounds
+#   epi-residual      3. residual alone (a skip connection), --set decode and --set prefill-fwd, 5 rounds
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# epi NAME LIMIT ARGS...: `cute-gemm bench --epilogue ...` into $OUT/NAME.json (its log $OUT/NAME.log), then its table
+epi() {
+  local name=$1 limit=$2
+  shift 2
+  timeout "$limit" python3 -m cute_gemm bench "$@" --rounds 5 --quiet --out "$OUT/$name.json" > "$OUT/$name.log" 2>&1
+  echo "== $name (exit $?)"
+  grep -A60 "^epilogue " "$OUT/$name.log" || tail -5 "$OUT/$name.log"
+}
+case "${1:-}" in
+epi-decode)
+  # 1. (not yet run) the decode set's 30 shapes: the fused epilogue's case is at few tokens, where the unfused
+  #    sequence's two extra launches and trips of y through memory are a large share of the layer
+  epi epi_decode_bias_gelu 280 --epilogue bias,gelu --set decode
+  epi epi_decode_bias_silu 280 --epilogue bias,silu --set decode
+  ;;
+epi-prefill)
+  # 2. (not yet run) the prefill set's 10 forward GEMMs (512-16384 tokens), where the GEMM dominates
+  epi epi_prefill_bias_gelu 280 --epilogue bias,gelu --set prefill-fwd
+  epi epi_prefill_bias_silu 280 --epilogue bias,silu --set prefill-fwd
+  ;;
+epi-residual)
+  # 3. (not yet run) the residual add alone: quack's gemm_add is its fused peer
+  epi epi_decode_residual 280 --epilogue residual --set decode
+  epi epi_prefill_residual 280 --epilogue residual --set prefill-fwd
+  ;;
+*)
+  echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
+  exit 2
+  ;;
+esac
