@@ -3,7 +3,9 @@
 What: after a tile's accumulators are final (for a split-K tile: after the reduce has added the partial
 tiles, so the epilogue runs once per element), each value passes through
 1. ``+ bias[n]``: a vector over C's N (one value per output column, ``x @ W.T + b`` as ``F.linear`` adds it);
-2. an activation: ``relu``, ``gelu`` (the tanh form, ``F.gelu(approximate="tanh")``) or ``silu``;
+2. an activation: ``relu``, ``gelu`` (the tanh form, ``F.gelu(approximate="tanh")``) or ``silu``; or, ``gated``,
+   a gated MLP's pair: C's columns 2j (gate) and 2j + 1 (up) become one column j = act(gate) * up (SwiGLU with
+   silu, GeGLU with gelu), so C has half the GEMM's columns (the weight's rows interleaved: gate 0, up 0, ...);
 3. ``+ residual[m, n]``: a tensor of C's shape and dtype (a transformer block's skip connection);
 then it is rounded to C's type and stored, as without the epilogue.
 
@@ -45,28 +47,35 @@ class EpilogueFields:
     bias: bool = False  # + a bias vector over N (its dtype: A's, as ``F.linear`` takes it)
     activation: str = "none"  # one of ACTIVATIONS
     residual: bool = False  # + a residual tensor of C's shape and dtype, after the activation
+    gated: bool = False  # columns (2j, 2j + 1) = (gate, up) -> column j = act(gate) * up: C is N / 2 wide
 
     def epilogue_active(self) -> bool:
-        return self.bias or self.activation != "none" or self.residual
+        return self.bias or self.activation != "none" or self.residual or self.gated
 
-    def epilogue_problems(self) -> list[str]:
-        """What is wrong with the fields (empty: nothing)."""
+    def epilogue_problems(self, gated_ok: bool = True) -> list[str]:
+        """What is wrong with the fields (empty: nothing); ``gated_ok``: the kernel stores half-width C tiles."""
+        why = []
         if self.activation not in ACTIVATIONS:
-            return [f"activation={self.activation!r}: one of {', '.join(ACTIVATIONS)}"]
-        return []
+            why.append(f"activation={self.activation!r}: one of {', '.join(ACTIVATIONS)}")
+        if self.gated and not gated_ok:
+            why.append("gated=True: the gated pairs are phase 11's (its reduce stores half-width vectors); the "
+                       "persistent phases' TMA-store tiles do not take them yet")
+        return why
 
 
 def epilogue_label(cfg) -> str:
     """'bias+gelu+residual', 'silu', '' (no epilogue): how a table names a config's epilogue."""
     parts = (["bias"] if cfg.bias else []) + ([cfg.activation] if cfg.activation != "none" else [])
+    parts += ["gated"] if getattr(cfg, "gated", False) else []
     return "+".join(parts + (["residual"] if cfg.residual else []))
 
 
-def bias_view(bias: cute.Tensor, c: cute.Tensor, n_mode: int) -> cute.Tensor:
-    """``bias`` (a vector over N) seen with C's shape: stride 0 along the other mode, so element (m, n) of the view
-    is bias[n]. ``n_mode``: C's mode that runs over the problem's N (1 for C, 0 for swap-AB's C^T)."""
+def bias_view(bias: cute.Tensor, c: cute.Tensor, n_mode: int, shape=None) -> cute.Tensor:
+    """``bias`` (a vector over N) seen with C's shape (or ``shape``: the GEMM's, where ``gated`` halves C): stride 0
+    along the other mode, so element (m, n) of the view is bias[n]. ``n_mode``: the mode that runs over the
+    problem's N (1 for C, 0 for swap-AB's C^T)."""
     stride = (0, bias.layout.stride[0]) if n_mode == 1 else (bias.layout.stride[0], 0)
-    return cute.make_tensor(bias.iterator, cute.make_layout(c.shape, stride=stride))
+    return cute.make_tensor(bias.iterator, cute.make_layout(c.shape if shape is None else shape, stride=stride))
 
 
 def tile_vectors(view, tile_mn, m_tile, n_tile, vec_tiler):
@@ -98,11 +107,14 @@ def activate(x, activation: cutlass.Constexpr):
 
 
 @cute.jit
-def apply(total: cute.Tensor, bias_vec, residual_vec, activation: cutlass.Constexpr):
-    """``total`` (fp32 registers: C values about to be rounded and stored) = act(total + bias) + residual.
+def apply(total: cute.Tensor, bias_vec, residual_vec, activation: cutlass.Constexpr, gated: cutlass.Constexpr = False):
+    """The values to round and store: act(``total`` + bias) + residual, or with ``gated`` the half as many
+    act(gate + bias) * (up + bias) + residual of ``total``'s (gate, up) pairs (a new fragment); ``total``: fp32
+    registers, a vector along C's contiguous mode (where the pairs are interleaved).
 
-    ``bias_vec`` / ``residual_vec``: the same elements of the bias and residual views (``bias_view``), or None
-    where the config has no such term (nothing is loaded or traced for it).
+    ``bias_vec`` / ``residual_vec``: the same elements of the bias and residual views (``bias_view``; the
+    residual's are C's, half as many as ``total`` with ``gated``), or None where the config has no such term
+    (nothing is loaded or traced for it).
     """
     n = cute.size(total)
     if cutlass.const_expr(bias_vec is not None):
@@ -110,14 +122,20 @@ def apply(total: cute.Tensor, bias_vec, residual_vec, activation: cutlass.Conste
         cute.autovec_copy(bias_vec, b)
         for e in cutlass.range_constexpr(n):
             total[e] = total[e] + b[e].to(cutlass.Float32)
-    if cutlass.const_expr(activation != "none"):
+    out = total
+    if cutlass.const_expr(gated):
+        out = cute.make_rmem_tensor(cute.make_layout(n // 2), cutlass.Float32)
+        for e in cutlass.range_constexpr(n // 2):
+            out[e] = activate(total[2 * e], activation) * total[2 * e + 1]
+    elif cutlass.const_expr(activation != "none"):
         for e in cutlass.range_constexpr(n):
             total[e] = activate(total[e], activation)
     if cutlass.const_expr(residual_vec is not None):
-        d = cute.make_rmem_tensor(cute.make_layout(n), residual_vec.element_type)
+        d = cute.make_rmem_tensor(cute.make_layout(cute.size(out)), residual_vec.element_type)
         cute.autovec_copy(residual_vec, d)
-        for e in cutlass.range_constexpr(n):
-            total[e] = total[e] + d[e].to(cutlass.Float32)
+        for e in cutlass.range_constexpr(cute.size(out)):
+            out[e] = out[e] + d[e].to(cutlass.Float32)
+    return out
 
 
 class EpilogueArgs:

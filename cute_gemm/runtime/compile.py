@@ -124,7 +124,8 @@ def _options(target: str, dump_dir: str | None, remarks: str | None) -> str:
 
 def fake_operands(kernel):
     """Symbolic-extent stand-ins for A [M,K], B [K,N], C [M,N] (then the fused epilogue's bias [N] and residual
-    [M,N], where the config has them) and the stream: no GPU, no shapes.
+    [M,N], where the config has them; C and the residual [M,N/2] with its gated pairs) and the stream: no GPU, no
+    shapes.
 
     M, N, K are one symbol each, shared by every tensor that has that extent (and by the row strides,
     so the generated entry checks that each tensor is contiguous), with the phase's divisibility.
@@ -142,10 +143,12 @@ def fake_operands(kernel):
     k = cute.sym_int32(divisibility=dk, symbol="K")
     a = make_fake_tensor(dtype(ops.ab), (m, k), stride=(k, 1) if ops.a_major == "k" else (1, m), assumed_align=16)
     b = make_fake_tensor(dtype(ops.ab), (k, n), stride=(n, 1) if ops.b_major == "n" else (1, k), assumed_align=16)
-    c = make_fake_tensor(dtype(ops.c), (m, n), stride=(n, 1), assumed_align=16)
+    # phase 11's gated pairs: C (and the residual) hold N / 2 columns, a symbol of their own
+    n_c = cute.sym_int32(divisibility=dn, symbol="NC") if getattr(kernel.cfg, "gated", False) else n
+    c = make_fake_tensor(dtype(ops.c), (m, n_c), stride=(n_c, 1), assumed_align=16)
     extra = {
         "bias": lambda: make_fake_tensor(dtype(ops.ab), (n,), stride=(1,), assumed_align=16),
-        "residual": lambda: make_fake_tensor(dtype(ops.c), (m, n), stride=(n, 1), assumed_align=16),
+        "residual": lambda: make_fake_tensor(dtype(ops.c), (m, n_c), stride=(n_c, 1), assumed_align=16),
     }
     return (a, b, c, *(extra[name]() for name in epilogue_inputs(kernel)),
             make_fake_stream(use_tvm_ffi_env_stream=True))

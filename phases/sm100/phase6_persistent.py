@@ -88,7 +88,7 @@ class Sm100Phase6(common.Guarded, GemmPhase):
     def config_problems(self) -> list[str]:
         c = self.cfg
         return (common.tile_problems(c, 2) + common.epilogue_warp_problems(c.epi_warps)
-                + common.persistent_problems(c, c.cluster_m, c.cluster_m) + c.epilogue_problems())
+                + common.persistent_problems(c, c.cluster_m, c.cluster_m) + c.epilogue_problems(gated_ok=False))
 
     def _setup_attributes(self):
         self.refuse_bad_config()

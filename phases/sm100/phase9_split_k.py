@@ -131,6 +131,10 @@ class Sm100Phase9(GemmPhase):
         """The fused epilogue's activation: none here (phase 11 has the field)."""
         return "none"
 
+    def gated(self) -> bool:
+        """Phase 11's gated pairs: C is half the GEMM's width (its tiles are counted on the kernel's A, below)."""
+        return False
+
     def partial_layout(self) -> cute.Layout:
         """The fp32 partial tile, laid out like C: its contiguous mode contiguous, each line padded by PAD."""
         bm, bn = self.cfg.bm, self.cfg.bn
@@ -184,7 +188,9 @@ class Sm100Phase9(GemmPhase):
             require_cluster_dims(self.cluster)  # PTX .reqnctapercluster S, 1, 1: the split is part of the kernel
 
         # this cluster's tile, and this CTA's K range: k-tiles [rank K/S, (rank + 1) K/S) (empty when K is short)
-        tiles_m, tiles_n = ceil_div(mC.shape[0], c.bm), ceil_div(mC.shape[1], c.bn)  # a partial last tile counts
+        # a partial last tile counts; the GEMM's M is C's, or A's rows where phase 11's gated pairs halve C's
+        tiles_m = ceil_div(mA_tma.shape[0] if cutlass.const_expr(self.gated()) else mC.shape[0], c.bm)
+        tiles_n = ceil_div(mC.shape[1], c.bn)
         m_tile, n_tile = grouped_tile_coord(bidx // S, tiles_m, tiles_n, c.group_m)
         rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
         k_tiles = ceil_div(mA_tma.shape[1], c.bk)
@@ -287,7 +293,7 @@ class Sm100Phase9(GemmPhase):
         if warp_idx < c.epi_warps:
             sP = cute.make_tensor(cute.recast_ptr(ring, dtype=cutlass.Float32), self.partial_layout())
             reduce_store(sP, mC, m_tile, n_tile, rank, tidx, (c.bm, c.bn), S, 32 * c.epi_warps, mBias, mD,
-                         self.activation())
+                         self.activation(), self.gated())
         # --- no CTA leaves (with its smem) while a peer may still read its partial tile ---
         cute.arch.cluster_arrive()
         cute.arch.cluster_wait()
@@ -319,7 +325,7 @@ def write_partial(tAcc: cute.Tensor, sP: cute.Tensor, tidx, has_k, epi_warps: cu
 @cute.jit
 def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, tile_mn: cutlass.Constexpr,
                  split_k: cutlass.Constexpr, threads: cutlass.Constexpr, mBias=None, mD=None,
-                 activation: cutlass.Constexpr = "none"):
+                 activation: cutlass.Constexpr = "none", gated: cutlass.Constexpr = False):
     """Reduce-scatter of the cluster's ``split_k`` partial tiles (``sP`` in every CTA) into C's tile.
 
     CTA ``rank`` owns lines [rank L/S, (rank + 1) L/S) of the tile's L lines of C's other mode (rows for a
@@ -328,22 +334,27 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
     in that order (the same bits on every run), rounds to C's type and stores it; a vector past C's edges
     is skipped (C's contiguous extent is a multiple of 8: a vector is in or out whole). Phase 11's fused
     epilogue (``mBias``, ``mD``: views with C's shape; ``activation``) applies to the sum before the rounding:
-    once per element, after the reduce (``phases.epilogue.apply``).
+    once per element, after the reduce (``phases.epilogue.apply``); with ``gated`` C is half the tile's width
+    along its contiguous mode, each vector's (gate, up) pairs storing one value each.
     """
     BM, BN = tile_mn
     row_major = sP.layout.stride[1] == 1
     vec_tiler = (1, VEC) if row_major else (VEC, 1)
+    half = 2 if cutlass.const_expr(gated) else 1  # C's values per vector of the partial tile
+    out_tile = (BM, BN // half) if row_major else (BM // half, BN)
+    out_vec = (1, VEC // half) if row_major else (VEC // half, 1)
     lines = BM if row_major else BN
     per_line = (BN if row_major else BM) // VEC  # vectors along the contiguous mode
     my_lines = lines // split_k
     vecs = per_line * my_lines
-    gC = cute.zipped_divide(cute.local_tile(mC, tile_mn, (m_tile, n_tile)), vec_tiler)  # ((vec), (lines, vecs))
-    cC = cute.zipped_divide(cute.local_tile(cute.make_identity_tensor(mC.shape), tile_mn, (m_tile, n_tile)), vec_tiler)
+    gC = cute.zipped_divide(cute.local_tile(mC, out_tile, (m_tile, n_tile)), out_vec)  # ((vec), (lines, vecs))
+    cC = cute.zipped_divide(cute.local_tile(cute.make_identity_tensor(mC.shape), out_tile, (m_tile, n_tile)), out_vec)
     parts = [cute.zipped_divide(cute.make_tensor(cute.arch.map_dsmem_ptr(sP.iterator, r), sP.layout), vec_tiler)
              for r in range(split_k)]
     gBias = epilogue.tile_vectors(mBias, tile_mn, m_tile, n_tile, vec_tiler)
-    gD = epilogue.tile_vectors(mD, tile_mn, m_tile, n_tile, vec_tiler)
-    total = cute.make_rmem_tensor(gC[(None, 0)].layout, cutlass.Float32)
+    gD = epilogue.tile_vectors(mD, out_tile, m_tile, n_tile, out_vec)
+    total = cute.make_rmem_tensor(gC[(None, 0)].layout if cutlass.const_expr(half == 1) else cute.make_layout(VEC),
+                                  cutlass.Float32)
     for i in cutlass.range_constexpr((vecs + threads - 1) // threads):
         v = tidx + i * threads
         line = rank * my_lines + v // per_line
@@ -351,6 +362,8 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
         if v < vecs:
             if cute.elem_less(cC[(0, idx)], mC.shape):
                 add_in_rank_order(parts, idx, total)
-                if cutlass.const_expr(mBias is not None or mD is not None or activation != "none"):
-                    epilogue.apply(total, epilogue.vector_at(gBias, idx), epilogue.vector_at(gD, idx), activation)
-                cute.autovec_copy(common.to_c_type(total, mC.element_type), gC[(None, idx)])
+                out = total
+                if cutlass.const_expr(mBias is not None or mD is not None or activation != "none" or gated):
+                    out = epilogue.apply(total, epilogue.vector_at(gBias, idx), epilogue.vector_at(gD, idx),
+                                         activation, gated)
+                cute.autovec_copy(common.to_c_type(out, mC.element_type), gC[(None, idx)])

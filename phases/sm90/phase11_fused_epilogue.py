@@ -47,6 +47,9 @@ class Sm90Phase11(Sm90Phase10):
     adds = "fused epilogue: bias, activation (relu, gelu, silu) and residual in registers before the store"
     worklog = ""
     parent = "10"
+    # the config that shows the step (compare 10 11, the report's step 10 -> 11): F.linear's bias and a gelu;
+    # the default (every field off) is phase 10's kernel, which would show only a new name
+    lesson_config = {"bias": True, "activation": "gelu"}
 
     def config_problems(self) -> list[str]:
         return super().config_problems() + self.cfg.epilogue_problems()
@@ -58,8 +61,19 @@ class Sm90Phase11(Sm90Phase10):
     def activation(self) -> str:
         return self.cfg.activation
 
+    def gated(self) -> bool:
+        return self.cfg.gated
+
+    @staticmethod
+    def problem_mnk(mA, mC):
+        """(M, N, K) of the GEMM: the tokens from C^T, N from the weights B^T (N, K) -- C^T has N / 2 rows when gated."""
+        return mC.shape[1], mA.shape[0], mA.shape[1]
+
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream, mBias=None, mD=None):
-        # the bias over the problem's N, which is C^T's mode 0 here: element (n, m) of the view is bias[n]
-        bias = epilogue.bias_view(mBias, mC, n_mode=0) if cutlass.const_expr(mBias is not None) else None
+        # the bias over the problem's N, which is C^T's mode 0 here: element (n, m) of the view is bias[n]; gated,
+        # it runs over the GEMM's N (the weights' rows, gate and up interleaved), twice C's
+        bias = None
+        if cutlass.const_expr(mBias is not None):
+            bias = epilogue.bias_view(mBias, mC, n_mode=0, shape=(mA.shape[0], mC.shape[1]))
         Sm90Phase10.__call__(self, mA, mB, mC, stream, bias, mD)

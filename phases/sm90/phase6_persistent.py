@@ -124,7 +124,7 @@ class Sm90Phase6(GemmPhase):
                        f"the buffers evenly (slabs a multiple of epi_stages)")
         if not why:
             why += common.ring_problems(c, extra=c.epi_stages * c.bm * self.epi_n * 2)
-        why += c.epilogue_problems()
+        why += c.epilogue_problems(gated_ok=False)
         if c.accumulate and c.epilogue_active():
             why.append("accumulate with bias/activation/residual: C += act(A @ B + bias) is not a GEMM epilogue anyone "
                        "asks for; one or the other")

@@ -218,6 +218,10 @@ class Sm90Phase9(GemmPhase):
         """The fused epilogue's activation: none here (phase 11 has the field)."""
         return "none"
 
+    def gated(self) -> bool:
+        """Phase 11's gated pairs: C is half the GEMM's width (its tiles are counted on the kernel's A, below)."""
+        return False
+
     def threads_of_consumers(self) -> int:
         return common.WARPGROUP_THREADS * self.consumer_warpgroups
 
@@ -280,7 +284,9 @@ class Sm90Phase9(GemmPhase):
             cpasync.prefetch_descriptor(tma_atom_a)
             cpasync.prefetch_descriptor(tma_atom_b)
 
-        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
+        # a partial last tile counts; the GEMM's M is C's, or A's rows where phase 11's gated pairs halve C's
+        tiles_m = ceil_div(mA.shape[0] if cutlass.const_expr(self.gated()) else mC.shape[0], BM)
+        tiles_n = ceil_div(mC.shape[1], BN)
         # a cluster: CM adjacent M tiles of one N tile (the same B k-tiles) x S K ranges; CTA rank
         # m_rank + CM k_rank takes M tile m_rank, K range k_rank
         cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
@@ -389,7 +395,7 @@ class Sm90Phase9(GemmPhase):
                     # not the accumulators (rounding those in registers made ptxas serialize every wgmma)
                     consumers.arrive_and_wait()
                     reduce_store(sP, mC, m_tile, n_tile, 0, mma_tidx, (BM, BN), 1, self.threads_of_consumers(),
-                                 m_rank, CM, mBias, mD, self.activation())
+                                 m_rank, CM, mBias, mD, self.activation(), self.gated())
 
         if cutlass.const_expr(S > 1):
             # ---- the cluster's partial tiles are all in smem (release/acquire at cluster scope) ----
@@ -397,7 +403,7 @@ class Sm90Phase9(GemmPhase):
             cute.arch.cluster_wait()
             if warp_group_idx > 0:
                 reduce_store(sP, mC, m_tile, n_tile, rank, mma_tidx, (BM, BN), S, self.threads_of_consumers(),
-                             m_rank, CM, mBias, mD, self.activation())
+                             m_rank, CM, mBias, mD, self.activation(), self.gated())
             # no CTA leaves while a peer may still read its partial tile
             cute.arch.cluster_arrive()
             cute.arch.cluster_wait()
@@ -406,7 +412,7 @@ class Sm90Phase9(GemmPhase):
 @cute.jit
 def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, tile_mn: cutlass.Constexpr,
                  split_k: cutlass.Constexpr, threads: cutlass.Constexpr, m_rank=0, cluster_m: cutlass.Constexpr = 1,
-                 mBias=None, mD=None, activation: cutlass.Constexpr = "none"):
+                 mBias=None, mD=None, activation: cutlass.Constexpr = "none", gated: cutlass.Constexpr = False):
     """Reduce-scatter of the cluster's ``split_k`` partial tiles (``sP`` in every CTA) into C's tile.
 
     CTA ``rank`` owns lines [rank ceil(L/S), (rank + 1) ceil(L/S)) of the tile's L lines of C's other mode
@@ -417,25 +423,30 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
     adds them in that order (the same bits on every run), rounds to C's type and stores it; vectors
     past C's edges are skipped (C's contiguous extent is a multiple of 8: a vector is in or out whole).
     Phase 11's fused epilogue (``mBias``, ``mD``: views with C's shape; ``activation``) applies to the sum,
-    before the rounding: once per element, after the reduce (``phases.epilogue.apply``).
+    before the rounding: once per element, after the reduce (``phases.epilogue.apply``). With ``gated`` C is half
+    the tile's width along its contiguous mode: each vector's (gate, up) pairs store one value each.
     """
     BM, BN = tile_mn
     row_major = sP.layout.stride[1] == 1
     vec_tiler = (1, VEC) if row_major else (VEC, 1)
+    half = 2 if cutlass.const_expr(gated) else 1  # C's values per vector of the partial tile
+    out_tile = (BM, BN // half) if row_major else (BM // half, BN)
+    out_vec = (1, VEC // half) if row_major else (VEC // half, 1)
     lines = BM if row_major else BN
     per_line = (BN if row_major else BM) // VEC  # vectors along the contiguous mode
     my_lines = -(-lines // split_k)  # the last rank owns fewer where L % S != 0 (e.g. 80 lines over 3)
     vecs = per_line * my_lines
-    gC = cute.zipped_divide(cute.local_tile(mC, tile_mn, (m_tile, n_tile)), vec_tiler)  # ((vec), (lines, vecs))
+    gC = cute.zipped_divide(cute.local_tile(mC, out_tile, (m_tile, n_tile)), out_vec)  # ((vec), (lines, vecs))
     cC = cute.zipped_divide(
-        cute.local_tile(cute.make_identity_tensor(mC.shape), tile_mn, (m_tile, n_tile)), vec_tiler
+        cute.local_tile(cute.make_identity_tensor(mC.shape), out_tile, (m_tile, n_tile)), out_vec
     )
     parts = [cute.zipped_divide(cute.make_tensor(cute.arch.map_dsmem_ptr(sP.iterator, m_rank + cluster_m * r),
                                                  sP.layout), vec_tiler)
              for r in range(split_k)]
     gBias = epilogue.tile_vectors(mBias, tile_mn, m_tile, n_tile, vec_tiler)
-    gD = epilogue.tile_vectors(mD, tile_mn, m_tile, n_tile, vec_tiler)
-    total = cute.make_rmem_tensor(gC[(None, 0)].layout, cutlass.Float32)
+    gD = epilogue.tile_vectors(mD, out_tile, m_tile, n_tile, out_vec)
+    total = cute.make_rmem_tensor(gC[(None, 0)].layout if cutlass.const_expr(half == 1) else cute.make_layout(VEC),
+                                  cutlass.Float32)
     for i in cutlass.range_constexpr((vecs + threads - 1) // threads):
         v = tidx + i * threads
         line = rank * my_lines + v // per_line
@@ -446,7 +457,9 @@ def reduce_store(sP: cute.Tensor, mC: cute.Tensor, m_tile, n_tile, rank, tidx, t
             if in_tile:
                 if cute.elem_less(cC[(0, idx)], mC.shape):
                     add_in_rank_order(parts, idx, total)
-                    if cutlass.const_expr(mBias is not None or mD is not None or activation != "none"):
-                        epilogue.apply(total, epilogue.vector_at(gBias, idx), epilogue.vector_at(gD, idx), activation)
-                    cute.autovec_copy(common.to_c_type(total, mC.element_type), gC[(None, idx)])
+                    out = total
+                    if cutlass.const_expr(mBias is not None or mD is not None or activation != "none" or gated):
+                        out = epilogue.apply(total, epilogue.vector_at(gBias, idx), epilogue.vector_at(gD, idx),
+                                             activation, gated)
+                    cute.autovec_copy(common.to_c_type(out, mC.element_type), gC[(None, idx)])
 
