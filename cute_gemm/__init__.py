@@ -3,6 +3,7 @@
     import torch, cute_gemm
     c = cute_gemm.gemm(a, b, phase="5")   # a [M,K], b [K,N]: fp16 or bf16, either major; c [M,N] fp32
     y = cute_gemm.linear(x, w, bias)      # F.linear's meaning: x [..., K], an nn.Linear weight w [N, K]
+    y = cute_gemm.gemm(a, b, phase="best", bias=bias, activation="gelu", residual=r)  # one fused kernel
     skipped = cute_gemm.nn.swap_linear(model)   # a model's nn.Linear layers on the kernels, trainable
 
 The names a caller needs are here: ``gemm``, ``linear`` (autograd included), ``compile_only`` (a phase,
@@ -10,8 +11,8 @@ config and layout compiled without a GPU), ``nn`` (``Linear``, an ``nn.Linear`` 
 ``swap_linear``), ``InputError`` and ``UnsupportedError``. Importing the package loads only the standard
 library: ``gemm``, ``linear``, ``compile_only`` and ``nn`` load the runtime (``cute_gemm.runtime``) on
 first use, torch and the DSL load when a kernel is first compiled or run. The torch custom ops
-``torch.ops.cute_gemm.gemm``, ``gemm_out``, ``linear``, ``linear_dx`` and ``linear_dw`` are registered on
-import when torch is already loaded.
+``torch.ops.cute_gemm.gemm``, ``gemm_out``, ``gemm_epilogue``, ``linear``, ``linear_dx`` and ``linear_dw`` are
+registered on import when torch is already loaded.
 
 The package's layers, each importing only those before it: ``errors`` -> ``runtime`` (what ``gemm()``
 runs) -> ``measure`` (check and time on a GPU) -> ``profiling`` (generated code, Nsight Compute) ->

@@ -573,3 +573,88 @@ def resolve(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = 
         except (LookupError, ValueError, TypeError, UnsupportedError):  # a row naming a phase or field that no
             pass  # longer exists, a config the phase's rules refuse, a phase that cannot accumulate: the model
     return (*(pick(arch, m, n, k, operands, True) if accumulate else pick(arch, m, n, k, operands)), "model")
+
+
+# ------------------------------------------------------------------------------------------ the fused epilogue
+EPILOGUE_PHASE = "11"  # the phase with the fused epilogue (both ladders): phase 10 + bias, activation, residual
+
+
+def _phase10_fallback(arch: str, m: int, n: int, k: int) -> list[tuple[str, dict]]:
+    """Phase 10 configs for a shape ``split_candidates`` / ``sm100_split_candidates`` offers none (past 512 tokens):
+    128 or 256 weight rows x the widest token tiles their accumulators allow, unsplit, the deepest ring -- the
+    phase's large-M shapes, for the fused epilogue only (plain calls there go to the persistent phases)."""
+    out = []
+    if arch == "sm90":
+        for bm, bn in ((128, 256), (128, 192), (128, 128), (256, 128)):
+            stages = _stages(bm, bn, 64, 1)
+            if stages >= 3 and _fits_registers(bm, bn, 1):
+                out.append(("10", {"bm": bm, "bn": bn, "bk": 64, "stages": stages, "split_k": 1, "ctas_per_sm": 1,
+                                   "cluster_m": 1, "evict_first_a": False}))
+    else:
+        for bn in (256, 192, 128):
+            stages = _sm100_stages(bn, 64, 1)
+            if stages >= 2:
+                out.append(("10", {"bn": bn, "bk": 64, "stages": stages, "split_k": 1, "ctas_per_sm": 1,
+                                   "use_pdl": 2.0 * m * n * k <= PDL_MAX_FLOP}))
+    return out
+
+
+def phase10_rows(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
+    """``explain``'s phase 10 rows (cheapest first); where it has none (M past phase 10's candidates), the rows of
+    ``_phase10_fallback`` under the same filters and the same model."""
+    rows = [r for r in explain(arch, m, n, k, operands) if r["phase"] == "10"]
+    if rows:
+        return rows
+    mc, entry = machine(arch), registry.get(arch, "10")
+    for phase, over in _phase10_fallback(arch, m, n, k):
+        cfg = dataclasses.replace(entry.default_config(), **over)
+        kern = entry.make(cfg, operands)
+        if kern.can_implement(m, n, k) or entry.config_problems(cfg) or sm100_build_problems(kern):
+            continue
+        rows.append({"phase": phase, "config": cfg, "label": label(phase, entry.overrides(cfg)),
+                     "cost": modelled_us(kern, m, n, k, 1.0, mc), "fitted": mc.fitted})
+    return sorted(rows, key=lambda r: r["cost"])
+
+
+def with_epilogue(arch: str, config, bias: bool, activation: str, residual: bool):
+    """Phase 11's config of a phase 10 (or 11) config (None: phase 10's default) with the epilogue fields set."""
+    entry = registry.get(arch, EPILOGUE_PHASE)
+    base = dataclasses.asdict(config if config is not None else registry.get(arch, "10").default_config())
+    for name in ("bias", "activation", "residual"):
+        base.pop(name, None)
+    return entry.config_cls(**base, bias=bias, activation=activation, residual=residual)
+
+
+def _epilogue_fits(arch: str, cfg, m: int, n: int, k: int, operands) -> bool:
+    entry = registry.get(arch, EPILOGUE_PHASE)
+    kern = entry.make(cfg, operands)
+    return not (kern.can_implement(m, n, k) or entry.config_problems(cfg) or sm100_build_problems(kern))
+
+
+@lru_cache(maxsize=4096)
+def pick_epilogue(arch: str, m: int, n: int, k: int, operands=None, bias: bool = False, activation: str = "none",
+                  residual: bool = False):
+    """(phase "11", its config): what ``phase="best"`` runs for a call with a fused epilogue -- the cheapest phase 10
+    config of the model at (m, n, k) with ``operands`` (``phase10_rows``) that phase 11 takes, with the epilogue
+    fields set; LookupError if none. The epilogue is not in the cost (a few loads and FMAs per stored vector)."""
+    for row in phase10_rows(arch, m, n, k, operands):
+        cfg = with_epilogue(arch, row["config"], bias, activation, residual)
+        if _epilogue_fits(arch, cfg, m, n, k, operands):
+            return EPILOGUE_PHASE, cfg
+    raise LookupError(f"no {arch} phase 10 config takes {m}x{n}x{k} for phase 11's fused epilogue")
+
+
+def resolve_epilogue(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = None, bias: bool = False,
+                     activation: str = "none", residual: bool = False):
+    """("11", config, "tuned" or "model"): ``resolve`` for a call with a fused epilogue. The tuned pick of the shape
+    when it is phase 10 (or 11) and phase 11 takes it with the epilogue fields; any other tuned pick (a phase without
+    the epilogue) falls back to ``pick_epilogue``."""
+    hit = tuned.lookup(gpu, arch, m, n, k, operands) if gpu else None
+    if hit and hit[0] in ("10", EPILOGUE_PHASE):
+        try:
+            cfg = with_epilogue(arch, registry.get(arch, hit[0]).configured(hit[1]), bias, activation, residual)
+            if _epilogue_fits(arch, cfg, m, n, k, operands):
+                return EPILOGUE_PHASE, cfg, "tuned"
+        except (LookupError, ValueError, TypeError, UnsupportedError):  # a row the phase no longer takes: the model
+            pass
+    return (*pick_epilogue(arch, m, n, k, operands, bias, activation, residual), "model")

@@ -1,7 +1,8 @@
 """What a caller imports: ``gemm`` (C = A @ B with one phase's kernel), ``linear`` (F.linear's meaning)
 and ``compile_only``.
 
-``gemm`` and ``linear`` run eagerly through the plans (``plan.run``, ``linear.run``); while
+``gemm`` and ``linear`` run eagerly through the plans (``plan.run``, ``linear.run``; with a fused epilogue
+-- bias, activation, residual -- ``plan.run_epilogue``); while
 ``torch.compile`` traces them, they go through the custom ops instead (``torch_ops``), whose fake
 implementations give the output's shape and dtype. ``compile_only`` compiles a phase, config and operands
 for a target without a GPU: a config variant or a layout can be checked on any machine before it is run on one; ``precompile`` does many at
@@ -13,10 +14,12 @@ from __future__ import annotations
 from cute_gemm.errors import InputError, UnsupportedError, one_line
 from cute_gemm.runtime import linear as _linear
 from cute_gemm.runtime import plan
+from cute_gemm.runtime.problem import activate, activation_name
 
 
-def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dtype=None, accumulate=False):
-    """C = A @ B with one phase's kernel, fp32 accumulate.
+def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dtype=None, accumulate=False, *,
+         bias=None, activation=None, residual=None):
+    """C = A @ B with one phase's kernel, fp32 accumulate; with a fused epilogue C = act(A @ B + bias) + residual.
 
     ``a``: A [M,K], ``b``: B [K,N], both torch.float16 or both torch.bfloat16, each row-major or
     column-major (``x.t()`` of a contiguous tensor: ``gemm(x, w.t())`` is ``x @ w.T`` for an nn.Linear
@@ -31,6 +34,16 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     roundings). Eager only; a phase without it raises ``UnsupportedError``. It is the config field
     ``accumulate`` (a plan of its own).
 
+    The fused epilogue (phase 11 of either ladder, or ``phase="best"``, which then runs phase 11 with the config
+    its model picks for phase 10 at the shape): ``bias`` a contiguous [N] of A's dtype (as F.linear's), added to
+    every row; ``activation`` None / "none", "relu", "gelu" (the tanh form, ``F.gelu(approximate="tanh")``) or
+    "silu"; ``residual`` a row-major [M,N] of C's dtype added last (it may be ``out`` itself: each element is read
+    before the same thread writes it). All in fp32, rounded to C's type once. Each is a field of phase 11's
+    config (a plan of its own); the kernel is called ``fn(a, b, c[, bias][, residual])``. K == 0 computes
+    act(bias) + residual with torch ops (nothing launches). Another phase id with any of them, or
+    ``accumulate=True`` with them, raises ``UnsupportedError``; a bad tensor or activation name ``InputError``.
+    Without them the call is the plain one (no phase 11, no cost).
+
     ``phase``: a phase id of the device's ladder (``cute-gemm list``; '2' means 2b), or "best" (the phase
     and config a model picks per shape and operands). ``config``: a phase config other than the default (the
     phase's frozen dataclass, or field overrides as ``compile_only`` takes them: ``{"bn": 128}``). ``arch``: 'sm90'/'sm100' to insist on a ladder (default: the
@@ -41,10 +54,12 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     (a shape or operands the phase cannot do, another ladder's phase) before anything compiles or launches.
 
     Runs on the current torch stream; under ``torch.compile`` it goes through the custom op
-    ``torch.ops.cute_gemm.gemm``. One compile per (device, phase, config, layout and dtypes) serves every
-    shape, and is kept on disk for the next process. Compile or warm a phase before capturing it in a CUDA
-    graph: the first call of a plan compiles.
+    ``torch.ops.cute_gemm.gemm`` (with an epilogue ``gemm_epilogue``, without ``out=``). One compile per
+    (device, phase, config, layout and dtypes) serves every shape, and is kept on disk for the next process.
+    Compile or warm a phase before capturing it in a CUDA graph: the first call of a plan compiles.
     """
+    if bias is not None or residual is not None or (activation is not None and activation != "none"):
+        return _gemm_epilogue(a, b, phase, out, config, arch, out_dtype, accumulate, bias, activation, residual)
     if _compiling():  # torch.compile: the custom op, whose fake implementation gives the output's shape
         from cute_gemm.runtime import torch_ops
 
@@ -57,6 +72,26 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     return plan.run(a, b, phase, out, config, arch, out_dtype, accumulate)
 
 
+def _gemm_epilogue(a, b, phase, out, config, arch, out_dtype, accumulate, bias, activation, residual):
+    """``gemm`` with a fused epilogue: refusals first (activation name, accumulate), then eagerly ``plan.run_epilogue``
+    or, under ``torch.compile``, the op ``torch.ops.cute_gemm.gemm_epilogue``."""
+    act = activation_name(activation)
+    if accumulate:
+        raise UnsupportedError("accumulate=True (C += A @ B) and a fused epilogue (bias=, activation=, residual=) do "
+                               "not go together: the reduce-add epilogue of phases 5-8 adds the raw product; add "
+                               "act(A @ B + bias) into C with residual=out (phase 11) instead")
+    if _compiling():
+        from cute_gemm.runtime import torch_ops
+
+        if config is not None or arch is not None or out is not None:
+            raise UnsupportedError("under torch.compile gemm() with bias=, activation= or residual= takes phase and "
+                                   "out_dtype; out=, config= and arch= run eagerly only")
+        return torch_ops.call_epilogue(a, b, bias, residual, act, phase, out_dtype)
+    if out is not None and (getattr(a, "requires_grad", False) or getattr(b, "requires_grad", False)):
+        _refuse_out_under_autograd()
+    return plan.run_epilogue(a, b, phase, out, config, arch, out_dtype, bias, act, residual)
+
+
 def _refuse_out_under_autograd():
     """torch.mm's rule: a result written into ``out`` has no autograd history, so with grad enabled and an input
     that requires grad, ``out=`` is refused (as torch refuses it) rather than silently cut from the graph."""
@@ -67,10 +102,11 @@ def _refuse_out_under_autograd():
                          "drop out=, or call it under torch.no_grad()")
 
 
-def linear(x, w, bias=None, phase="best", out_dtype=None):
-    """y = x @ w.T (+ bias), as ``torch.nn.functional.linear``, forward and backward: x [..., K] fp16 or bf16,
-    w [N, K] of the same dtype (an ``nn.Linear`` weight), bias [N] of that dtype or None; y [..., N] in x's
-    dtype, or ``out_dtype`` (torch.float32, torch.float16 or torch.bfloat16; fp32 accumulate either way).
+def linear(x, w, bias=None, phase="best", out_dtype=None, activation=None):
+    """y = act(x @ w.T (+ bias)), as ``torch.nn.functional.linear`` then the activation, forward and backward:
+    x [..., K] fp16 or bf16, w [N, K] of the same dtype (an ``nn.Linear`` weight), bias [N] of that dtype or None;
+    y [..., N] in x's dtype, or ``out_dtype`` (torch.float32, torch.float16 or torch.bfloat16; fp32 accumulate
+    either way).
 
     ``phase``: "best" (default: the phase and config a model picks per shape, layout and dtypes) or a phase
     id of the device's ladder (2a or later: phases 0-1 take only the worklog's layout). K must be a multiple
@@ -88,12 +124,18 @@ def linear(x, w, bias=None, phase="best", out_dtype=None):
     that autograd adds into an existing ``w.grad`` (torch's own accumulation, one more pass over it), not
     a GEMM epilogue that adds into C.
 
-    The bias is added after the GEMM, by one in-place torch op on its output (``y.add_(bias)``: one more
-    pass over y, a few microseconds at model shapes), not in the kernels' epilogue. The epilogues are the
-    lessons of the ladder -- register stores, TMA stores through smem, stream-K and split-K reductions --
-    and are shared by every phase of both ladders; a fused bias (and activation) is a generalization of all
-    of them of its own, not a step of the worklog. With a 16-bit output the bias is added to the rounded
-    product (F.linear on cuBLASLt adds it before rounding): at most one more rounding of y.
+    ``activation``: None / "none", "relu", "gelu" (tanh form) or "silu". Inference (nothing recorded) with
+    ``phase`` "best" or "11": one kernel, phase 11's fused epilogue -- the bias added and the activation
+    applied in fp32 before the one rounding (``gemm(..., bias=, activation=)``; "best" gives it phase 10's
+    tile). With another phase id the activation runs after the GEMM by torch ops. Under autograd the forward
+    is the unfused z = x @ w.T + b (the op or ``autograd.Function`` below) and y = act(z) by torch ops, so the
+    backward is torch's derivative of act from the saved z (recompute-free; z is kept, one [..., N] tensor).
+
+    Without an activation the bias is added after the GEMM by one in-place torch op on its output
+    (``y.add_(bias)``: one more pass over y), and "best" keeps its plain pick: fusing a bias alone would move
+    every biased layer onto phase 11 (phase 10's swap-AB tiles), unmeasured against the persistent phases at
+    prefill shapes. With a 16-bit output that bias is added to the rounded product (F.linear on cuBLASLt adds
+    it before rounding): at most one more rounding of y; the fused path rounds once.
 
     Raises ``cute_gemm.InputError`` for what F.linear refuses (shapes; x and w of two dtypes, e.g. an fp32
     weight under a 16-bit x outside autocast; a bias of another dtype) or the kernels cannot take (fp32 x and
@@ -101,15 +143,16 @@ def linear(x, w, bias=None, phase="best", out_dtype=None):
     or launches.
     """
     x, w, bias = _linear.autocast(x, w, bias)
+    act = "none" if activation is None else activation_name(activation)
     if _compiling():  # torch.compile: the custom op (differentiable), whose fake implementation gives the output
         from cute_gemm.runtime import torch_ops
 
-        return torch_ops.call_linear(x, w, bias, phase, out_dtype)
+        return torch_ops.call_linear(x, w, bias, phase, out_dtype, act)
     if _linear.wants_grad(x, w, bias):
         from cute_gemm.runtime import torch_ops
 
-        return torch_ops.apply_linear(x, w, bias, phase, out_dtype)
-    return _linear.run(x, w, bias, phase, out_dtype)
+        return activate(torch_ops.apply_linear(x, w, bias, phase, out_dtype), act)
+    return _linear.run(x, w, bias, phase, out_dtype, act)
 
 
 def _compiling() -> bool:

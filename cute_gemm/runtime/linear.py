@@ -4,8 +4,9 @@ two backward GEMMs, and the checks F.linear makes.
 The forward, ``run``: ``linear(x, w, bias)`` is ``x @ w.T + bias`` for x [..., K] and an ``nn.Linear``
 weight w [N, K]: the leading dims of x are flattened into M (a view, no copy, whenever x's layout allows
 it), ``w.t()`` is B [K, N] column-major -- the "nt" layout, read in place -- and the output [..., N] is in
-x's dtype unless ``out_dtype`` says otherwise. The bias is added after the GEMM by one in-place torch op,
-not in the kernels' epilogue: see ``cute_gemm.linear``'s docstring for why.
+x's dtype unless ``out_dtype`` says otherwise. With an ``activation`` (and phase "best" or "11") the bias and the
+activation run in phase 11's fused epilogue, one kernel; otherwise the bias is added after the GEMM by one in-place
+torch op and an activation applied by torch: see ``cute_gemm.linear``'s docstring for why.
 
 The backward, for T tokens (x as [T, K]) and dY [T, N], is two more GEMMs of the same kernels, each in a
 layout the ladder takes without a copy:
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from cute_gemm.errors import InputError
 from cute_gemm.runtime import plan
+from cute_gemm.runtime.problem import activate, activation_name
 
 _IN_DTYPES: frozenset = frozenset()  # torch.float16, torch.bfloat16 once torch is loaded
 
@@ -60,17 +62,34 @@ def check(x, w, bias=None) -> tuple[int, int]:
     return n, k
 
 
-def run(x, w, bias=None, phase="best", out_dtype=None):
-    """``linear`` run eagerly, forward only (the torch op's implementation too)."""
+def fuses(phase, activation: str) -> bool:
+    """Whether ``linear`` runs the bias and the activation in the kernel's epilogue: an activation, and a phase that
+    has the epilogue ("best": phase 11 with phase 10's pick, or "11")."""
+    return activation != "none" and str(phase) in ("best", "11")
+
+
+def run(x, w, bias=None, phase="best", out_dtype=None, activation="none"):
+    """``linear`` run eagerly, forward only (the torch op's implementation too): act(x @ w.T + bias). With an
+    activation and a phase that has the fused epilogue (``fuses``) one kernel, phase 11, adds the bias and applies
+    the activation before the rounding; else the GEMM's output gets the bias by one in-place add and the
+    activation by torch ops (a bias alone keeps the plain pick of "best": see ``cute_gemm.linear``)."""
+    activation = "none" if activation is None else activation_name(activation)
     n, k = check(x, w, bias)
     lead = x.shape[:-1]
     a = x if x.dim() == 2 else x.reshape(-1, k)
+    dtype = x.dtype if out_dtype is None else out_dtype
     try:
-        y = plan.run(a, w.t(), phase, None, None, None, x.dtype if out_dtype is None else out_dtype)
+        if fuses(phase, activation):
+            y = plan.run_epilogue(a, w.t(), phase, None, None, None, dtype, bias, activation, None)
+            bias = None  # added by the kernel
+        else:
+            y = plan.run(a, w.t(), phase, None, None, None, dtype)
     except InputError as exc:  # said of the GEMM's A and B: name them
         raise InputError(f"linear(x, w): {exc} (A is x as [M,K] = x.reshape(-1, K), B is w.t())") from exc
     if bias is not None:
         y.add_(bias)
+    if activation != "none" and not fuses(phase, activation):
+        y = activate(y, activation)
     return y if x.dim() == 2 else y.view(*lead, n)
 
 

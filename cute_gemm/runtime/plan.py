@@ -20,6 +20,13 @@ it was).
 ``accumulate`` (C += A @ B into ``out``) runs the phase's config with its ``accumulate`` field on: the TMA-store
 phases (sm90 5-8) add each C tile into ``out`` with the TMA's reduce-add. The field is part of the config, so such
 a call has a plan (and a compile) of its own; the fast path's key carries the switch.
+
+The fused epilogue (``gemm(..., bias=, activation=, residual=)``: C = act(A @ B + bias) + residual) has a path of its
+own, ``run_epilogue``, so that a plain call pays nothing for it: phase 11's config with the call's fields (or, for
+"best", phase 11 with phase 10's pick: ``choose.resolve_epilogue``), a plan per combination, a fast-path key with
+(phase, (bias?, activation, residual?)) in the phase's place, and the kernel called ``fn(a, b, c[, bias][,
+residual])`` -- ``compile.epilogue_inputs``' order. An empty problem launches nothing there either: K == 0 is the
+epilogue of a zero accumulator, act(bias) + residual, computed by torch ops.
 """
 
 from __future__ import annotations
@@ -32,7 +39,8 @@ from cute_gemm.errors import InputError, UnsupportedError
 from cute_gemm.runtime import arch as _arch
 from cute_gemm.runtime import cache, registry
 from cute_gemm.runtime.machines import max_active_clusters
-from cute_gemm.runtime.problem import Problem, fast_majors, overlaps, torch_dtype, validate_call
+from cute_gemm.runtime.problem import (Problem, activation_name, fast_majors, overlaps, same_memory, torch_dtype,
+                                       validate_call, validate_epilogue)
 from phases.base import MAX_ELEMENTS
 from phases.operands import WORKLOG, Operands
 
@@ -185,10 +193,11 @@ def accumulating(entry: registry.PhaseEntry, config):
     return dataclasses.replace(cfg, accumulate=True)
 
 
-def checked(a, b, out, phase, config, arch, out_dtype=None, accumulate=False) -> tuple[Plan, Problem]:
+def checked(a, b, out, phase, config, arch, out_dtype=None, accumulate=False, epilogue=False) -> tuple[Plan, Problem]:
     """Everything checked in Python with clear messages -- the tensors, then whether the phase takes this
     shape and these operands (and, with ``accumulate``, can add into ``out``) -- before anything compiles;
-    then the plan (the slow path)."""
+    then the plan (the slow path). ``epilogue``: the call passes the fused epilogue's tensors (checked by
+    ``checked_epilogue``); without it a config that reads a bias or a residual is refused."""
     p, ops = validate_call(a, b, out, out_dtype)
     target = device_target(a.device)
     entry = entry_for(phase, target, arch)
@@ -198,6 +207,9 @@ def checked(a, b, out, phase, config, arch, out_dtype=None, accumulate=False) ->
         config = entry.configured(config)
     if out is None and getattr(config, "accumulate", False):
         raise InputError("accumulate (C += A @ B) adds into out=: give the C to add to")
+    if not epilogue and (getattr(config, "bias", False) or getattr(config, "residual", False)):
+        raise InputError(f"{entry.key}'s config reads a bias or a residual (bias=True / residual=True): pass the "
+                         f"tensors as gemm(..., bias=, residual=), which sets those fields")
     kern = entry.make(config, ops)
     why = refusals(kern, p.m, p.n, p.k) if min(p.m, p.n, p.k) > 0 else operand_refusals(kern)
     if why:
@@ -280,6 +292,134 @@ def run(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dty
     return out
 
 
+# ------------------------------------------------------------------------------------------ the fused epilogue
+EPILOGUE_PHASE = "11"  # the phase whose config has the fused epilogue (both ladders)
+
+
+def epilogue_config(entry: registry.PhaseEntry, config, bias: bool, activation: str, residual: bool):
+    """``config`` (None, a config or overrides) of phase 11 with the call's epilogue fields set (what the call's
+    tensors say, whatever the config had); UnsupportedError naming phase 11 for any other phase."""
+    if entry.phase != EPILOGUE_PHASE:
+        raise UnsupportedError(f"{entry.key} has no fused epilogue (bias=, activation=, residual=): phase 11 has it "
+                               f"(phase 10 with the epilogue), and phase=\"best\" runs phase 11 for such a call")
+    return dataclasses.replace(entry.configured(config), bias=bias, activation=activation, residual=residual)
+
+
+def _epilogue_key(a, b, phase, out, config, arch, out_dtype, epi):
+    """The fast path's key of an epilogue call: a plain call's, with (phase, (bias?, activation, residual?)) in the
+    phase's place (``run_epilogue`` builds the same tuple inline)."""
+    return ((phase, epi), config, arch, a.get_device(), a.dtype, b.dtype, a.is_contiguous(), b.is_contiguous(),
+            out_dtype, None if out is None else out.dtype, False)
+
+
+def _host_epilogue(a, p: Problem, ops: Operands, out, bias, activation, residual):
+    """An empty problem with an epilogue, on the host side (nothing launches): M == 0 or N == 0 an empty C; K == 0
+    the epilogue of a zero accumulator, act(bias) + residual in fp32 by torch ops, rounded once to C's type."""
+    import torch
+
+    from cute_gemm.runtime.problem import activate
+
+    c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=torch_dtype(ops.c))
+    if p.m and p.n:
+        y = c.new_zeros((p.m, p.n), dtype=torch.float32)
+        if bias is not None:
+            y += bias.float()
+        y = activate(y, activation)
+        if residual is not None:
+            y += residual.float()
+        c.copy_(y)
+    return c
+
+
+def checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation, residual):
+    """The slow path of an epilogue call: the tensors (``validate_call``, ``validate_epilogue``), phase 11 (or
+    "best": its pick), then the plan; (None, problem, operands) for an empty problem, which launches nothing."""
+    p, ops = validate_call(a, b, out, out_dtype)
+    validate_epilogue(p, ops, a, b, out, bias, residual)
+    epi = (bias is not None, activation, residual is not None)
+    if phase == "best":
+        if config is not None:
+            raise UnsupportedError('phase="best" picks its own config; pass phase="11" to run a config of yours')
+        if min(p.m, p.n, p.k) == 0:
+            return None, p, ops
+        phase, config = _pick_best(a, None, arch, p, ops, epilogue=epi)
+    else:
+        entry = entry_for(phase, device_target(a.device), arch)
+        config = epilogue_config(entry, config, *epi)
+        if min(p.m, p.n, p.k) == 0:
+            why = operand_refusals(entry.make(config, ops))
+            if why:
+                raise UnsupportedError(f"{entry.key} cannot do {p} with {ops.label()}: " + "; ".join(why))
+            return None, p, ops
+    return checked(a, b, out, phase, config, arch, out_dtype, epilogue=True)[0], p, ops
+
+
+def _run_checked_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual):
+    import torch
+
+    plan, p, ops = checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation, residual)
+    if plan is None:
+        return _host_epilogue(a, p, ops, out, bias, activation, residual)
+    epi = (bias is not None, activation, residual is not None)
+    key = _epilogue_key(a, b, phase, out, config, arch, out_dtype, epi)
+    _remember(key if phase != "best" else (*key, p.m, p.n, p.k), plan, a, b)
+    c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=plan.c_dtype)
+    with torch.cuda.device(a.device):
+        plan.fn(a, b, c, *[t for t in (bias, residual) if t is not None])
+    return c
+
+
+def run_epilogue(a, b, phase="best", out=None, config=None, arch: str | None = None, out_dtype=None, bias=None,
+                 activation=None, residual=None):
+    """``cute_gemm.gemm`` with a fused epilogue, run eagerly: C = act(A @ B + bias) + residual by phase 11 (or
+    "best": phase 11 with phase 10's pick). As ``run``: a key's plan looked up and called as
+    ``fn(a, b, c[, bias][, residual])`` after the cheap tests (devices, overlaps; the compiled entry checks the
+    rest), the checked path for a new key or anything the cheap tests do not take."""
+    global _torch
+    activation = activation_name(activation)  # InputError before anything else
+    try:
+        m, k = a.shape
+        n = b.shape[1]
+        dev = a.get_device()
+        key = ((phase, (bias is not None, activation, residual is not None)), config, arch, dev, a.dtype, b.dtype,
+               a.is_contiguous(), b.is_contiguous(), out_dtype, None if out is None else out.dtype, False)
+        plan = _FAST[key if phase != "best" else (*key, m, n, k)]
+        ok = plan.fits(m, n, k) and b.get_device() == dev and _apart(a, b, out, bias, residual, dev)
+    except Exception:  # a new key, or not a pair of 2-D tensors: the checked path says which
+        ok = False
+    if not ok:
+        return _run_checked_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual)
+    if out is None:
+        if _torch is None:
+            import torch as _torch
+        out = _torch.empty((m, n), device=a.device, dtype=plan.c_dtype)
+    try:
+        if bias is None:
+            plan.fn(a, b, out) if residual is None else plan.fn(a, b, out, residual)
+        else:
+            plan.fn(a, b, out, bias) if residual is None else plan.fn(a, b, out, bias, residual)
+    except Exception as exc:  # the compiled entry refused an argument before launching: say what
+        checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation, residual)
+        raise InputError(f"{plan.entry.key}: {exc}") from exc
+    return out
+
+
+def _apart(a, b, out, bias, residual, dev) -> bool:
+    """The epilogue call's cheap tests: the tensors on A's device, out apart from A, B and the bias, the residual out
+    itself or apart from out, A and B (what the compiled entry does not check)."""
+    if out is not None and (out.get_device() != dev or overlaps(out, a) or overlaps(out, b)
+                            or (bias is not None and overlaps(out, bias))):
+        return False
+    if bias is not None and bias.get_device() != dev:
+        return False
+    if residual is not None:
+        if residual.get_device() != dev or overlaps(residual, a) or overlaps(residual, b):
+            return False
+        if out is not None and not same_memory(residual, out) and overlaps(residual, out):
+            return False
+    return True
+
+
 _FAMILY: dict = {}  # device index -> ("sm90" / "sm100", the GPU's name: whose tuned table "best" reads)
 
 
@@ -293,9 +433,10 @@ def device_name(dev: int) -> str | None:
         return None
 
 
-def _pick_best(a, config, arch, p: Problem, ops: Operands, accumulate=False):
+def _pick_best(a, config, arch, p: Problem, ops: Operands, accumulate=False, epilogue=None):
     """(phase, config) of ``phase="best"`` for a shape and operands (``choose.resolve``: the GPU's tuned pick, else
-    the model's ``choose.pick``; with ``accumulate`` among the phases that can add into C, the field on);
+    the model's ``choose.pick``; with ``accumulate`` among the phases that can add into C, the field on; with
+    ``epilogue`` -- (bias?, activation, residual?) -- phase 11 with phase 10's pick, ``choose.resolve_epilogue``);
     UnsupportedError for a config of the caller's or a shape no candidate takes."""
     from cute_gemm.runtime import choose
 
@@ -307,13 +448,16 @@ def _pick_best(a, config, arch, p: Problem, ops: Operands, accumulate=False):
     family, gpu = _FAMILY[dev]
     try:
         fam = _arch.family(arch) if arch else family
-        phase, cfg, how = (choose.resolve(fam, p.m, p.n, p.k, ops, gpu, accumulate=True) if accumulate
-                           else choose.resolve(fam, p.m, p.n, p.k, ops, gpu))
+        if epilogue:
+            phase, cfg, how = choose.resolve_epilogue(fam, p.m, p.n, p.k, ops, gpu, *epilogue)
+        else:
+            phase, cfg, how = (choose.resolve(fam, p.m, p.n, p.k, ops, gpu, accumulate=True) if accumulate
+                               else choose.resolve(fam, p.m, p.n, p.k, ops, gpu))
         if how == "model":
             choose.warn_unfitted(fam, gpu)  # once: datasheet constants (sm100), and how to measure the picks here
         return phase, cfg
     except LookupError as exc:
-        why = f" (accumulate: {ACCUMULATE_PHASES})" if accumulate else ""
+        why = f" (accumulate: {ACCUMULATE_PHASES})" if accumulate else " (fused epilogue: phase 11)" if epilogue else ""
         raise UnsupportedError(f"phase 'best': {exc} with {ops.label()}{why}") from exc
     except ValueError as exc:  # an unknown arch name
         raise InputError(str(exc)) from None
@@ -337,4 +481,5 @@ def launcher(entry: registry.PhaseEntry, a, b, c, config=None):
 
 
 __all__ = ["Plan", "run", "launcher", "plan_for", "compile_plan", "device_target", "entry_for", "checked", "refusals",
-           "operand_refusals", "max_active_clusters", "fitted_config", "accumulating", "ACCUMULATE_PHASES"]
+           "operand_refusals", "max_active_clusters", "fitted_config", "accumulating", "ACCUMULATE_PHASES",
+           "run_epilogue", "checked_epilogue", "epilogue_config", "EPILOGUE_PHASE"]

@@ -204,3 +204,83 @@ def overlaps(x, y) -> bool:
 def validate(a, b, c=None, out_dtype=None) -> Problem:
     """``validate_call``'s problem alone."""
     return validate_call(a, b, c, out_dtype)[0]
+
+
+# ------------------------------------------------------------------------------------------ the fused epilogue
+ACTIVATIONS = ("none", "relu", "gelu", "silu")  # phases.epilogue.ACTIVATIONS (that module imports the DSL)
+
+
+def activation_name(activation) -> str:
+    """'none', 'relu', 'gelu' or 'silu' for an ``activation=`` argument (None: 'none'); InputError for anything
+    else, listing the names."""
+    if activation is None:
+        return "none"
+    if isinstance(activation, str) and activation in ACTIVATIONS:
+        return activation
+    raise InputError(f"activation={activation!r}: one of None or 'none' (no activation), 'relu', 'gelu' (the "
+                     f"tanh form, F.gelu(approximate='tanh')), 'silu'")
+
+
+def same_memory(x, y) -> bool:
+    """Whether two tensors are one view of the same memory (pointer, dtype, shape and strides): ``residual=out``."""
+    return (x is y or (x.data_ptr() == y.data_ptr() and x.dtype == y.dtype and tuple(x.shape) == tuple(y.shape)
+                       and x.stride() == y.stride()))
+
+
+def validate_epilogue(p: Problem, ops: Operands, a, b, out, bias=None, residual=None) -> None:
+    """Check a fused epilogue's tensors against a call ``validate_call`` passed: ``bias`` a contiguous [N] of A's
+    dtype, ``residual`` a row-major [M, N] of C's dtype -- each on A's device, 16-byte aligned -- the residual
+    ``out`` itself or apart from out, A and B, and out apart from the bias (the kernel reads them while it writes
+    C); one ``InputError`` for the first thing wrong."""
+    import torch
+
+    def need(cond, msg):
+        if not cond:
+            raise InputError(msg)
+
+    if bias is not None:
+        need(isinstance(bias, torch.Tensor), f"bias must be a torch.Tensor, got {type(bias).__name__}")
+        need(bias.dim() == 1 and bias.shape[0] == p.n, f"bias must be 1-D [N] = ({p.n},), got shape "
+                                                       f"{tuple(bias.shape)}")
+        need(bias.dtype == a.dtype, f"bias is {bias.dtype} but A is {a.dtype}: the bias takes A's dtype (as "
+                                    f"F.linear's takes x's); cast it: bias.to({a.dtype})")
+        need(bias.device == a.device, f"bias is on {bias.device}, A on {a.device}")
+        need(p.n <= 1 or bias.stride(0) == 1, f"bias must be contiguous (stride (1,)), got stride {bias.stride()}")
+        need(bias.data_ptr() % 16 == 0, "bias's data pointer must be 16-byte aligned (the epilogue loads 16-byte "
+                                        "C vectors' bias in one load)")
+        need(out is None or not overlaps(out, bias),
+             "out (C) overlaps bias in memory: the kernel reads the bias while it writes C; give out a tensor of "
+             "its own")
+    if residual is not None:
+        c_dtype = torch_dtype(ops.c)
+        need(isinstance(residual, torch.Tensor), f"residual must be a torch.Tensor, got {type(residual).__name__}")
+        need(residual.dim() == 2 and tuple(residual.shape) == (p.m, p.n),
+             f"residual must be [M, N] = ({p.m}, {p.n}) as C is, got shape {tuple(residual.shape)}")
+        need(residual.dtype == c_dtype, f"residual is {residual.dtype} but C is {c_dtype}: the residual takes C's "
+                                        f"dtype (out's, or out_dtype, default torch.float32)")
+        need(residual.device == a.device, f"residual is on {residual.device}, A on {a.device}")
+        need(_row_major(residual), f"residual must be row-major contiguous [M,N] (stride ({p.n}, 1)) as C is, got "
+                                   f"stride {residual.stride()}")
+        need(residual.data_ptr() % 16 == 0, "residual's data pointer must be 16-byte aligned (16-byte vectors)")
+        if out is not None and not same_memory(residual, out):
+            need(not overlaps(residual, out), "residual overlaps out (C) in part: give out itself (each element "
+                                              "is read before it is written, by the same thread) or a tensor apart")
+        for name, t in (("A", a), ("B", b)):
+            need(not overlaps(residual, t), f"residual overlaps {name} in memory: give a tensor of its own")
+
+
+def activate(y, activation: str):
+    """``activation`` of a tensor by torch ops, the epilogue's math: relu, gelu's tanh form
+    (``F.gelu(approximate="tanh")``), silu (x sigmoid(x), which the kernel computes as x/2 (1 + tanh(x/2)));
+    'none' returns ``y``. Differentiable (``linear``'s autograd records it)."""
+    if activation == "none":
+        return y
+    import torch.nn.functional as F
+
+    if activation == "relu":
+        return F.relu(y)
+    if activation == "gelu":
+        return F.gelu(y, approximate="tanh")
+    if activation == "silu":
+        return F.silu(y)
+    raise InputError(activation_name(activation))  # an unknown name: activation_name says which

@@ -4,7 +4,9 @@
     torch.ops.cute_gemm.gemm(a, b, "5")                    # -> new fp32 C [M, N]
     torch.ops.cute_gemm.gemm(a, b, "5", torch.bfloat16)    # -> new bf16 C
     torch.ops.cute_gemm.gemm_out(a, b, c, "5")             # writes c in place (its dtype is C's)
+    torch.ops.cute_gemm.gemm_epilogue(a, b, bias, residual, "gelu", "best", None)  # act(A @ B + bias) + residual
     torch.ops.cute_gemm.linear(x, w, bias, "best", None)   # F.linear's meaning (cute_gemm.linear), trainable
+    torch.ops.cute_gemm.linear(x, w, bias, "best", None, "gelu")  # ... with the activation fused (inference)
     torch.ops.cute_gemm.linear_dx(dy, w, "best")           # its backward's dX = dY @ W
     torch.ops.cute_gemm.linear_dw(dy, x, "best")           # and dW = dY^T @ X
 
@@ -69,20 +71,57 @@ def _(a, b, out, phase="5"):
     return None
 
 
+@torch.library.custom_op("cute_gemm::gemm_epilogue", mutates_args=())
+def gemm_epilogue(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor] = None,
+                  residual: Optional[torch.Tensor] = None, activation: str = "none", phase: str = "best",
+                  out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """C = act(A @ B + bias) + residual (``cute_gemm.gemm``'s fused epilogue: phase 11, or "best") -> a new C [M,N]
+    in ``out_dtype`` (default fp32). No autograd (as ``gemm``'s)."""
+    from cute_gemm.runtime import plan
+
+    return plan.run_epilogue(a, b, phase, None, None, None, out_dtype, bias, activation, residual)
+
+
+@gemm_epilogue.register_fake
+def _(a, b, bias=None, residual=None, activation="none", phase="best", out_dtype=None):
+    _check_epilogue_meta(a, b, bias, residual, activation, out_dtype or torch.float32)
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype or torch.float32)
+
+
+def _check_epilogue_meta(a, b, bias, residual, activation, c_dtype):
+    """What the fake implementation can refuse while tracing (no data): the activation's name, the bias' and the
+    residual's shapes and dtypes (the eager checks say the rest)."""
+    from cute_gemm.errors import InputError
+    from cute_gemm.runtime.problem import activation_name
+
+    activation_name(activation)
+    m, n = a.shape[0], b.shape[1]
+    if bias is not None and (tuple(bias.shape) != (n,) or bias.dtype != a.dtype):
+        raise InputError(f"bias must be [N] = ({n},) of A's dtype {a.dtype}, got {tuple(bias.shape)} {bias.dtype}")
+    if residual is not None and (tuple(residual.shape) != (m, n) or residual.dtype != c_dtype):
+        raise InputError(f"residual must be [M, N] = ({m}, {n}) of C's dtype {c_dtype}, got "
+                         f"{tuple(residual.shape)} {residual.dtype}")
+
+
 @torch.library.custom_op("cute_gemm::linear", mutates_args=())
 def linear(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None, phase: str = "best",
-           out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
-    """``cute_gemm.linear``: x [..., K] @ w [N, K]^T (+ bias) -> [..., N] in ``out_dtype`` (default x's)."""
+           out_dtype: Optional[torch.dtype] = None, activation: str = "none") -> torch.Tensor:
+    """``cute_gemm.linear``: act(x [..., K] @ w [N, K]^T (+ bias)) -> [..., N] in ``out_dtype`` (default x's). An
+    ``activation`` other than "none" is fused (phase 11); its backward then recomputes z = x @ w.T + b (one more
+    GEMM) -- ``cute_gemm.linear`` under autograd calls this op without it and applies the activation by torch ops,
+    which keep z instead."""
     from cute_gemm.runtime import linear as _linear
 
-    return _linear.run(x, w, bias, phase, out_dtype)  # a new tensor: the GEMM's output, bias added in place
+    return _linear.run(x, w, bias, phase, out_dtype, activation)  # a new tensor
 
 
 @linear.register_fake
-def _(x, w, bias=None, phase="best", out_dtype=None):
+def _(x, w, bias=None, phase="best", out_dtype=None, activation="none"):
     from cute_gemm.runtime import linear as _linear
+    from cute_gemm.runtime.problem import activation_name
 
     _linear.check(x, w, bias)  # what F.linear refuses, refused while tracing
+    activation_name(activation)
     return x.new_empty((*x.shape[:-1], w.shape[0]), dtype=out_dtype or x.dtype)
 
 
@@ -115,17 +154,23 @@ def _(dy, x, phase="best"):
 # ----------------------------------------------------------------------------------- linear's autograd
 def setup_context(ctx, inputs, output):
     """Save what the backward needs: x only if w needs a gradient, w only if x does."""
-    x, w, bias, phase, out_dtype = inputs
+    x, w, bias, phase, out_dtype = inputs[:5]
     need_x, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-    ctx.save_for_backward(x if need_w else None, w if need_x else None)
-    ctx.phase, ctx.x_dtype = phase, x.dtype
+    ctx.n_inputs, ctx.activation = len(inputs), (inputs[5] if len(inputs) > 5 else "none")
+    if ctx.activation != "none":  # the op's fused activation: the backward recomputes z from all three
+        ctx.save_for_backward(x, w, bias)
+    else:
+        ctx.save_for_backward(x if need_w else None, w if need_x else None)
+    ctx.phase, ctx.x_dtype, ctx.out_dtype = phase, x.dtype, out_dtype
     ctx.bias_dtype = None if bias is None else bias.dtype
 
 
 def backward(ctx, dy):
     """(dX, dW, db, None, None): the kernels' GEMMs for what ``needs_input_grad`` asks, db a torch sum."""
-    x, w = ctx.saved_tensors
+    x, w = ctx.saved_tensors[:2]
     need_x, need_w, need_b = (tuple(ctx.needs_input_grad) + (False,) * 3)[:3]
+    if getattr(ctx, "activation", "none") != "none":
+        dy = _activation_backward(ctx, dy, x, w, ctx.saved_tensors[2])
     db = None
     if need_b and ctx.bias_dtype is not None:
         db = dy.reshape(-1, dy.shape[-1]).sum(0).to(ctx.bias_dtype)  # in dy's type (fp32 for an fp32 y)
@@ -138,7 +183,20 @@ def backward(ctx, dy):
 
         dx = _linear.grad_input(g, w, ctx.phase) if need_x else None
         dw = _linear.grad_weight(g, x, ctx.phase) if need_w else None
-    return dx, dw, db, None, None
+    return (dx, dw, db) + (None,) * (getattr(ctx, "n_inputs", 5) - 3)
+
+
+def _activation_backward(ctx, dy, x, w, bias):
+    """dZ = dY * act'(z) for the op called with a fused activation (``cute_gemm.linear`` itself never records it:
+    it saves z instead): z = x @ w.T + b recomputed by the op without the activation -- one more GEMM -- and the
+    derivative by aten's own backward ops (traceable)."""
+    z = torch.ops.cute_gemm.linear(x, w, bias, ctx.phase, ctx.out_dtype)
+    g = dy.to(z.dtype)
+    if ctx.activation == "relu":
+        return torch.ops.aten.threshold_backward(g, z, 0)
+    if ctx.activation == "gelu":
+        return torch.ops.aten.gelu_backward(g, z, approximate="tanh")
+    return torch.ops.aten.silu_backward(g, z)
 
 
 def _traced(t) -> bool:
@@ -178,9 +236,23 @@ def call(a, b, phase="5", out=None, out_dtype=None):
     return out
 
 
-def call_linear(x, w, bias=None, phase="best", out_dtype=None):
-    """``cute_gemm.linear`` through the op (differentiable: its registered autograd)."""
-    return torch.ops.cute_gemm.linear(x, w, bias, str(phase), _dtype(out_dtype))
+def call_linear(x, w, bias=None, phase="best", out_dtype=None, activation="none"):
+    """``cute_gemm.linear`` through the op (differentiable: its registered autograd). With an ``activation``: the op
+    fuses it where autograd records nothing; where it records, the op gives z = x @ w.T + b and the activation is
+    torch's (its derivative from the saved z)."""
+    if activation == "none":
+        return torch.ops.cute_gemm.linear(x, w, bias, str(phase), _dtype(out_dtype))
+    from cute_gemm.runtime import linear as _linear
+    from cute_gemm.runtime.problem import activate
+
+    if _linear.wants_grad(x, w, bias):
+        return activate(torch.ops.cute_gemm.linear(x, w, bias, str(phase), _dtype(out_dtype)), activation)
+    return torch.ops.cute_gemm.linear(x, w, bias, str(phase), _dtype(out_dtype), activation)
+
+
+def call_epilogue(a, b, bias=None, residual=None, activation="none", phase="best", out_dtype=None):
+    """``cute_gemm.gemm`` with a fused epilogue through the op ``gemm_epilogue`` (under torch.compile)."""
+    return torch.ops.cute_gemm.gemm_epilogue(a, b, bias, residual, activation, str(phase), _dtype(out_dtype))
 
 
 def apply_linear(x, w, bias=None, phase="best", out_dtype=None):
