@@ -160,6 +160,11 @@ def test_bad_bias_and_residual_tensors_are_refused(compiled):
     # the epilogue's fields as a config of a plain call: the tensors go as arguments
     with pytest.raises(InputError, match="config reads a bias or a residual .*gemm\\(..., bias=, residual=\\)"):
         cute_gemm.gemm(a, b, phase="11", config={"bias": True}, out=out)
+    if "gated" in {f.name for f in dataclasses.fields(registry.get("sm90", "11").config_cls)}:
+        gated = dataclasses.replace(registry.get("sm90", "11").default_config(), gated=True, activation="silu")
+        for kw in ({}, {"bias": bias}):  # gated pairs write C [M, N/2]: not gemm()'s (yet)
+            with pytest.raises(UnsupportedError, match=r"gated=True writes C \[M, N/2\]"):
+                cute_gemm.gemm(a, b, phase="11", config=gated, **kw)
     with pytest.raises(UnsupportedError, match='phase="best" picks its own config; pass phase="11"'):
         cute_gemm.gemm(a, b, phase="best", config={"bn": 32}, bias=bias)
     assert compiled == []

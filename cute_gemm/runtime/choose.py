@@ -617,10 +617,12 @@ def phase10_rows(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]
 
 
 def with_epilogue(arch: str, config, bias: bool, activation: str, residual: bool):
-    """Phase 11's config of a phase 10 (or 11) config (None: phase 10's default) with the epilogue fields set."""
+    """Phase 11's config of a phase 10 (or 11) config (None: phase 10's default) with the epilogue fields set (and
+    any other epilogue field of a phase 11 config, such as ``gated``, back at its default)."""
     entry = registry.get(arch, EPILOGUE_PHASE)
     base = dataclasses.asdict(config if config is not None else registry.get(arch, "10").default_config())
-    for name in ("bias", "activation", "residual"):
+    ten = {f.name for f in dataclasses.fields(registry.get(arch, "10").config_cls)}
+    for name in [n for n in base if n not in ten]:
         base.pop(name, None)
     return entry.config_cls(**base, bias=bias, activation=activation, residual=residual)
 

@@ -210,6 +210,9 @@ def checked(a, b, out, phase, config, arch, out_dtype=None, accumulate=False, ep
     if not epilogue and (getattr(config, "bias", False) or getattr(config, "residual", False)):
         raise InputError(f"{entry.key}'s config reads a bias or a residual (bias=True / residual=True): pass the "
                          f"tensors as gemm(..., bias=, residual=), which sets those fields")
+    if getattr(config, "gated", False):
+        raise UnsupportedError(f"{entry.key} with gated=True writes C [M, N/2] (gated pairs): gemm() takes C [M, N] "
+                               f"only, so that config is compile_only's for now")
     kern = entry.make(config, ops)
     why = refusals(kern, p.m, p.n, p.k) if min(p.m, p.n, p.k) > 0 else operand_refusals(kern)
     if why:
