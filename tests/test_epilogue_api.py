@@ -277,20 +277,34 @@ def test_best_runs_phase_11_with_the_tile_phase_10_would_run(shape, compiled):
     assert [ph for ph, _ in compiled] == ["11", "10"]
 
 
-def test_best_past_phase_10s_candidates_still_runs_phase_11():
-    """Past 512 tokens the plain pick is a persistent phase and explain has no phase 10 row: the epilogue's pick is
-    the cheapest of phase 10's large-M tiles (``choose._phase10_fallback``), on both ladders."""
+def test_best_past_decode_takes_the_persistent_phases_epilogue():
+    """Past 512 tokens the plain pick is a persistent phase: the epilogue's pick is the model's cheapest row whose
+    phase takes the epilogue (sm90 6 or 8, sm100 6: the same fields) -- never phase 7's stream-K, which refuses it --
+    with the fields set and the rest of that row's config kept, on both ladders."""
     ops = Operands.of("nn", "fp16", "fp32")
     for arch in ("sm90", "sm100"):
-        for m, n, k in [(1000, 3000, 520), (4096, 4096, 4096)]:
+        for m, n, k in [(1000, 3000, 520), (4096, 4096, 4096), (2048, 4096, 4096)]:
             assert choose.pick(arch, m, n, k, ops)[0] != "10"
             phase, cfg = choose.pick_epilogue(arch, m, n, k, ops, True, "silu", True)
-            entry = registry.get(arch, "11")
-            assert phase == "11" and cfg.bias and cfg.residual and cfg.activation == "silu"
+            assert phase in choose.EPILOGUE_PERSISTENT[arch], (arch, m, n, k, phase)
+            assert cfg.bias and cfg.residual and cfg.activation == "silu" and not cfg.gated
+            entry = registry.get(arch, phase)
             assert not entry.make(cfg, ops).can_implement(m, n, k) and not entry.config_problems(cfg)
-            rows = choose.phase10_rows(arch, m, n, k, ops)
-            assert rows and rows[0]["config"] == registry.get(arch, "10").config_cls(
-                **{f.name: getattr(cfg, f.name) for f in dataclasses.fields(rows[0]["config"])})
+            row = next(r for r in choose.explain(arch, m, n, k, ops) if r["phase"] in choose.EPILOGUE_PERSISTENT[arch])
+            assert (row["phase"], row["config"]) == (phase, dataclasses.replace(cfg, bias=False, activation="none",
+                                                                               residual=False))
+
+
+def test_phase_7_refuses_the_epilogue_that_6_and_8_take(compiled):
+    """sm90 phase 7's config has the fields (phase 6's) but its stream-K halves do not apply them: a config check,
+    before anything compiles; phases 6 and 8 run the call."""
+    e7 = registry.get("sm90", "7")
+    assert any("phase 7's stream-K" in w for w in e7.config_problems(dataclasses.replace(e7.default_config(),
+                                                                                         activation="relu")))
+    a, b = _operands_for("nt")
+    for phase in ("6", "8"):
+        cute_gemm.gemm(a, b, phase=phase, activation="relu")
+    assert [(ph, cfg.activation) for ph, cfg in compiled] == [("6", "relu"), ("8", "relu")]
 
 
 def test_plain_best_never_picks_phase_11():

@@ -577,6 +577,9 @@ def resolve(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = 
 
 # ------------------------------------------------------------------------------------------ the fused epilogue
 EPILOGUE_PHASE = "11"  # the phase with the fused epilogue (both ladders): phase 10 + bias, activation, residual
+# the persistent phases whose configs carry the same epilogue fields (the prefill shapes' picks): a pick of theirs
+# takes the epilogue as it is; a pick of phase 10 becomes phase 11 (phase 10 + the epilogue)
+EPILOGUE_PERSISTENT = {"sm90": ("6", "8"), "sm100": ("6",)}
 
 
 def _phase10_fallback(arch: str, m: int, n: int, k: int) -> list[tuple[str, dict]]:
@@ -627,36 +630,51 @@ def with_epilogue(arch: str, config, bias: bool, activation: str, residual: bool
     return entry.config_cls(**base, bias=bias, activation=activation, residual=residual)
 
 
-def _epilogue_fits(arch: str, cfg, m: int, n: int, k: int, operands) -> bool:
-    entry = registry.get(arch, EPILOGUE_PHASE)
+def _epilogue_fits(arch: str, cfg, m: int, n: int, k: int, operands, phase: str = EPILOGUE_PHASE) -> bool:
+    entry = registry.get(arch, phase)
     kern = entry.make(cfg, operands)
     return not (kern.can_implement(m, n, k) or entry.config_problems(cfg) or sm100_build_problems(kern))
+
+
+def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activation, residual):
+    """(phase, config) that runs a model row ``(phase, config)`` with the epilogue -- phase 10's as phase 11, a
+    persistent phase's (``EPILOGUE_PERSISTENT``) with its own fields set -- or None where that phase cannot."""
+    if phase in ("10", EPILOGUE_PHASE):
+        cfg = with_epilogue(arch, config, bias, activation, residual)
+        return (EPILOGUE_PHASE, cfg) if _epilogue_fits(arch, cfg, m, n, k, operands) else None
+    if phase in EPILOGUE_PERSISTENT.get(arch, ()):
+        cfg = dataclasses.replace(config, bias=bias, activation=activation, residual=residual)
+        return (phase, cfg) if _epilogue_fits(arch, cfg, m, n, k, operands, phase) else None
+    return None
 
 
 @lru_cache(maxsize=4096)
 def pick_epilogue(arch: str, m: int, n: int, k: int, operands=None, bias: bool = False, activation: str = "none",
                   residual: bool = False):
-    """(phase "11", its config): what ``phase="best"`` runs for a call with a fused epilogue -- the cheapest phase 10
-    config of the model at (m, n, k) with ``operands`` (``phase10_rows``) that phase 11 takes, with the epilogue
-    fields set; LookupError if none. The epilogue is not in the cost (a few loads and FMAs per stored vector)."""
-    for row in phase10_rows(arch, m, n, k, operands):
-        cfg = with_epilogue(arch, row["config"], bias, activation, residual)
-        if _epilogue_fits(arch, cfg, m, n, k, operands):
-            return EPILOGUE_PHASE, cfg
-    raise LookupError(f"no {arch} phase 10 config takes {m}x{n}x{k} for phase 11's fused epilogue")
+    """(phase, config): what ``phase="best"`` runs for a call with a fused epilogue -- the model's cheapest row at
+    (m, n, k) with ``operands`` whose phase takes the epilogue (``_epilogue_row``: phase 10's as phase 11, the
+    persistent phases' with their fields; phase 7's stream-K and phase 9's unswapped tiles do not), else the
+    cheapest of ``phase10_rows`` (phase 10's large-M fallback) as phase 11; LookupError if none. The epilogue is
+    not in the cost (a few loads and FMAs per stored value)."""
+    for row in [*explain(arch, m, n, k, operands), *phase10_rows(arch, m, n, k, operands)]:
+        pick = _epilogue_row(arch, row["phase"], row["config"], m, n, k, operands, bias, activation, residual)
+        if pick is not None:
+            return pick
+    raise LookupError(f"no {arch} config takes {m}x{n}x{k} with a fused epilogue (phases "
+                      f"{', '.join(EPILOGUE_PERSISTENT.get(arch, ()) + (EPILOGUE_PHASE,))})")
 
 
 def resolve_epilogue(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = None, bias: bool = False,
                      activation: str = "none", residual: bool = False):
-    """("11", config, "tuned" or "model"): ``resolve`` for a call with a fused epilogue. The tuned pick of the shape
-    when it is phase 10 (or 11) and phase 11 takes it with the epilogue fields; any other tuned pick (a phase without
-    the epilogue) falls back to ``pick_epilogue``."""
+    """(phase, config, "tuned" or "model"): ``resolve`` for a call with a fused epilogue. The tuned pick of the shape
+    when its phase takes the epilogue (``_epilogue_row``); any other tuned pick falls back to ``pick_epilogue``."""
     hit = tuned.lookup(gpu, arch, m, n, k, operands) if gpu else None
-    if hit and hit[0] in ("10", EPILOGUE_PHASE):
+    if hit:
         try:
-            cfg = with_epilogue(arch, registry.get(arch, hit[0]).configured(hit[1]), bias, activation, residual)
-            if _epilogue_fits(arch, cfg, m, n, k, operands):
-                return EPILOGUE_PHASE, cfg, "tuned"
+            pick = _epilogue_row(arch, hit[0], registry.get(arch, hit[0]).configured(hit[1]), m, n, k, operands, bias,
+                                 activation, residual)
+            if pick is not None:
+                return (*pick, "tuned")
         except (LookupError, ValueError, TypeError, UnsupportedError):  # a row the phase no longer takes: the model
             pass
     return (*pick_epilogue(arch, m, n, k, operands, bias, activation, residual), "model")

@@ -34,15 +34,16 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     roundings). Eager only; a phase without it raises ``UnsupportedError``. It is the config field
     ``accumulate`` (a plan of its own).
 
-    The fused epilogue (phase 11 of either ladder, or ``phase="best"``, which then runs phase 11 with the config
-    its model picks for phase 10 at the shape): ``bias`` a contiguous [N] of A's dtype (as F.linear's), added to
+    The fused epilogue (phase 11 of either ladder, the persistent sm90 phases 6 and 8 and sm100 phase 6, or
+    ``phase="best"``: the model's cheapest of those at the shape -- phase 11 with phase 10's tile at decode sizes, a
+    persistent phase at prefill sizes): ``bias`` a contiguous [N] of A's dtype (as F.linear's), added to
     every row; ``activation`` None / "none", "relu", "gelu" (the tanh form, ``F.gelu(approximate="tanh")``) or
     "silu"; ``residual`` a row-major [M,N] of C's dtype added last (it may be ``out`` itself: each element is read
-    before the same thread writes it). All in fp32, rounded to C's type once. Each is a field of phase 11's
-    config (a plan of its own); the kernel is called ``fn(a, b, c[, bias][, residual])``. K == 0 computes
+    before the same thread writes it). All in fp32, rounded to C's type once. Each is a field of those phases'
+    configs (a plan of its own); the kernel is called ``fn(a, b, c[, bias][, residual])``. K == 0 computes
     act(bias) + residual with torch ops (nothing launches). Another phase id with any of them, or
     ``accumulate=True`` with them, raises ``UnsupportedError``; a bad tensor or activation name ``InputError``.
-    Without them the call is the plain one (no phase 11, no cost).
+    Without them the call is the plain one (no epilogue, no cost).
 
     ``phase``: a phase id of the device's ladder (``cute-gemm list``; '2' means 2b), or "best" (the phase
     and config a model picks per shape and operands). ``config``: a phase config other than the default (the

@@ -296,15 +296,19 @@ def run(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dty
 
 
 # ------------------------------------------------------------------------------------------ the fused epilogue
-EPILOGUE_PHASE = "11"  # the phase whose config has the fused epilogue (both ladders)
+EPILOGUE_PHASE = "11"  # the phase whose lesson is the fused epilogue (both ladders)
+# every phase whose config takes the epilogue fields: phase 11, and the persistent phases that carry the same switch
+EPILOGUE_PHASES = {"sm90": ("6", "8", "11"), "sm100": ("6", "11")}
 
 
 def epilogue_config(entry: registry.PhaseEntry, config, bias: bool, activation: str, residual: bool):
-    """``config`` (None, a config or overrides) of phase 11 with the call's epilogue fields set (what the call's
-    tensors say, whatever the config had); UnsupportedError naming phase 11 for any other phase."""
-    if entry.phase != EPILOGUE_PHASE:
-        raise UnsupportedError(f"{entry.key} has no fused epilogue (bias=, activation=, residual=): phase 11 has it "
-                               f"(phase 10 with the epilogue), and phase=\"best\" runs phase 11 for such a call")
+    """``config`` (None, a config or overrides) of an epilogue phase (``EPILOGUE_PHASES``) with the call's epilogue
+    fields set (what the call's tensors say, whatever the config had); UnsupportedError naming those phases for any
+    other phase."""
+    if entry.phase not in EPILOGUE_PHASES.get(entry.arch, ()):
+        has = ", ".join(EPILOGUE_PHASES.get(entry.arch, ()))
+        raise UnsupportedError(f"{entry.key} has no fused epilogue (bias=, activation=, residual=): {entry.arch} "
+                               f"phases {has} have it (phase 11 has it), and phase=\"best\" picks among them")
     return dataclasses.replace(entry.configured(config), bias=bias, activation=activation, residual=residual)
 
 
