@@ -109,6 +109,7 @@ def test_20000_random_shapes_pick_and_pass_their_phase_checks(arch):
         count += 1
     assert count == PROPERTY_SHAPES * (len(ALL_OPERANDS) if LONG else 1)
     assert {p for p, _, _ in picks} >= ({"8", "9", "10"} if arch == "sm90" else {"6", "9", "10"})
+    assert "11" not in {p for p, _, _ in picks}  # the fused epilogue's phase: an epilogue call's, never a plain pick
     _PROPERTY_PICKS[arch] = picks
 
 

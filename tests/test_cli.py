@@ -167,7 +167,10 @@ def test_inspect_other_operands_sm90_table(capsys):
 
 def test_list_fields(capsys):
     """Each phase's config fields, default and what its rules allow (probed through ``config_problems``)."""
+    import dataclasses
+
     from cute_gemm.runtime import registry
+    from phases.epilogue import EpilogueFields
 
     rc, out, _ = run_main(capsys, "list", "--fields")
     assert rc == 0
@@ -178,6 +181,14 @@ def test_list_fields(capsys):
     assert rows["split_k"] == "1..8" and rows["cluster_m"] == "1, 2, 4" and rows["use_pdl"] == "true, false"
     block = out.split("  sm90:8\n")[1].split("  sm90:9\n")[0]
     assert "bn                192   64, 128, 192, 256" in block and "bm                128   128" in block
+    for fam in ("sm90", "sm100"):  # phase 11: phase 10's fields and the epilogue's, its word field with its words
+        block = out.split(f"  {fam}:11\n")[1].split("\n\n")[0]
+        rows = {line.split()[0]: line.split(None, 2)[1:] for line in block.splitlines() if line.strip()}
+        assert rows["activation"] == ["none", "none, relu, gelu, silu"], block
+        assert rows["bias"] == rows["residual"] == ["false", "true, false"], block
+        ten = out.split(f"  {fam}:10\n")[1].split(f"  {fam}:11\n")[0]
+        epilogue = {f.name for f in dataclasses.fields(EpilogueFields)}
+        assert {line.split()[0] for line in ten.splitlines() if line.strip()} == set(rows) - epilogue
 
 
 @NO_GPU
@@ -237,6 +248,32 @@ def test_compare_without_gpu(capsys):
         assert "(no timing: no CUDA GPU is visible to torch)" in out
 
 
+@pytest.mark.parametrize("fam", ["sm90", "sm100"])
+def test_compare_10_11_shows_the_epilogue(fam, capsys):
+    """Phase 11's default (no epilogue) is phase 10's kernel; compare compiles its lesson config (bias + gelu), so
+    the step shows what it adds: the new fields, the SFU tanh and the bias vector's load, the same mainloop."""
+    import dataclasses
+
+    from cute_gemm.runtime import registry
+    from phases.epilogue import EpilogueFields
+
+    rc, out, _ = run_main(capsys, "compare", f"{fam}:10", f"{fam}:11", "--shape", "16,4096,4096")
+    assert rc == 0
+    cfg = out.split("config differences:\n")[1].split("\n\n")[0]
+    rows = {line.split()[0]: line.split()[1:] for line in cfg.splitlines()}
+    lesson = registry.get(fam, "11").lesson_config()
+    assert rows == {f.name: ["-", "->", str(getattr(lesson, f.name))] for f in dataclasses.fields(EpilogueFields)}
+    assert rows["bias"][-1] == "True" and rows["activation"][-1] == "gelu"
+    table = out.split("(compile-only):\n")[1]
+    assert f"{fam}:11 bias=True activation=gelu" in table.splitlines()[0]
+    cells = {line.split()[0]: line.split()[-2:] for line in table.splitlines()[1:] if line.strip()}
+    assert cells["tanh.approx.f32"][0] == "." and int(cells["tanh.approx.f32"][1]) > 0
+    assert cells["ld.global"][0] == "." and int(cells["ld.global"][1]) > 0  # the bias vector, straight to registers
+    mma = "wgmma.mma_async" if fam == "sm90" else "tcgen05.mma"
+    for row in (mma, "ld.shared::cluster", "cluster", "smem_bytes"):  # the same mainloop, reduce and smem
+        assert cells[row][0] == cells[row][1], row
+
+
 def test_plot_from_a_bench_document(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = tmp_path / "run.json"
@@ -266,7 +303,7 @@ BAD = {
     "bench shape not positive": (["bench", "--shapes", "0,1,2"], "positive"),
     "bench N not multiple of 8": (["bench", "--shapes", "4096,4100,4096"], "multiples of 8"),
     "bench unknown arch": (["bench", "--arch", "sm80"], "unknown arch 'sm80'"),
-    "bench unknown phase": (["bench", "--phases", "0,11"], "unknown phase '11'"),
+    "bench unknown phase": (["bench", "--phases", "0,12"], "unknown phase '12'"),
     "bench rounds 0": (["bench", "--rounds", "0"], "at least 1"),
     "bench rounds text": (["bench", "--rounds", "many"], "whole number"),
     "bench sustained negative": (["bench", "--sustained", "-1"], ">= 0"),
@@ -278,15 +315,24 @@ BAD = {
     "bench config no fields": (["bench", "--arch", "sm90", "--config", "8"], "expected PHASE:FIELD=VALUE"),
     "bench config unknown field": (["bench", "--arch", "sm90", "--config", "8:tile=3"], "'tile' is not a field"),
     "bench config not an int": (["bench", "--arch", "sm90", "--config", "8:bn=wide"], "is not an integer"),
-    "bench config unknown phase": (["bench", "--arch", "sm90", "--config", "11:bn=128"], "unknown phase '11'"),
+    "bench config unknown phase": (["bench", "--arch", "sm90", "--config", "12:bn=128"], "unknown phase '12'"),
+    "bench config unknown activation": (["bench", "--arch", "sm90", "--config", "11:activation=tanh"],
+                                        "sm90:11 cannot be built with activation=tanh: activation='tanh': one of "
+                                        "none, relu, gelu, silu"),
+    "inspect config unknown activation": (["inspect", "--arch", "sm100", "--config", "11:activation=tanh"],
+                                          "sm100:11 cannot be built with activation=tanh"),
+    "bench config activation a number": (["bench", "--arch", "sm90", "--config", "11:activation=3"],
+                                         "activation=3 is not one of none, relu, gelu, silu"),
+    "bench config bias a word": (["bench", "--arch", "sm90", "--config", "11:bias=gelu"],
+                                 "bias='gelu' is not a boolean"),
     "bench config phase not on arch": (["bench", "--arch", "sm100", "--config", "8:bn=128"], "no sm100 kernel for phase 8"),
-    "run unknown phase": (["run", "--phase", "11"], "unknown phase '11'"),
+    "run unknown phase": (["run", "--phase", "12"], "unknown phase '12'"),
     "run bad shape": (["run", "--phase", "0", "--shape", "4096,abc"], "4096,abc"),
     "run unknown arch": (["run", "--phase", "0", "--arch", "sm80"], "unknown arch 'sm80'"),
     "run ragged phase 0": (["run", "--phase", "0", "--arch", "sm90", "--shape", "1000,1024,1024"],
                            "sm90:0 cannot do 1000x1024x1024: M=1000"),
     "run json unwritable": (["run", "--phase", "0", "--json", "/proc/nope/r.json"], "--json"),
-    "compare unknown phase": (["compare", "2a", "11"], "unknown phase '11'"),
+    "compare unknown phase": (["compare", "2a", "12"], "unknown phase '12'"),
     "compare bad shape": (["compare", "2a", "2b", "--shape", "-5"], "positive"),
     "selftest unknown phase": (["selftest", "--phases", "bogus"], "unknown phase 'bogus'"),
     "selftest phase sm100 lacks": (["selftest", "--phases", "8", "--list"], "no sm100 kernel for phase(s) 8"),
@@ -298,7 +344,7 @@ BAD = {
     "profile from a bench result": (["profile", "--from", "{results}/h200_2026-11-30_sweep8_bench.json"],
                                     "is not a profile written by `cute-gemm profile --json`"),
     "profile bad shape": (["profile", "--shape", "1,2,3"], "multiples of 8"),
-    "profile unknown phase": (["profile", "--phase", "11"], "unknown phase '11'"),
+    "profile unknown phase": (["profile", "--phase", "12"], "unknown phase '12'"),
     "profile unknown peer": (["profile", "--peers", "rocblas"], "unknown peer 'rocblas'"),
     "plot a png": (["plot", "{results}/h200_2026-11-30_sweep8_bench_ladder.png"], "is a PNG image, not JSON"),
     "plot a gzip file": (["plot", "{results}/h200_2026-11-30_profile_4096.ncu.csv.gz"], "is gzip-compressed"),

@@ -72,11 +72,16 @@ SIGNATURES[("sm100", "9")] = (_TMA_SM100[0] + ["cluster launch", "cluster barrie
 SIGNATURES[("sm100", "10")] = (SIGNATURES[("sm100", "9")][0] + ["griddepcontrol (PDL)"],
                                SIGNATURES[("sm100", "9")][1][:-1])
 
+# phase 11's default (every epilogue field off) is phase 10's kernel: its signature, and its PTX apart from the
+# entry's name (test_phase11_without_epilogue_is_phase10); the epilogue's own instructions:
+# test_phase11_epilogue_in_the_ptx
+SIGNATURES[("sm90", "11")] = SIGNATURES[("sm90", "10")]
+SIGNATURES[("sm100", "11")] = SIGNATURES[("sm100", "10")]
 
 # Other operands on every sm100 TMA phase (phases.operands): x @ W.T with a bf16 nn.Linear weight into a bf16 C
 # (B K-major) and an M-major fp16 A into an fp16 C. Each keeps its step's signature; the instruction
 # descriptor says the operands' type and majors, and a 16-bit C is rounded from the fp32 accumulator.
-SM100_TMA_PHASES = ["2a", "2b", "3", "4", "5", "6", "7", "9", "10"]
+SM100_TMA_PHASES = ["2a", "2b", "3", "4", "5", "6", "7", "9", "10", "11"]
 SM100_VARIANTS = [Operands.of("nt", "bf16", "bf16"), Operands.of("tn", "fp16", "fp16")]
 
 
@@ -387,3 +392,70 @@ def test_sm90_phase10_three_token_tiles(m, n, k):
     ins = inspect_phase(e, "sm_90a", Problem(m, n, k), config=cfg)
     assert ins.spill_bytes == 0 and ins.stack_bytes == 0 and ins.smem_bytes <= 232_448, ins.as_dict()
     assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{third}k16\.", ins.ptx)
+
+
+# ------------------------------------------------------------------------------- phase 11: the fused epilogue
+_ENTRY = re.compile(r"\.entry\s+(\w+)")
+
+
+def _ptx(fam, target, phase, over=None, ops=None):
+    e = registry.get(fam, phase)
+    return inspect_phase(e, target, Problem(16, 4096, 4096), e.configured(dict(over)) if over else None, ops)
+
+
+@pytest.mark.parametrize("fam,target", [("sm90", "sm_90a"), ("sm100", "sm_100a")])
+def test_phase11_without_epilogue_is_phase10(fam, target):
+    """Every epilogue field off: phase 11 compiles to phase 10's PTX, instruction for instruction; only the kernel's
+    entry name (it carries the class's module and name) differs."""
+    ten, eleven = _ptx(fam, target, "10").ptx, _ptx(fam, target, "11").ptx
+    (name10,), (name11,) = _ENTRY.findall(ten), _ENTRY.findall(eleven)
+    assert "phase11" in name11 and "phase10" in name10
+    assert eleven != ten and eleven.replace(name11, "KERNEL") == ten.replace(name10, "KERNEL")
+
+
+EPILOGUES = [  # (fields, operands): every activation, each term alone and all together, a 16-bit C
+    ({"bias": True, "activation": "gelu", "residual": True}, None),
+    ({"bias": True}, None),
+    ({"activation": "relu"}, None),
+    ({"activation": "silu", "residual": True}, None),
+    ({"bias": True, "activation": "gelu", "residual": True}, Operands.of("nt", "bf16", "bf16")),
+]
+
+
+@pytest.mark.parametrize("fam,target", [("sm90", "sm_90a"), ("sm100", "sm_100a"), ("sm100", "sm_103a")])
+@pytest.mark.parametrize("over,ops", EPILOGUES, ids=["bias+gelu+residual", "bias", "relu", "silu+residual",
+                                                      "bias+gelu+residual-nt-bf16"])
+def test_phase11_epilogue_in_the_ptx(fam, target, over, ops):
+    """The epilogue on: the activation's ``tanh.approx.f32`` (gelu, silu) or ``max.f32`` (relu), the bias's and the
+    residual's vectors loaded with ``ld.global`` straight to registers (phase 10 loads nothing with it), and
+    otherwise phase 10's kernel: the same census (the wgmma / tcgen05 mainloop, the DSMEM reduce of the split,
+    the cluster, the one store path), the same smem, no spill."""
+    ins, ten = _ptx(fam, target, "11", over, ops), _ptx(fam, target, "10", None, ops)
+    act = over.get("activation", "none")
+    tanh = len(re.findall(r"\btanh\.approx\.f32\b", ins.ptx))
+    assert (tanh > 0) == (act in ("gelu", "silu")) and not re.search(r"\btanh\.approx", ten.ptx)
+    assert bool(re.search(r"\bmax\.f32\b", ins.ptx)) == (act == "relu")
+    loads = re.findall(r"\bld\.global\.(v\d\.b\d+)", ins.ptx)
+    assert not re.search(r"\bld\.global\.", ten.ptx)
+    if over.get("bias"):
+        assert "v4.b16" in loads, loads  # 16-bit bias values, 4 per load
+    if over.get("residual") and (ops is None or ops.c == "fp32"):
+        assert "v4.b32" in loads, loads  # fp32 residual values, one 16-B vector per C vector
+    assert bool(loads) == bool(over.get("bias") or over.get("residual"))
+    assert ins.census == ten.census, {k: (ins.census[k], ten.census[k]) for k in ins.census if ins.census[k] != ten.census[k]}
+    assert ins.smem_bytes == ten.smem_bytes and ins.cluster == ten.cluster and ins.grid_ctas == ten.grid_ctas
+    assert ins.spill_bytes == 0 and ins.stack_bytes == 0 and ins.registers <= 255
+
+
+def test_phase11_sm90_split_k_1_keeps_the_smem_epilogue():
+    """sm90 phase 9's register epilogue (split_k = 1, fp32 C: st.global straight from the wgmma fragment) has no
+    16-B C vector to add a bias vector to: with an epilogue on, phase 11 keeps the partial-tile path -- the tile
+    stored to smem, read back as C's vectors (through the cluster window, a cluster of one) -- which loads the bias."""
+    over = {"bias": True, "activation": "gelu", "split_k": 1}
+    ins = _ptx("sm90", "sm_90a", "11", over)
+    plain = _ptx("sm90", "sm_90a", "11", {"split_k": 1})
+    assert ins.cluster == plain.cluster == 1 and ins.census["cluster barrier"] == plain.census["cluster barrier"] == 0
+    assert plain.census["st.shared"] == plain.census["ld.shared::cluster (DSMEM)"] == 0  # the register epilogue
+    assert ins.census["st.shared"] > 0 and ins.census["ld.shared::cluster (DSMEM)"] > 0  # the partial-tile path
+    assert re.search(r"\bld\.global\.v4\.b16", ins.ptx) and re.search(r"\btanh\.approx\.f32", ins.ptx)
+    assert ins.spill_bytes == 0

@@ -14,7 +14,7 @@ def test_phase_ids_parse():
     assert registry.parse_phase(3) == "3"
     assert registry.parse_phase(" 2A ") == "2a"
     with pytest.raises(ValueError, match="unknown phase"):
-        registry.parse_phase("11")
+        registry.parse_phase("12")
 
 
 def test_phase_lists():
@@ -41,8 +41,8 @@ def test_each_ladder_is_complete(fam):
     """Phases 0-5 (the worklog's), 6 (persistent) and 7 (stream-K), beyond it, on both arches; 8 (ping-pong
     consumer warpgroups) is a Hopper lesson: on sm100 the MMA never waits for the epilogue already (phase 6's
     double-buffered TMEM accumulator); 9 (split-K in a cluster) and 10 (swap-AB) serve small and skinny
-    problems."""
-    beyond = {"sm90": ["6", "7", "8", "9", "10"], "sm100": ["6", "7", "9", "10"]}[fam]
+    problems; 11 (the fused epilogue: bias, activation, residual) is phase 10 with an epilogue on both."""
+    beyond = {"sm90": ["6", "7", "8", "9", "10", "11"], "sm100": ["6", "7", "9", "10", "11"]}[fam]
     assert [e.phase for e in registry.all_entries(fam)] == LADDER + beyond
 
 
@@ -81,7 +81,7 @@ def test_seed_configs():
 def test_unknown_lookup_says_what_exists(monkeypatch):
     full = registry._ladder("sm100")
     monkeypatch.setattr(registry, "_ladder", lambda fam: {k: v for k, v in full.items() if k != "7"})
-    with pytest.raises(LookupError, match=r"no sm100 kernel for phase 7 \(registered sm100 phases: 0, 1, 2a, 2b, 3, 4, 5, 6, 9, 10\)"):
+    with pytest.raises(LookupError, match=r"no sm100 kernel for phase 7 \(registered sm100 phases: 0, 1, 2a, 2b, 3, 4, 5, 6, 9, 10, 11\)"):
         registry.get("sm100", "7")
     with pytest.raises(ValueError, match="unknown phase"):
         registry.get("sm100", "2c")
@@ -117,6 +117,9 @@ REFUSED = [  # (arch, phase, overrides, what the one line says); each of these o
     ("sm100", "10", {"split_k": 9}, "split_k is 1..8"),
     ("sm100", "10", {"epi_warps": 8}, "4 epilogue warps"),
     ("sm100", "2a", {"epi_warps": 0}, "epi_warps=0: a positive integer"),
+    ("sm90", "11", {"activation": "tanh"}, "activation='tanh': one of none, relu, gelu, silu"),
+    ("sm100", "11", {"activation": "GELU"}, "activation='GELU': one of none, relu, gelu, silu"),
+    ("sm90", "11", {"bias": True, "split_k": 9}, "split_k is 1..8"),  # phase 10's rules still hold
 ]
 
 
@@ -158,6 +161,33 @@ def test_every_candidate_of_best_passes_the_rules():
                 assert entry.config_problems(cfg) == [], (entry.key, cfg)
                 seen += 1
     assert seen > 1000
+
+
+@pytest.mark.parametrize("fam", ["sm90", "sm100"])
+def test_epilogue_fields_from_text(fam):
+    """Phase 11's word field comes through the same 'FIELD=VALUE' text as the integers and switches (the CLI's
+    --config, gemm's config=); a value of the wrong kind is an InputError naming the field."""
+    from cute_gemm.errors import InputError
+
+    entry = registry.get(fam, "11")
+    cfg = entry.configured("bias=true,activation=gelu,residual=false,bn=16")
+    assert (cfg.bias, cfg.activation, cfg.residual, cfg.bn) == (True, "gelu", False, 16)
+    assert entry.overrides_label(cfg) == "bias=True activation=gelu"
+    assert registry.field_choices(entry.config_cls) == {"activation": ("none", "relu", "gelu", "silu")}
+    assert registry.field_choices(registry.get(fam, "10").config_cls) == {}
+    for act in ("none", "relu", "gelu", "silu"):
+        assert entry.configured({"activation": act}).activation == act
+    with pytest.raises(InputError, match=r"^activation=1 is not one of none, relu, gelu, silu$"):
+        entry.configured({"activation": 1})
+    with pytest.raises(InputError, match=r"^bias='gelu' is not a boolean$"):
+        entry.configured("bias=gelu")
+    with pytest.raises(InputError, match=r"^bn='wide' is not an integer$"):
+        entry.configured("bn=wide")
+
+
+def test_overrides_keep_words():
+    assert registry.parse_overrides("activation=silu,bn=16,bias=true") == {"activation": "silu", "bn": 16,
+                                                                          "bias": True}
 
 
 def test_field_problems():

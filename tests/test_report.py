@@ -77,6 +77,21 @@ def test_the_census_is_a_real_compile_of_every_phase(report):
     assert "bulk tensor store" not in data["phases"]["sm90:4"]["census"]["census"]
 
 
+@pytest.mark.parametrize("fam", ["sm90", "sm100"])
+def test_the_step_to_phase_11_shows_the_epilogue(report, fam):
+    """Phase 11's default (every epilogue field off) is phase 10's kernel; its page shows the lesson config (bias +
+    gelu), compiled: the census has the SFU tanh and the bias's ld.global that phase 10 lacks, and the rest of the
+    census (mainloop, DSMEM reduce, cluster) is phase 10's."""
+    _, pages, data = report
+    assert f"{fam}/10-11" in pages
+    ten, eleven = data["phases"][f"{fam}:10"], data["phases"][f"{fam}:11"]
+    assert eleven["parent"] == "10" and (eleven["config"]["bias"], eleven["config"]["activation"]) == (True, "gelu")
+    assert {"tanh.approx.f32", "ld.global"} <= set(data["census_rows"])
+    c10, c11 = ten["census"]["census"], eleven["census"]["census"]
+    assert c11["tanh.approx.f32"] > 0 and c11["ld.global"] > 0 and "tanh.approx.f32" not in c10 and "ld.global" not in c10
+    assert {k: v for k, v in c11.items() if k not in ("tanh.approx.f32", "ld.global")} == c10
+
+
 def test_measured_numbers_are_the_jsons(report):
     _, _, data = report
     doc = results.load(SWEEP)
@@ -88,7 +103,7 @@ def test_measured_numbers_are_the_jsons(report):
             assert m["pct"].startswith(f"{r['pct_vendor']:.0f}% of cuBLAS")
             seen += 1
     assert seen == 10 * 8  # phases 0, 1, 2a, 2b, 3-8 at 8 shapes
-    for key in ("sm90:9", "sm90:10"):  # no committed results yet
+    for key in ("sm90:9", "sm90:10", "sm90:11"):  # no committed results yet
         assert data["phases"][key]["measured"] == {}
     assert all(not p["measured"] for k, p in data["phases"].items() if k.startswith("sm100:"))
     assert data["ladders"]["sm90"]["measured"] and not data["ladders"]["sm100"]["measured"]

@@ -219,3 +219,146 @@ def test_run_writes_the_report(tmp_path, capsys):
     assert md.startswith("# cute-gemm selftest: sm100 on ") and "## Not passing" in md and "| sm100:5 | 1000x3000x520" in md
     assert "best (10 split_k=4 unfitted)" in md and "## Short bench (ok" in md
     assert "report:" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------- phase 11: the fused epilogue
+def _epilogue_cases(arch):
+    return [(k, p, ops) for k, p, _, skip, ops in selftest.cases(["11"], arch=arch, best=False) if not skip]
+
+
+@pytest.mark.parametrize("arch", ["sm90", "sm100"])
+def test_phase_11_joins_with_one_fused_config_per_epilogue_kind(arch):
+    """Phase 11's default (phase 10's kernel) and one fused config per kind -- the bias, each activation, the
+    residual -- and all three together, also as a bf16 nn.Linear layer runs them; none skipped at the ragged shape."""
+    from cute_gemm.runtime import registry
+
+    cases = _epilogue_cases(arch)
+    assert len(cases) == len(selftest.cases(["11"], arch=arch, best=False)) == 2 + len(selftest.EPILOGUE_VARIANTS)
+    entry = registry.get(arch, "11")
+    cfgs = [(entry.configured(k.partition(" ")[2] or None), ops) for k, _, ops in cases]
+    assert not cfgs[0][0].epilogue_active() and all(c.epilogue_active() for c, _ in cfgs[1:])
+    assert {c.activation for c, _ in cfgs} == {"none", "relu", "gelu", "silu"}
+    assert any(c.bias and c.activation == "none" and not c.residual for c, _ in cfgs)  # each term alone
+    assert any(c.residual and c.activation == "none" and not c.bias for c, _ in cfgs)
+    assert {ops for c, ops in cfgs if c.bias and c.residual} == {"", "nt:bf16:bf16"}
+    assert {str(p) for _, p, _ in cases} == {"1000x3000x520"}
+
+
+def test_a_plain_phase_with_the_fields_runs_the_full_epilogue():
+    """The persistent phases whose configs carry the epilogue's fields (sm90 6 and 8, sm100 6): the selftest runs
+    their full epilogue; sm90 phase 7's stream-K refuses the fields, so it runs its default only; a phase without
+    them gets nothing."""
+    keys = list(dict.fromkeys(k for k, *_ in selftest.cases(["6", "7", "8", "10"], arch="sm90", best=False)))
+    full = selftest.EPILOGUE_VARIANTS[-1]
+    assert keys == ["sm90:6", f"sm90:6 {full}", "sm90:7", "sm90:8", f"sm90:8 {full}", "sm90:10"]
+    keys = list(dict.fromkeys(k for k, *_ in selftest.cases(["6"], arch="sm100", best=False)))
+    assert keys == ["sm100:6", "sm100:6 use_pdl=True", f"sm100:6 {full}"]  # besides best's PDL variant
+
+
+def test_the_child_checks_an_epilogue_config_with_its_tensors(monkeypatch, capsys):
+    """A key with the epilogue on goes to ``check_epilogue`` (bias and residual made and passed), one without to
+    ``check_phase`` as before."""
+    import cute_gemm.measure.check as check
+
+    seen = []
+
+    def fake(kind):
+        def run(entry, p, config=None, operands=None, **kw):
+            seen.append((kind, entry.key, config))
+            return check.CheckResult(key=entry.key, shape=str(p), passed=True, unwritten=0, mismatches=0,
+                                     max_abs_err=0.0, rel_fro_err=0.0, cublaslt_rel_fro_err=0.0)
+        return run
+
+    monkeypatch.setattr(check, "check_phase", fake("plain"))
+    monkeypatch.setattr(selftest, "check_epilogue", fake("epilogue"))
+    assert selftest.main([selftest.CHILD_FLAG, "sm90:11 bias=True,activation=gelu", "1000x3000x520"]) == 0
+    assert selftest.main([selftest.CHILD_FLAG, "sm100:11", "1000x3000x520"]) == 0
+    assert selftest.main([selftest.CHILD_FLAG, "sm100:11 split_k=4", "1000x3000x520"]) == 0
+    (k1, key1, cfg1), (k2, _, cfg2), (k3, _, cfg3) = seen
+    assert (k1, key1, cfg1.bias, cfg1.activation, cfg1.residual) == ("epilogue", "sm90:11", True, "gelu", False)
+    assert (k2, cfg2, k3, cfg3.split_k) == ("plain", None, "plain", 4)
+    assert all(json.loads(line)["passed"] for line in capsys.readouterr().out.splitlines())
+
+
+def _stand_in(wrong=None):
+    """A CPU stand-in for the compiled kernel: the epilogue by torch ops in fp32, rounded once -- or one mistake."""
+    import torch
+
+    def launch(a, b, c, extras):
+        cfg = launch.cfg
+        it = iter(extras)
+        bias = next(it) if cfg.bias else None
+        residual = next(it) if cfg.residual else None
+        z = a.float() @ b.float()
+        if wrong == "bias after the activation":
+            y = selftest.epilogue_reference(z, None, cfg.activation, None) + bias.float()
+            y = y + residual.float() if residual is not None else y
+        elif wrong == "residual before the activation":
+            y = selftest.epilogue_reference(z + residual.float(), bias, cfg.activation, None)
+        elif wrong == "no activation":
+            y = selftest.epilogue_reference(z, bias, "none", residual)
+        else:
+            y = selftest.epilogue_reference(z, bias, cfg.activation, residual)
+        if wrong == "a row unwritten":
+            y[-1] = float("nan")
+        if wrong == "not repeatable":
+            launch.calls = getattr(launch, "calls", 0) + 1
+            y = y * (1 + 0.05 * (launch.calls - 1))  # the first launch right, the repeat not
+        c.copy_(y.to(c.dtype))
+    return launch
+
+
+@pytest.mark.parametrize("over,ops", [("bias=True,activation=gelu,residual=True", ""), ("activation=silu", ""),
+                                      ("activation=relu,residual=True", "nt:bf16:bf16"), ("bias=True", "tn:fp16:fp16")])
+def test_check_epilogue_passes_the_epilogue_and_fails_each_mistake(over, ops, monkeypatch):
+    """``check_epilogue`` on the CPU with a stand-in launch (cuBLASLt's product replaced by torch's fp32 product):
+    the right math passes with the tanh allowance; the bias after the activation, the residual before it, no
+    activation, an unwritten row and a repeat that differs each fail."""
+    import torch
+
+    from cute_gemm.measure import reference
+    from cute_gemm.runtime import registry
+    from cute_gemm.runtime.problem import Problem
+
+    monkeypatch.setattr(reference, "cublaslt", lambda a, b, dtype=None: (a.float() @ b.float()).to(dtype))
+    entry = registry.get("sm90", "11")
+    cfg = entry.configured(over)
+    p = Problem(100, 264, 72)
+    mistakes = ["a row unwritten", "not repeatable"]
+    mistakes += ["bias after the activation"] if cfg.bias and cfg.activation != "none" else []
+    mistakes += ["residual before the activation"] if cfg.residual and cfg.activation != "none" else []
+    mistakes += ["no activation"] if cfg.activation != "none" else []
+    for wrong in [None, *mistakes]:
+        launch = _stand_in(wrong)
+        launch.cfg = cfg
+        res = selftest.check_epilogue(entry, p, cfg, selftest.operands_of(ops), device="cpu", seed=3,
+                                      launch_for=launch)
+        assert res.passed == (wrong is None), (wrong, res.summary())
+        if wrong != "a row unwritten":  # (NaN is never equal to itself: such a C never repeats bit for bit)
+            assert res.repeat_identical == (wrong != "not repeatable")
+        assert res.error is None and res.operands == selftest.operands_of(ops).label()
+    assert torch.isfinite(torch.tensor(res.rel_fro_err))
+
+
+def test_check_epilogue_reports_a_launch_that_raised():
+    from cute_gemm.runtime import registry
+    from cute_gemm.runtime.problem import Problem
+
+    def boom(a, b, c, extras):
+        raise RuntimeError("CUDA error: an illegal memory access")
+
+    entry = registry.get("sm100", "11")
+    res = selftest.check_epilogue(entry, Problem(16, 64, 64), entry.configured("bias=True"), device="cpu",
+                                  launch_for=boom)
+    assert not res.passed and res.error == "RuntimeError: CUDA error: an illegal memory access"
+
+
+@pytest.mark.parametrize("arch", ["sm90", "sm100"])
+def test_phase_11_cases_compile(arch, tmp_path, monkeypatch):
+    """The compile-only part of phase 11's checks, without a GPU: every case's config and operands compile."""
+    import cute_gemm
+
+    monkeypatch.setenv("CUTE_GEMM_CACHE_DIR", str(tmp_path))
+    for key, p, ops in _epilogue_cases(arch):
+        plan = cute_gemm.compile_only("11", key.partition(" ")[2] or None, arch, *(ops or "nn:fp16:fp32").split(":"))
+        assert plan.kernel.can_implement(p.m, p.n, p.k) == [], key

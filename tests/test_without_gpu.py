@@ -41,10 +41,25 @@ def test_compile_only_a_config_variant(tmp_path, monkeypatch):
     assert cute_gemm.compile_only("8", "bn=128,stages=6", "sm_90a").source == "disk"
 
 
+@pytest.mark.parametrize("arch,over", [("sm90", None), ("sm100", "bias=true,activation=gelu,residual=true")])
+def test_compile_only_phase_11(arch, over, tmp_path, monkeypatch):
+    """Phase 11 compiles with its default config (no epilogue: phase 10's kernel) and with the epilogue on; the
+    compiled function takes the epilogue's tensors the config asks for (a, b, c[, bias][, residual])."""
+    import cute_gemm
+    from cute_gemm.runtime.compile import epilogue_inputs
+
+    monkeypatch.setenv("CUTE_GEMM_CACHE_DIR", str(tmp_path))
+    plan = cute_gemm.compile_only("11", over, arch)
+    assert plan.kernel.phase == "11" and plan.source == "compiled"
+    assert tuple(epilogue_inputs(plan.kernel)) == (() if over is None else ("bias", "residual"))
+
+
 @pytest.mark.parametrize("args,error,message", [
     (("8", {"tile": 3}, "sm90"), InputError, "'tile' is not a field of phase 8's config"),
     (("8", "bn=wide", "sm90"), InputError, "bn='wide' is not an integer"),
-    (("11", None, "sm90"), InputError, "unknown phase '11'"),
+    (("12", None, "sm90"), InputError, "unknown phase '12'"),
+    (("11", "activation=tanh", "sm100"), UnsupportedError, "sm100:11 with activation=tanh does not compile for "
+                                                           "sm_100a: activation='tanh': one of none, relu, gelu, silu"),
     (("5", None, "sm80"), InputError, "unknown arch 'sm80'"),
     (("8", None, "sm100"), UnsupportedError, "no sm100 kernel for phase 8"),
     (("6", {"epi_stages": 1}, "sm90"), UnsupportedError, "sm90:6 with epi_stages=1 does not compile for sm_90a: "

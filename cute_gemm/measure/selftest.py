@@ -5,7 +5,9 @@ datasheet constants and on kernels no Blackwell GPU here has run; this is the pa
 user's GPU and writes one report to attach to an issue. What it runs (``cases``):
 
 1. every phase of the GPU's ladder (default config) on a ragged shape (M, N, K not tile multiples; phases that take
-   tile multiples only on an aligned one), and the stream-K shape of phase 7;
+   tile multiples only on an aligned one), and the stream-K shape of phase 7; phase 11 also with one fused epilogue
+   per kind (``EPILOGUE_VARIANTS``: bias, relu, gelu, silu, residual, all three), a persistent phase whose config
+   takes the epilogue with all three (``variants``), each through ``check_epilogue``;
 2. every config class ``best`` can pick (``best_cases``): the candidates ``choose.explain`` offers at ``PROBES``
    (ragged shapes from one token to prefill) grouped by what changes the kernel -- the phase, the split, the
    multicast (cluster_m), the tile family (rows, k-tile depth or width), CTAs per SM -- one config of each checked
@@ -91,9 +93,25 @@ def _ops_text(ops) -> str:
     return f"{ops.layout}:{ops.ab}:{ops.c}"
 
 
+# phase 11's fused configs: one per epilogue kind (the bias, each activation, the residual) and all three together;
+# another phase whose config has the fields too (the persistent ones) runs the last one
+EPILOGUE_VARIANTS = ("bias=True", "activation=relu", "activation=gelu", "activation=silu", "residual=True",
+                     "bias=True,activation=gelu,residual=True")
+EPILOGUE_LINEAR = "nt:bf16:bf16"  # the operands of a bf16 nn.Linear layer (x @ W.T), phase 11's full epilogue's too
 # the configs besides each phase's default the ladder checks run: best's persistent phases with programmatic
-# dependent launch; a case's key is then "sm100:7 use_pdl=True"
-VARIANTS = {"sm100": {"6": ("use_pdl=True",), "7": ("use_pdl=True",)}, "sm90": {}}
+# dependent launch, phase 11's epilogues; a case's key is then "sm100:7 use_pdl=True"
+VARIANTS = {"sm100": {"6": ("use_pdl=True",), "7": ("use_pdl=True",), "11": EPILOGUE_VARIANTS},
+            "sm90": {"11": EPILOGUE_VARIANTS}}
+
+
+def variants(arch: str, entry) -> tuple[str, ...]:
+    """The configs of ``entry`` the ladder checks run besides its default: ``VARIANTS``, and for a phase whose config
+    carries the fused epilogue's fields without being phase 11 the full epilogue, where its rules take it."""
+    out = VARIANTS.get(arch, {}).get(entry.phase, ())
+    full = EPILOGUE_VARIANTS[-1]
+    if full not in out and hasattr(entry.default_config(), "activation"):
+        out += () if entry.config_problems(entry.configured(full, check=False)) else (full,)
+    return out
 
 
 def config_class(phase: str, cfg) -> tuple:
@@ -140,15 +158,18 @@ def cases(phases: list[str] | None = None, shapes=SHAPES, arch: str = "sm100", b
     ragged, aligned, stream_k = (shapes + (None, None, None))[:3]
     out = []
     for e in entries_for(arch, phases):
-        for over in ("", *VARIANTS.get(arch, {}).get(e.phase, ())):
-            kernel = e.make(e.configured(over) if over else None)
+        runs = [("", "")] + [(over, "") for over in variants(arch, e)]
+        if e.phase == "11":  # the full epilogue also as a bf16 nn.Linear layer runs it: x @ W.T into a bf16 C
+            runs.append((EPILOGUE_VARIANTS[-1], EPILOGUE_LINEAR))
+        for over, ops_text in runs:
+            kernel = e.make(e.configured(over) if over else None, operands_of(ops_text))
             key = f"{e.key} {over}".strip()
             todo = [ragged] + ([stream_k] if e.phase == "7" and stream_k else [])
             for p, note in todo:
                 why = kernel.can_implement(p.m, p.n, p.k)
                 if why and aligned and not kernel.can_implement(aligned[0].m, aligned[0].n, aligned[0].k):
                     p, note, why = aligned[0], aligned[1], []
-                out.append((key, p, note, "; ".join(why) if why else None, ""))
+                out.append((key, p, note, "; ".join(why) if why else None, ops_text))
     if best:
         out += best_cases(arch, phases)
     return out
@@ -165,9 +186,92 @@ def _check_one(arch: str, key: str, shape: str, ops_text: str = "") -> dict:
 
     key, _, over = key.partition(" ")  # "sm100:7 use_pdl=True": the phase, then its config overrides
     entry = registry.resolve(key, arch)
-    res = check_phase(entry, Problem.parse(shape), config=entry.configured(over) if over else None,
-                      operands=operands_of(ops_text))
+    config = entry.configured(over) if over else None
+    if hasattr(config, "epilogue_active") and config.epilogue_active():  # phase 11's bias / activation / residual
+        res = check_epilogue(entry, Problem.parse(shape), config, operands=operands_of(ops_text))
+    else:
+        res = check_phase(entry, Problem.parse(shape), config=config, operands=operands_of(ops_text))
     return dataclasses.asdict(res)
+
+
+TANH_APPROX = 2.0**-11  # tanh.approx.f32's relative error (PTX ISA), which gelu and silu carry times |x| / 2
+
+
+def epilogue_reference(z, bias, activation: str, residual):
+    """act(z + bias) + residual in z's dtype (fp32 from cuBLASLt's product, or float64), the epilogue's math by
+    torch ops: relu, gelu's tanh form, silu."""
+    import torch.nn.functional as F
+
+    y = z + bias.to(z.dtype) if bias is not None else z
+    y = {"none": lambda t: t, "relu": F.relu, "gelu": lambda t: F.gelu(t, approximate="tanh"),
+         "silu": F.silu}[activation](y)
+    return y + residual.to(z.dtype) if residual is not None else y
+
+
+def check_epilogue(entry, p: Problem, config, operands=None, device: str = "cuda", seed: int | None = None,
+                   launch_for=None):
+    """``check_phase`` for a config with the fused epilogue on: fresh A, B, a bias [N] of A's dtype and a residual
+    [M, N] of C's dtype as the config reads them, NaN-poisoned C, one launch ``fn(a, b, c[, bias][, residual])``,
+    against cuBLASLt's fp32 product through the epilogue by torch ops (rounded once to C's type) and against float64
+    through the same; a repeat bit-identical. The tolerances are ``check.tolerance``'s, and for gelu and silu the
+    SFU's tanh: |x| / 2 x 2^-11 more per element, 2^-11 more on the float64 error. ``launch_for(a, b, c, extras)``
+    (the tests' stand-in): what launches; by default the phase's compiled plan on ``a``'s GPU."""
+    import torch
+
+    from cute_gemm.measure import check, reference
+    from cute_gemm.measure.inputs import make_inputs, poisoned_output
+    from phases.operands import WORKLOG
+
+    operands = operands or WORKLOG
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed if seed is not None else torch.seed())
+    a, b = make_inputs(p, device, gen, operands)
+    c = poisoned_output(p, device, operands)
+    bias = (torch.randn(p.n, device=device, generator=gen).to(a.dtype) if config.bias else None)
+    residual = (torch.randn(p.m, p.n, device=device, generator=gen).to(c.dtype) if config.residual else None)
+    extras = [t for t in (bias, residual) if t is not None]
+    ran = operands.label()
+
+    def failed(why: str):
+        return check.CheckResult(entry.key, str(p), False, -1, -1, float("nan"), float("nan"), float("nan"),
+                                 error=why, operands=ran)
+
+    try:
+        if launch_for is None:
+            from cute_gemm.runtime import plan as _plan
+
+            why = _plan.refusals(entry.make(config, operands), p.m, p.n, p.k)
+            if why:
+                return failed(f"UnsupportedError: {entry.key} cannot do {p}: " + "; ".join(why))
+            compiled = _plan.compile_plan(entry, _plan.device_target(a.device), a.get_device(), config, operands)
+            launch = lambda: compiled.fn(a, b, c, *extras)  # noqa: E731
+        else:
+            launch = lambda: launch_for(a, b, c, extras)  # noqa: E731
+        launch()
+        if device == "cuda":
+            torch.cuda.synchronize()
+    except Exception as exc:  # data, as check_phase reports it
+        return failed(f"{type(exc).__name__}: {exc}")
+    z = reference.cublaslt(a, b, torch.float32)
+    ref = epilogue_reference(z, bias, config.activation, residual).to(c.dtype)
+    rows = None
+    if p.flops > check.FLOAT64_FULL_FLOPS:
+        rows = torch.randperm(p.m, device=device, generator=gen)[:check.FLOAT64_SAMPLE_ROWS]
+        rows = torch.cat([rows, torch.tensor([0, p.m - 1], device=device)]).unique()
+    pick = (lambda t: t) if rows is None else (lambda t: None if t is None else t[rows])
+    y64 = epilogue_reference(reference.float64(pick(a), b), bias, config.activation, pick(residual))
+    tol = check.tolerance(operands, p.k)
+    tanh = TANH_APPROX if config.activation in ("gelu", "silu") else 0.0
+    tol = check.Tolerance(tol.atol + tanh / 2 * float(z.abs().max()), tol.rtol, tol.rel_err_limit + tanh)
+    nums = check.compare(c, ref, y64, rows, tol)
+    first = c.clone()
+    c.fill_(float("nan"))
+    launch()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    identical = bool(torch.equal(first, c))
+    return check.CheckResult(entry.key, str(p), check.passes(nums, tol) and identical, repeat_identical=identical,
+                             float64_rows=None if rows is None else int(rows.numel()), operands=ran, **nums)
 
 
 def child(key: str, shape: str, ops_text: str = "") -> int:
@@ -383,7 +487,7 @@ def markdown(rep: dict) -> str:
 def list_cases(phases: list[str] | None = None, out=None, arch: str = "sm100") -> None:
     """One line per check: phase [config], shape, operands, why it is there, why skipped (no GPU needed)."""
     for key, p, note, skip, ops in cases(phases, arch=arch):
-        print(f"{key:44s} {str(p):16s} {ops or 'nn:fp16:fp32':13s} {note}{'  [skip: ' + skip + ']' if skip else ''}",
+        print(f"{key:50s} {str(p):16s} {ops or 'nn:fp16:fp32':13s} {note}{'  [skip: ' + skip + ']' if skip else ''}",
               file=out or sys.stdout)
 
 

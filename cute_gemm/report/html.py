@@ -48,7 +48,7 @@ from cute_gemm.measure import results as _results
 from cute_gemm.measure.suite import HEADLINE
 from cute_gemm.profiling import codegen, ncu
 from cute_gemm.profiling import ncu_metrics as nm
-from cute_gemm.report import worklog
+from cute_gemm.report import tables, worklog
 from cute_gemm.report.roofline import least_bytes
 from cute_gemm.runtime import arch as _arch
 from cute_gemm.runtime.problem import Problem
@@ -169,7 +169,7 @@ def load_phases(fam: str) -> tuple[list[Phase], str | None]:
         doc = inspect.getmodule(e.kernel_cls).__doc__ or e.kernel_cls.__doc__ or ""
         parent = getattr(e, "parent", None) or getattr(e.kernel_cls, "parent", None)
         out.append(Phase(fam, e.phase, path, inspect.cleandoc(doc), e.summary, e.adds, e.worklog,
-                         dataclasses.asdict(e.default_config()), str(parent) if parent else None, e))
+                         dataclasses.asdict(e.lesson_config()), str(parent) if parent else None, e))
     return out, None
 
 
@@ -232,7 +232,8 @@ class Census:
             self.unavailable = f"the CuTe DSL is not installed ({_one_line(exc)}): no compile, no census"
             self.why[ph.key] = self.unavailable
             return None
-        kernel = ph.entry.make()
+        config = ph.entry.lesson_config()  # phase 11: bias + gelu (its default is phase 10's kernel)
+        kernel = ph.entry.make(config)
         shape = next((p for p in CENSUS_SHAPES if not kernel.can_implement(p.m, p.n, p.k)), None)
         if shape is None:
             self.why[ph.key] = f"{ph.key} takes none of {', '.join(map(str, CENSUS_SHAPES))}"
@@ -240,12 +241,12 @@ class Census:
         if self.progress:
             self.progress(f"compiling {ph.key} for its census")
         try:
-            ins = codegen.inspect_phase(ph.entry, None, shape)
+            ins = codegen.inspect_phase(ph.entry, None, shape, config)
         except Exception as exc:
             self.why[ph.key] = f"the compile failed: {_one_line(exc)}"
             return None
         self.done[ph.key] = {"target": ins.target, "shape": ins.shape, "compile_s": ins.compile_s,
-                             "census": {k: v for k, v in ins.census.items() if v},
+                             "census": {k: v for k, v in tables.census_of(ins).items() if v},
                              "res": {k: getattr(ins, k) for k, _ in RESOURCES}}
         return self.done[ph.key]
 
@@ -516,7 +517,7 @@ def build(arches: list[str], inputs: Inputs, *, census: bool = True, progress=No
     data = {
         "ladders": ladders, "phases": phases, "pages": pages, "diffs": diffs,
         "sources": [highlight_lines(s) for s in sources], "doc_lines": [docstring_lines(s) for s in sources],
-        "census_rows": list(codegen.CENSUS), "resources": [list(r) for r in RESOURCES],
+        "census_rows": list(tables.CENSUS_ROWS), "resources": [list(r) for r in RESOURCES],
         "ncu": spec, "profiles": profiles,
         "files": [{"path": p, "date": (d.get("date") or "")[:10], "gpu": (d.get("gpu") or {}).get("name", "?"),
                    "command": d.get("command", "")} for p, d in ((x.path, x.doc) for x in inputs.bench)],

@@ -29,6 +29,19 @@ def text_table(header: list[str], rows: list[list[str]], left: int = 1) -> str:
 
 # ------------------------------------------------------------------- compile-only census
 RESOURCE_ROWS = ("registers", "spill_bytes", "smem_bytes", "threads", "tmem_cols", "grid_ctas", "cluster", "compile_s")
+# the fused epilogue's instructions (phase 11), counted beside codegen's census where the reports show a step: the
+# activation's SFU tanh and the bias / residual vectors loaded straight to registers (no other phase loads C-side
+# data with ld.global; its mainloop loads go through TMA or cp.async)
+EPILOGUE_CENSUS = {"tanh.approx.f32": r"\btanh\.approx\.f32\b", "ld.global": r"\bld\.global\."}
+CENSUS_ROWS = (*codegen.CENSUS, *EPILOGUE_CENSUS)
+
+
+def census_of(ins) -> dict[str, int]:
+    """An inspection's census (``codegen.census``) with the epilogue's rows counted in its PTX."""
+    import re
+
+    ptx = ins.ptx or ""
+    return {**ins.census, **{name: len(re.findall(rx, ptx)) for name, rx in EPILOGUE_CENSUS.items()}}
 
 
 def side_by_side(inss: list) -> str:
@@ -37,8 +50,9 @@ def side_by_side(inss: list) -> str:
         return "(nothing compiled)"
     heads = [i.key for i in inss]
     rows = []
-    for name in codegen.CENSUS:
-        vals = [i.census.get(name, 0) for i in inss]
+    counts = [census_of(i) for i in inss]
+    for name in CENSUS_ROWS:
+        vals = [c.get(name, 0) for c in counts]
         if any(vals):
             rows.append((name, [str(v) if v else "." for v in vals]))
     rows.append(("", ["" for _ in inss]))

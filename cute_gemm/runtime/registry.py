@@ -72,6 +72,13 @@ class PhaseEntry:
     def default_config(self):
         return self.config_cls()
 
+    def lesson_config(self):
+        """The config that shows what this phase adds over its parent (``compare``, the HTML report's step):
+        the kernel class's ``lesson_config`` overrides (phase 11: ``{"bias": True, "activation": "gelu"}``, whose
+        default, every epilogue field off, is phase 10's kernel under a new name), else the default config."""
+        over = getattr(self.kernel_cls, "lesson_config", None)
+        return self.configured(dict(over)) if over else self.default_config()
+
     def cluster_ctas(self, config=None) -> int:
         """CTAs per cluster as the phase launches it (both pairs of an sm100 stream-K cluster), read from the
         config without compiling; the tests hold it against the compiled kernel's cluster."""
@@ -96,8 +103,9 @@ class PhaseEntry:
 
     def configured(self, config=None, check: bool = True):
         """A config of this phase from None (the default), a config object, or field overrides as a dict
-        (``{"bn": 128}``) or a string (``"bn=128,stages=6"``); InputError names a field the phase's config
-        does not have, or a value that is not an integer; with ``check``, UnsupportedError (one line: what was
+        (``{"bn": 128}``) or a string (``"bn=128,stages=6"``, ``"activation=gelu"``); InputError names a field
+        the phase's config does not have, or a value of the wrong kind (an integer field's non-integer, a
+        switch's non-boolean, a word field's non-string); with ``check``, UnsupportedError (one line: what was
         given, what is allowed) a config the phase cannot be built with (``config_problems``), before anything
         compiles. A config the rules pass may still be refused by the compile (``cute_gemm.compile_only``)."""
         if config is None:
@@ -126,6 +134,10 @@ class PhaseEntry:
                 if value not in (True, False):
                     raise InputError(f"{name}={value!r} is not a boolean")
                 config[name] = bool(value)
+            elif isinstance(getattr(default, name), str):  # a word (activation=gelu): its values are the rules'
+                if not isinstance(value, str):
+                    raise InputError(f"{name}={value!r} is not one of {', '.join(field_choices(self.config_cls)[name])}"
+                                     if name in field_choices(self.config_cls) else f"{name}={value!r} is not a string")
             elif not isinstance(value, int) or isinstance(value, bool):
                 raise InputError(f"{name}={value!r} is not an integer")
         return dataclasses.replace(default, **config)
@@ -137,9 +149,23 @@ def _config_problems(kernel_cls, config) -> tuple[str, ...]:
     return tuple(field_problems(config) or kernel_cls(config).config_problems())
 
 
+def field_choices(config_cls) -> dict[str, tuple[str, ...]]:
+    """The allowed values of a config's word fields (``{"activation": ("none", "relu", "gelu", "silu")}`` for the
+    fused epilogue's configs), which ``cute-gemm list --fields`` shows; {} for a config without any. The values
+    themselves are the phase's rules' (``phases.epilogue.ACTIVATIONS``), not a copy."""
+    import sys
+
+    epilogue = sys.modules.get("phases.epilogue")  # loaded with any ladder whose configs have the fields
+    if epilogue is not None and issubclass(config_cls, epilogue.EpilogueFields):
+        return {"activation": tuple(epilogue.ACTIVATIONS)}
+    return {}
+
+
 def parse_overrides(text: str) -> dict:
-    """'bn=128,stages=6,use_pdl=true' -> {'bn': 128, 'stages': 6, 'use_pdl': True}; InputError on an item
-    without '=' or a value that is neither an integer nor true/false."""
+    """'bn=128,stages=6,use_pdl=true,activation=gelu' -> {'bn': 128, 'stages': 6, 'use_pdl': True,
+    'activation': 'gelu'}; InputError on an item without '='. A value that is neither an integer nor true/false
+    stays a word, which ``PhaseEntry.configured`` takes for a word field only (an integer field's 'wide' is
+    refused there: "bn='wide' is not an integer")."""
     over = {}
     for item in text.split(","):
         name, eq, value = (x.strip() for x in item.partition("="))
@@ -151,7 +177,7 @@ def parse_overrides(text: str) -> dict:
         try:
             over[name] = int(value)
         except ValueError:
-            raise InputError(f"{name}={value!r} is not an integer") from None
+            over[name] = value
     return over
 
 

@@ -32,14 +32,17 @@ def run(args) -> int:
     refuse_unimplementable([ea, eb], [args.shape], ops)
     p = args.shape
     print(f"{ea.key}: {ea.summary}\n{eb.key}: {eb.summary}\n{eb.key} adds: {eb.adds}\n")
-    ca, cb = dataclasses.asdict(ea.default_config()), dataclasses.asdict(eb.default_config())
+    # each phase in the config that shows its step (its default, or the lesson config a phase declares: phase 11's
+    # bias + gelu, where the default has no epilogue and compiles to phase 10's kernel)
+    cfg_a, cfg_b = ea.lesson_config(), eb.lesson_config()
+    ca, cb = dataclasses.asdict(cfg_a), dataclasses.asdict(cfg_b)
     print("config differences:")
-    diff = [(k, ca.get(k), cb.get(k)) for k in dict.fromkeys([*ca, *cb]) if ca.get(k) != cb.get(k)]
-    for k, va, vb in diff:
+    diff = [(k, ca.get(k, "-"), cb.get(k, "-")) for k in dict.fromkeys([*ca, *cb]) if ca.get(k, "-") != cb.get(k, "-")]
+    for k, va, vb in diff:  # '-': a field the phase's config does not have (phase 11's epilogue fields in 10)
         print(f"  {k:<16} {str(va):>10} -> {vb}")
     if not diff:
         print("  (same tile, stages and cluster: the difference is in the code, below)")
-    inss = [inspect_phase(e, None, p, None, ops) for e in (ea, eb)]
+    inss = [inspect_phase(e, None, p, cfg, ops) for e, cfg in ((ea, cfg_a), (eb, cfg_b))]
     print(f"\ngenerated code at {p}{'' if ops == WORKLOG else ' with ' + ops.label()} (compile-only):")
     print(side_by_side(inss))
     if tgt is None:

@@ -43,12 +43,20 @@ def field_rows(entry) -> list[tuple[str, str, str]]:
     """(field, default, allowed) of the phase's config: allowed = the values the phase's rules
     (``PhaseEntry.config_problems``, checked before any compile) pass with the other fields at their defaults --
     a combination can still be refused, and the compile has the last word."""
+    from cute_gemm.runtime import registry
+
     default = entry.default_config()
+    words = registry.field_choices(entry.config_cls)
     rows = []
     for f in dataclasses.fields(default):
         v = getattr(default, f.name)
         if isinstance(v, bool):
             rows.append((f.name, str(v).lower(), "true, false"))
+            continue
+        if isinstance(v, str):  # a word field (phase 11's activation): the choices its rules pass
+            passed = [x for x in words.get(f.name, ())
+                      if not entry.config_problems(dataclasses.replace(default, **{f.name: x}))]
+            rows.append((f.name, v, ", ".join(passed) or "any word the phase's rules take"))
             continue
         probes = _probes(v)
         passed = [x for x in probes if not entry.config_problems(dataclasses.replace(default, **{f.name: x}))]
