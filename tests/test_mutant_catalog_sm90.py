@@ -53,7 +53,7 @@ def test_sm90_catalog_covers_the_bug_classes():
 
 
 def test_phase_selectors_pick_one_phase():
-    assert selector("1") == "phase1 and not phase10" and selector("10") == "phase10"
+    assert selector("1") == "phase1 and not phase10 and not phase11" and selector("10") == "phase10"
 
 
 def test_every_gpu_test_of_the_catalog_exists():
@@ -148,7 +148,7 @@ def test_ladder_arguments():
     assert {m.id for m in cli.select(cli.parse_args(["--ladder", "sm90", "--fast"]))} == \
         {m.id for m in MUTANTS if m.fast}
     both = cli.select(cli.parse_args(["--fast"]))
-    assert {getattr(m, "ladder", "sm100") for m in both} == {"sm100", "sm90"}
+    assert {getattr(m, "ladder", "sm100") for m in both} == {"sm100", "sm90", "epilogue"}
     assert [m.id for m in cli.select(cli.parse_args(["--ladder", "sm100", "--only", "a-coord-m-zero"]))] == \
         ["a-coord-m-zero"]
     with pytest.raises(SystemExit, match="unknown mutant"):

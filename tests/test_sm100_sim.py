@@ -92,6 +92,10 @@ CASES += [
     ("10", 20, 120, 328, {"split_k": 4}, NT_BF16),
 ]
 
+# Phase 11: phase 10 with the fused epilogue (bias, gelu, residual loaded and computed after the reduce); the check
+# evaluates each element against act(acc + bias) + residual (tests/test_epilogue_sim.py runs every kind)
+CASES += [("11", 20, 136, 264, {"stages": 2, "bias": True, "activation": "gelu", "residual": True}, NT_BF16)]
+
 
 def _id(case):
     phase, m, n, k, over = case[:5]
@@ -144,6 +148,10 @@ def test_simulation(case):
         assert (swizzle[bdesc.swizzle_mode], bdesc.lbo, bdesc.sbo) == b_fields, bdesc
         assert adesc.version == bdesc.version == 1 and adesc.base_offset == bdesc.base_offset == 0
     assert result.mma_kinds
+
+
+def test_every_phase_has_a_run():
+    assert {case[0] for case in CASES} == {e.phase for e in registry.all_entries("sm100")}
 
 
 def test_simulation_catches_a_wrong_swizzle():

@@ -10,9 +10,11 @@ named-barrier arrives, DSMEM reads, programmatic dependent launch.
 
 The problems are small and ragged (M, N, K not tile multiples; phases 0-1 take tile multiples): rings
 that wrap, a persistent cluster walking several tiles (6, 8), a stream-K split (7), a split-K reduce
-(9) and the swap-AB kernel (10). Configs shrink the tiles where the step does not depend on their size
-(bn=128 for the 128x256 phases): the simulation's time is the wgmma's operand reads.
-``-k phaseN`` selects a phase (``-k "phase1 and not phase10"`` phase 1 alone).
+(9), the swap-AB kernel (10) and its fused epilogue (11: bias, silu and residual, loaded and computed in
+the kernel's registers, each element evaluated by the check; tests/test_epilogue_sim.py runs every kind).
+Configs shrink the tiles where the step does not depend on their size (bn=128 for the 128x256 phases): the
+simulation's time is the wgmma's operand reads. ``-k phaseN`` selects a phase (``-k "phase1 and not phase10
+and not phase11"`` phase 1 alone).
 """
 
 import dataclasses
@@ -36,6 +38,7 @@ CASES = {
     "8": (520, 120, 72, {"bn": 128, "sm_count": 2}),  # 3 tiles: warpgroup 0 runs tiles 0 and 2
     "9": (100, 72, 136, {}),  # 3 k-tiles split 1 + 2 over the cluster, reduced through DSMEM
     "10": (40, 72, 264, {}),  # C^T: 2 weight-row tiles x 3 token tiles, split-K, PDL
+    "11": (40, 72, 264, {"bias": True, "activation": "silu", "residual": True}),  # phase 10 + the fused epilogue
 }
 
 
@@ -59,7 +62,7 @@ def test_simulation(phase):
     for kind in res.mma_kinds:
         _, n_mma, a_desc, a_mn_major, b_desc, b_mn_major = kind
         assert a_desc.swizzle_mode and b_desc.swizzle_mode, kind
-        if phase == "10":  # C^T: the weights (a row-major B seen as B^T) are the MN-major A
+        if phase in ("10", "11"):  # C^T: the weights (a row-major B seen as B^T) are the MN-major A
             assert (a_mn_major, b_mn_major) == (True, False), kind
         else:  # the worklog's: A K-major, B N-major
             assert (a_mn_major, b_mn_major) == (False, True), kind

@@ -1,11 +1,13 @@
-"""``python -m tests.mutants [--ladder sm100|sm90|all] [--fast] [--jobs N] [--out DIR] [--only ID,...] [--list] [--gpu]``
+"""``python -m tests.mutants [--ladder sm100|sm90|epilogue|all] [--fast] [--jobs N] [--out DIR] [--only ID,...] [--list] [--gpu]``
 
-Runs the planted mutants (``tests/mutants/catalog.py`` for sm100, ``catalog_sm90.py`` for sm90) in copies
-of the tree and writes ``mutants.json`` and ``mutants.md`` (sm100), ``mutants_sm90.json`` and
-``mutants_sm90.md`` (sm90: which check kills each mutant) into ``--out``. Exit status 1 when a ladder's
-kill rate is below ``--min-kill`` (sm100, 0.8) or ``--min-kill-sm90`` (0.6), or, with ``--fast``, when any
-mutant survives; 2 for a mutant whose substitution no longer applies (the catalog must follow the code).
-``--gpu`` (sm90, on an H200): the mutants against the GPU tests instead (``gpu90.py``).
+Runs the planted mutants (``tests/mutants/catalog.py`` for sm100, ``catalog_sm90.py`` for sm90,
+``catalog_epilogue.py`` for phase 11's fused epilogue on both) in copies of the tree and writes
+``mutants.json`` and ``mutants.md`` (sm100), ``mutants_sm90.json`` and ``mutants_sm90.md`` (sm90: which check
+kills each mutant), ``mutants_epilogue.json`` and ``mutants_epilogue.md`` into ``--out``. Exit status 1 when a
+ladder's kill rate is below ``--min-kill`` (sm100, 0.8), ``--min-kill-sm90`` (0.6) or ``--min-kill-epilogue``
+(0.9), or, with ``--fast``, when any mutant survives; 2 for a mutant whose substitution no longer applies (the
+catalog must follow the code). ``--gpu`` (sm90, on an H200): the mutants against the GPU tests instead
+(``gpu90.py``).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ import sys
 import time
 
 from .catalog import MUTANTS
+from .catalog_epilogue import MUTANTS as MUTANTS_EPILOGUE
 from .catalog_sm90 import MUTANTS as MUTANTS_SM90
 from .runner import run_mutant
 
-LADDERS = {"sm100": MUTANTS, "sm90": MUTANTS_SM90}
+LADDERS = {"sm100": MUTANTS, "sm90": MUTANTS_SM90, "epilogue": MUTANTS_EPILOGUE}
 
 
 def parse_args(argv=None):
@@ -34,8 +37,11 @@ def parse_args(argv=None):
     ap.add_argument("--out", default="out/mutants", help="directory for mutants.json / mutants.md")
     ap.add_argument("--min-kill", type=float, default=0.8, help="kill rate below which the run fails")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
-    ap.add_argument("--ladder", choices=("sm100", "sm90", "all"), default="all", help="whose mutants (default all)")
+    ap.add_argument("--ladder", choices=("sm100", "sm90", "epilogue", "all"), default="all",
+                    help="whose mutants (default all)")
     ap.add_argument("--min-kill-sm90", type=float, default=0.6, help="sm90: CPU kill rate below which the run fails")
+    ap.add_argument("--min-kill-epilogue", type=float, default=0.9,
+                    help="the fused epilogue's mutants: kill rate below which the run fails")
     ap.add_argument("--gpu", action="store_true", help="sm90 on an H200: run the GPU tests of each mutant instead")
     ap.add_argument("--gpu-jobs", type=int, default=6, help="--gpu: mutants tested on the GPU at once (default 6)")
     ap.add_argument("--compile-jobs", type=int, default=0, help="--gpu: trees compiled at once (default: every core)")
@@ -45,7 +51,7 @@ def parse_args(argv=None):
 
 
 def select(args) -> list:
-    ladders = ["sm100", "sm90"] if getattr(args, "ladder", "all") == "all" else [args.ladder]
+    ladders = list(LADDERS) if getattr(args, "ladder", "all") == "all" else [args.ladder]
     pool = [m for lad in ladders for m in LADDERS[lad]]
     chosen = [m for m in pool if not args.fast or m.fast]
     if args.only:
@@ -79,9 +85,10 @@ def summarize(outcomes: list) -> dict:
     }
 
 
-def markdown(summary: dict, outcomes: list, fast: bool) -> str:
-    by_id = {m.id: m for m in MUTANTS}
-    lines = [f"# sm100 mutants{' (fast subset)' if fast else ''}", "",
+def markdown(summary: dict, outcomes: list, fast: bool, ladder: str = "sm100") -> str:
+    by_id = {m.id: m for m in LADDERS[ladder]}
+    title = "sm100 mutants" if ladder == "sm100" else "fused-epilogue mutants (phase 11, both ladders)"
+    lines = [f"# {title}{' (fast subset)' if fast else ''}", "",
              f"**{summary['killed']} of {summary['total']} killed** ({100 * summary['kill_rate']:.0f}%); "
              f"{len(summary['compile'])} of them by the DSL's own compile-time checks "
              f"({', '.join(summary['compile']) or 'none'}), the rest by the CPU tests.", ""]
@@ -115,8 +122,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     outcomes = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        # sm90: every check runs (the report names each kind of check that kills); sm100 and --fast: -x
-        futures = {pool.submit(run_mutant, m, args.timeout, first_failure=args.fast or ladder_of(m) == "sm100",
+        # sm90: every check runs (the report names each kind of check that kills); the others and --fast: -x
+        futures = {pool.submit(run_mutant, m, args.timeout, first_failure=args.fast or ladder_of(m) != "sm90",
                                fast=args.fast): m for m in chosen}
         for fut in concurrent.futures.as_completed(futures):
             o = fut.result()
@@ -129,11 +136,11 @@ def main(argv=None) -> int:
     command = " ".join(["python -m tests.mutants", *(argv if argv is not None else sys.argv[1:])])
     os.makedirs(args.out, exist_ok=True)
     status = 0
-    for ladder in ("sm100", "sm90"):
+    for ladder in LADDERS:
         mine = [o for o in outcomes if o.ladder == ladder]
         if not mine:
             continue
-        if ladder == "sm100":
+        if ladder != "sm90":
             summary = summarize(mine)
         else:
             from .report90 import markdown90, summarize90
@@ -142,6 +149,9 @@ def main(argv=None) -> int:
         summary.update(seconds=seconds, fast=args.fast, command=command, jobs=args.jobs)
         if ladder == "sm100":
             stem, md, min_kill = "mutants", markdown(summary, mine, args.fast), args.min_kill
+        elif ladder == "epilogue":
+            stem, md = "mutants_epilogue", markdown(summary, mine, args.fast, "epilogue")
+            min_kill = args.min_kill_epilogue
         else:
             notes = {m.id: m.note for m in MUTANTS_SM90}
             stem, md = "mutants_sm90", markdown90(summary, mine, args.fast, notes)

@@ -16,6 +16,11 @@ C^T), fills the kernel's parameters for the problem, runs every cluster of the l
 - no store lands outside C (the predicated and clipped epilogues of partial tiles);
 - the machine's own reports: races (a missing or misplaced wait, fence, barrier), deadlocks (wrong
   arrival counts, expect_tx bytes, multicast masks), TMEM misuse, barriers left mid-phase.
+
+Phase 11's fused epilogue: the bias (a vector over N of A's dtype) and the residual "D" (C's shape and dtype,
+row-major; transposed with C for a swap-AB kernel) are global tensors too, passed after C as the compile
+face passes them; each stored element is then evaluated at random leaf values and compared with
+act(acc + bias[n]) + residual[m, n] (``ptxkit.numerics``).
 """
 
 from __future__ import annotations
@@ -31,10 +36,12 @@ from cutlass.cute.nvgpu import cpasync
 from cute_gemm.runtime import registry
 from cute_gemm.runtime.compile import compile_kernel
 from ptxkit.machine import Deadlock, Global, Machine, SimError, TensorMap
+from ptxkit.numerics import EpilogueSpec
 from ptxkit.parse import parse
 from ptxkit.values import Acc, Rounded
 
 A_BASE, B_BASE, C_BASE = 0x1000_0000_0000, 0x2000_0000_0000, 0x3000_0000_0000
+BIAS_BASE, D_BASE = 0x4000_0000_0000, 0x5000_0000_0000
 
 
 @dataclasses.dataclass
@@ -154,14 +161,41 @@ def kernel_views(kernel, m: int, n: int, k: int) -> list[Global]:
     return [Global("A", A_BASE, *a, 2, ab), Global("B", B_BASE, *b, 2, ab), Global("C", C_BASE, *cc, DTYPE_BYTES[c], c)]
 
 
-def _params(kernel, ptx_kernel, maps: dict, views: list) -> tuple[dict, dict]:
-    """The bytes of every kernel parameter (by PTX name) and the tensor map of each TMA parameter."""
+def epilogue_views(kernel, m: int, n: int) -> list[Global]:
+    """The fused epilogue's tensors of a kernel whose config reads them (``compile.epilogue_inputs``): "bias",
+    the vector of N values of A's dtype (a 1 x N row: element (0, n) is bias[n]), and "D", the residual, laid
+    out as C is (row-major [M, N]; C^T's column-major view for a swap-AB kernel: the kernel's coordinates)."""
+    from cute_gemm.runtime.compile import epilogue_inputs
+
+    ops = kernel.operands
+    ab, c = _DTYPE[ops.ab], _DTYPE[ops.c]
+    out = []
+    for name in epilogue_inputs(kernel):
+        if name == "bias":
+            out.append(Global("bias", BIAS_BASE, (1, n), (n, 1), 2, ab))
+        else:
+            cc = ((n, m), (1, n)) if getattr(kernel, "swap_ab", False) else ((m, n), (n, 1))
+            out.append(Global("D", D_BASE, *cc, DTYPE_BYTES[c], c))
+    return out
+
+
+def shifted_params(views: list, shift: dict | None) -> dict:
+    """{tensor: the address its kernel parameter carries}: each view's base, or ``shift[name]`` elements on (the
+    checks' own tests hand a kernel a misplaced tensor this way)."""
+    shift = shift or {}
+    return {g.name: g.base + shift.get(g.name, 0) * g.elem_bytes for g in views}
+
+def _params(kernel, ptx_kernel, maps: dict, views: list, bases: dict | None = None) -> tuple[dict, dict]:
+    """The bytes of every kernel parameter (by PTX name) and the tensor map of each TMA parameter. The fused
+    epilogue's ``mBias`` is the bias seen with C's shape (C's shape in the parameter, no stride), ``mD`` the
+    residual; a config without them has no such parameter. ``bases``: the tensors' addresses (the views')."""
     sig = inspect.signature(type(kernel).kernel.__wrapped__)
     names = [p for p in sig.parameters if p != "self"]
     shapes = {g.name: g.shape for g in views}
+    shapes["bias"] = shapes["C"]
     # the one stride that is not 1 (the row pitch; symbolic in the compiled code)
     strides = {g.name: g.strides[0] if g.strides[1] == 1 else g.strides[1] for g in views}
-    bases = {g.name: g.base for g in views}
+    bases = bases or {g.name: g.base for g in views}
     out, tmaps = {}, {}
     ptx_params = list(ptx_kernel.params)
     for name in names:
@@ -170,11 +204,13 @@ def _params(kernel, ptx_kernel, maps: dict, views: list) -> tuple[dict, dict]:
         elif name.startswith("tma_atom_"):
             operand = name[-1].upper()
             data = bytes(128)
-        elif re.match(r"^m[ABC](_tma)?$", name):
-            operand = name[1]
+        elif re.match(r"^m(A|B|C|Bias|D)(_tma)?$", name):
+            operand = {"mBias": "bias"}.get(name, name[1:].replace("_tma", ""))
+            if operand not in bases:
+                continue  # no bias / residual in this config: no parameter
             fields = [] if name.endswith("_tma") else [(bases[operand], 8)]
             fields += [(v, 4) for v in shapes[operand]]
-            if not name.endswith("_tma"):
+            if not name.endswith("_tma") and operand != "bias":
                 fields.append((strides[operand], 4))
             data = b""
             for v, size in fields:
@@ -194,14 +230,19 @@ def _params(kernel, ptx_kernel, maps: dict, views: list) -> tuple[dict, dict]:
 
 
 def simulate(key: str, m: int, n: int, k: int, config=None, operands=None, *,
-             max_clusters: int | None = None) -> SimResult:
+             max_clusters: int | None = None, expect: EpilogueSpec | None = None,
+             shift: dict | None = None) -> SimResult:
+    """Run ``key`` with ``config`` and ``operands`` (None: the defaults) on an (m, n, k) problem and check it.
+
+    For the checks' own tests: ``expect`` replaces the fused epilogue the check expects (the config's);
+    ``shift`` ({tensor: elements}) hands the kernel that tensor's pointer so many elements on."""
     kernel, pk, maps = compile_for_sim(key, config, operands)
     why = kernel.can_implement(m, n, k)
     if why:
         raise ValueError(f"{key} cannot do {m}x{n}x{k}: {why}")
     attrs = kernel.attributes()
-    globals_ = kernel_views(kernel, m, n, k)
-    params, tmaps = _params(kernel, pk, maps, globals_)
+    globals_ = kernel_views(kernel, m, n, k) + epilogue_views(kernel, m, n)
+    params, tmaps = _params(kernel, pk, maps, globals_, shifted_params(globals_, shift))
     gx, gy, gz = kernel.grid(m, n, k)
     cx = attrs["cluster"][0]
     if gx % cx or min(gx, gy, gz) < 1:
@@ -232,15 +273,20 @@ def simulate(key: str, m: int, n: int, k: int, config=None, operands=None, *,
                 break
     if max_clusters is None:
         c_view = globals_[2]
-        errors += check_c(c_out, *c_view.shape, k, k_step=kernel.cfg.bk, dtype=c_view.dtype)
+        spec = expect or EpilogueSpec.of(kernel, globals_[0].dtype, c_view.dtype)
+        errors += check_c(c_out, *c_view.shape, k, k_step=kernel.cfg.bk, dtype=c_view.dtype, epilogue=spec)
     return SimResult(key, (m, n, k), errors, clusters, steps, mma_kinds)
 
 
-def check_c(c_out: dict, m: int, n: int, k: int, k_step: int = 32, dtype: str = "f32") -> list[str]:
+def check_c(c_out: dict, m: int, n: int, k: int, k_step: int = 32, dtype: str = "f32",
+            epilogue: EpilogueSpec | None = None) -> list[str]:
     """Every element of C (the kernel's (m, n) view) stored once, with the accumulator of exactly that
-    element over all of K, summed in K order, and rounded to C's type ``dtype`` when C is 16-bit."""
+    element over all of K, summed in K order, and rounded to C's type ``dtype`` when C is 16-bit.
+    ``epilogue``: the fused epilogue's spec; each element is then that function of its accumulator, bias
+    and residual, evaluated at random values (``EpilogueSpec.check``)."""
     problems = []
     missing = 0
+    values = epilogue.assignment((m, n)) if epilogue is not None else None
     for r in range(m):
         for c in range(n):
             vals = c_out.get((r, c))
@@ -256,6 +302,14 @@ def check_c(c_out: dict, m: int, n: int, k: int, k_step: int = 32, dtype: str = 
                 if not isinstance(v, Rounded) or v.dtype != dtype:
                     problems.append(f"C[{r}, {c}] receives {v!r}, not an accumulator rounded to {dtype}")
                     continue
+            if epilogue is not None:
+                why = epilogue.check(values, v, r, c, k, k_step)
+                if why:
+                    problems.append(why)
+                if len(problems) > 20:
+                    return problems
+                continue
+            if dtype != "f32":
                 v = v.acc
             if isinstance(v, Acc) and (v.m, v.n) == (r, c) and not v.in_k_order():
                 problems.append(f"C[{r}, {c}] adds its partial sums in another order than K's: {v.terms}")

@@ -8,6 +8,10 @@ and stores (boxes, swizzles, zero fill, clipping, the ``.cta_group::2`` barrier 
 ``st.async``, TMEM allocation, ``tcgen05.mma`` (instruction and shared-memory descriptors decoded
 with ``ptxkit.isa``; it multiplies only the element type A and B hold), ``tcgen05.commit``
 (multicast), ``tcgen05.ld`` and the waits, and the roundings of the fp32 accumulator to a 16-bit C.
+The fused epilogue (phase 11): ``ld.global`` of the bias and residual tensors (each element an ``Elem``
+tag; a load outside a tensor is reported), their widening ``cvt.f32.{bf16,f16}`` (and sm_100's mixed
+``add.rn.f32.bf16``), and fp32 ``add``/``sub``/``mul``/``fma``/``max``/``min``/``tanh.approx`` on them,
+the accumulators and immediates, each recorded as a ``values.Fx`` tree that the final check evaluates.
 
 Values are provenance (``ptxkit.values``), not numbers. Every shared-memory and TMEM access is
 checked against a happens-before order built from the synchronization the code performs: vector
@@ -39,7 +43,7 @@ import struct
 
 from ptxkit import isa
 from ptxkit.parse import Instr, Kernel
-from ptxkit.values import ZERO, Acc, Elem, Rounded, SimValueError, merge_ranges
+from ptxkit.values import ZERO, Acc, Elem, Fx, Rounded, SimValueError, merge_ranges
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 RANK_SHIFT = 24  # shared::cluster addresses carry the CTA's rank in the cluster from bit 24
@@ -501,6 +505,8 @@ class Machine:
         dt, st = parts[-2], parts[-1]
         if dt in _HALF and st == "f32":
             return self._cvt_half(ins, _HALF[dt])
+        if dt == "f32" and st in ("bf16", "f16"):
+            return self._alu(ins)  # the widening: an Fx (``_float_op``)
         g = self._getter(ins.args[1])
         dst = ins.args[0]
 
@@ -520,9 +526,9 @@ class Machine:
         pair = ins.op.split(".")[-2].endswith("x2")
 
         def one(w, ins, v):
-            if isinstance(v, Acc) or v is ZERO or v == 0:
+            if isinstance(v, (Acc, Fx, float)) or v is ZERO or v == 0:
                 return Rounded(v, dtype)
-            self.error(f"{w.name()}: {ins.text.strip()[:60]} rounds {v!r}, not an accumulator value")
+            self.error(f"{w.name()}: {ins.text.strip()[:60]} rounds {v!r}, not an fp32 value of C")
             return Rounded(v, dtype)
 
         def h(w, lanes):
@@ -624,6 +630,16 @@ class Machine:
                     for j, d in enumerate(dsts):
                         a = (addr & OFFSET_MASK) + j * size
                         self._set(w, d, l, self._smem_read(cta, a, size, dataclasses.replace(acc, lane=l), w))
+            return h
+        if space == "global":
+            what = ins.text.strip()[:70]
+
+            def h(w, lanes):
+                self._global_access(w, "ld.global")
+                for l in lanes:
+                    addr = ga(w, l)
+                    for j, d in enumerate(dsts):
+                        self._set(w, d, l, self._global_load(addr + j * size, size, f"{w.name()}: {what}"))
             return h
         if space == "shared":
             def h(w, lanes):
@@ -760,6 +776,25 @@ class Machine:
         if entry[0] != size:
             self.error(f"cta {cta.rank}: {acc.what} reads {size} B at 0x{addr:x}, written as {entry[0]} B")
         return entry[1]
+
+    def _global_load(self, addr: int, size: int, what: str):
+        """What an ``ld.global`` of ``size`` bytes at ``addr`` reads: an element of a global tensor (an
+        ``Elem`` tag in its coordinates), or a pair of them (a 32-bit load of a 16-bit tensor: (lower,
+        upper)). Outside every tensor, misaligned, or from C (its stores are what the check reads): reported, 0."""
+        g = self._global_at(addr)
+        if g is None or g.name == "C" or size not in (g.elem_bytes, 2 * g.elem_bytes):
+            where = "outside every tensor" if g is None else f"in {g.name} ({g.elem_bytes}-B elements)"
+            self.error(f"{what}: a {size}-B load at 0x{addr:x}, {where}")
+            return 0
+        out = []
+        for off in range(0, size, g.elem_bytes):
+            rc = g.coord(addr + off)
+            if rc is None:
+                self.error(f"{what}: a load at 0x{addr + off:x} outside {g.name}'s {g.shape[0]} x {g.shape[1]} "
+                           f"elements (or misaligned)")
+                return 0
+            out.append(Elem(g.name, *rc))
+        return out[0] if len(out) == 1 else tuple(out)
 
     def _global_store(self, addr: int, size: int, value, what: str) -> None:
         for g in self.globals:
@@ -1625,20 +1660,46 @@ def _parts(value, size: int) -> list:
 
 
 _ALU_OPS = {"add", "sub", "mul", "mad", "div", "rem", "min", "max", "neg", "abs", "and", "or", "xor", "not", "shl",
-            "shr"}
+            "shr", "fma", "tanh"}
+
+
+_FX_ARITY = {"add": 2, "sub": 2, "mul": 2, "fma": 3, "max": 2, "min": 2, "neg": 1, "abs": 1, "tanh": 1, "cvt": 1}
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _float_op(op: str, vals):
-    name = op.split(".")[0]
+    """An fp32 instruction on values. Two accumulators add as ``Acc + Acc`` (the split-K reduce and stream-K's
+    halves: the check reads their K order); adding zero (a zero-filled or zero-initialized operand) leaves the
+    other operand; numbers alone are computed (immediates); anything else becomes an ``Fx`` for the final check
+    to evaluate. ``add.rn.f32.bf16 d, a, c`` (sm_100's mixed add) widens its 16-bit ``a`` first."""
+    parts = op.split(".")
+    name = parts[0]
+    if name not in _FX_ARITY or len(vals) != _FX_ARITY[name]:
+        raise SimError(f"{op} on {vals!r}: no fp32 semantics")
+    if name == "cvt":  # cvt.f32.{bf16,f16}: a 16-bit value widened
+        name = f"cvt.f32.{parts[-1]}"
+    elif name == "add" and parts[-1] in ("bf16", "f16"):
+        vals = [_float_op(f"cvt.f32.{parts[-1]}", [vals[0]]), vals[1]]
     if name == "add":
         a, b = vals
         if isinstance(a, Acc) and isinstance(b, Acc):
             return a + b
-        if a is ZERO or a == 0:
+        if a is ZERO or (_is_number(a) and a == 0):
             return b
-        if b is ZERO or b == 0:
+        if b is ZERO or (_is_number(b) and b == 0):
             return a
-    raise SimError(f"{op} on {vals!r}: only adds of accumulator values are modelled")
+    for v in vals:
+        if isinstance(v, tuple) or isinstance(v, bool):
+            raise SimError(f"{op} on {vals!r}: not fp32 values")
+    fx = Fx(name, tuple(0.0 if v is ZERO else v for v in vals))
+    if all(_is_number(v) for v in fx.args):
+        from ptxkit.numerics import evaluate
+
+        return evaluate(fx, None, None)
+    return fx
 
 
 _CMP = {

@@ -4,6 +4,12 @@ A and B elements are tags naming their global coordinates; the accumulator holds
 (row, column) it is and which K range it has summed. A wrong coordinate, a stale stage, a missed
 k-tile or a value stored to the wrong place then shows up by name in the final check, not as a
 rounding difference.
+
+The fused epilogue (phase 11) computes with those values: its fp32 arithmetic builds ``Fx`` trees over
+accumulators, elements of the bias and residual tensors (``Elem`` tags of "bias" and "D", loaded by
+``ld.global``) and immediates. The tree keeps the provenance (which accumulator, which bias column,
+which residual element) and the order of the operations; the final check gives every leaf a number and
+evaluates it (``ptxkit.numerics``).
 """
 
 from __future__ import annotations
@@ -60,6 +66,47 @@ class Rounded:
 
     acc: object
     dtype: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Fx:
+    """An fp32 value computed outside the MMAs from non-integer operands: ``op`` applied to ``args``.
+
+    ``op``: "add", "sub", "mul", "fma" (a * b + c, rounded once), "max", "min", "neg", "abs", "tanh"
+    (``tanh.approx.f32``), or "cvt.f32.bf16" / "cvt.f32.f16" (a 16-bit value widened, exactly).
+    ``args``: ``Acc``, ``Elem``, ``Rounded``, ``Fx``, Python floats (immediates) or ints (raw bits of a
+    register). Nothing is computed while the kernel runs; ``ptxkit.numerics.evaluate`` does it at the check.
+    The adds of two accumulators stay ``Acc + Acc`` (the split-K reduce, whose K order the check reads).
+    """
+
+    op: str
+    args: tuple
+
+
+def leaves(v):
+    """The ``Acc`` / ``Elem`` / number leaves of a value (an ``Fx`` or ``Rounded`` tree), in order."""
+    if isinstance(v, Fx):
+        for a in v.args:
+            yield from leaves(a)
+    elif isinstance(v, Rounded):
+        yield from leaves(v.acc)
+    else:
+        yield v
+
+
+def describe(v, depth: int = 0) -> str:
+    """A short formula of a value for a report: ``tanh(mul(add(acc(3,5,K), bias[5]), 0.5))``."""
+    if depth > 6:
+        return "..."
+    if isinstance(v, Fx):
+        return f"{v.op}({', '.join(describe(a, depth + 1) for a in v.args)})"
+    if isinstance(v, Rounded):
+        return f"round_{v.dtype}({describe(v.acc, depth + 1)})"
+    if isinstance(v, Acc):
+        return f"acc({v.m},{v.n},K{list(v.ks)})"
+    if isinstance(v, Elem):
+        return f"{v.tensor}[{v.row},{v.col}]" if v.tensor != "bias" else f"bias[{v.col}]"
+    return repr(v)
 
 
 class SimValueError(Exception):

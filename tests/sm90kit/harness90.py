@@ -9,9 +9,14 @@ B, nothing outside C, and the machine's own reports (races, deadlocks, barriers 
 accumulators read before their group retired, global accesses before ``griddepcontrol.wait``). With an
 ``accumulate`` config (C += A @ B) every element must instead arrive by one TMA reduce-add of that sum.
 
-Operands: the worklog's (A row-major, B row-major = N-major, C fp32 row-major). Phase 10 computes C^T =
-B^T A^T: its kernel's A is B^T (N, K), its B is A (M, K) and its C is C^T (N, M); the run is checked in
-the kernel's coordinates.
+Operands: the worklog's (A row-major, B row-major = N-major, C fp32 row-major), or ``operands``
+(``phases.operands.Operands``: majors and dtypes, laid out as ``ptxkit.harness.kernel_views`` does). Phase 10
+computes C^T = B^T A^T: its kernel's A is B^T (N, K), its B is A (M, K) and its C is C^T (N, M); the run is
+checked in the kernel's coordinates.
+
+Phase 11's fused epilogue: the harness adds the bias (a vector over N, A's dtype) and the residual "D" (C's
+shape and dtype, transposed with C for a swap-AB kernel) as global tensors, passes them after C as the
+compile face does, and the check evaluates every stored element (``ptxkit.numerics``).
 """
 
 from __future__ import annotations
@@ -25,8 +30,9 @@ from cutlass.cute.nvgpu import cpasync
 
 from cute_gemm.runtime import registry
 from cute_gemm.runtime.compile import compile_kernel
-from ptxkit.harness import check_c
+from ptxkit.harness import DTYPE_BYTES, check_c, epilogue_views, kernel_views, shifted_params
 from ptxkit.machine import Deadlock, Global, SimError, TensorMap
+from ptxkit.numerics import EpilogueSpec
 from ptxkit.parse import parse
 from sm90kit.machine90 import ReduceAdd, Sm90Machine
 
@@ -96,13 +102,13 @@ def _tensormap(operand: str, atom_type: str, swizzle_text: str, elem: int, multi
 _COMPILED: dict = {}
 
 
-def compile_for_sim(key: str, config=None):
+def compile_for_sim(key: str, config=None, operands=None):
     """(kernel with attributes, parsed PTX, {operand: TensorMap}, static smem layout) of an sm90 phase,
-    compiled once per config."""
-    cache_key = (key, config)
+    compiled once per config and operands (None: the worklog's)."""
+    cache_key = (key, config) if operands is None else (key, config, operands)
     if cache_key not in _COMPILED:
         entry = registry.resolve(key, "sm90")
-        kernel = entry.make(config)
+        kernel = entry.make(config, operands)
         record: list = []
         with _recording_tma_atoms(record):
             comp = compile_kernel(kernel, "sm_90a", keep=True)
@@ -111,8 +117,9 @@ def compile_for_sim(key: str, config=None):
         maps = {}
         for operand, (_, atom_type, swizzle_text, mc) in zip("AB", loads):
             maps[operand] = _tensormap(operand, atom_type, swizzle_text, 2, mc)
+        c_bytes = DTYPE_BYTES[{"fp16": "f16", "bf16": "bf16", "fp32": "f32"}[kernel.operands.c]]
         for _, atom_type, swizzle_text, _ in stores[:1]:
-            maps["C"] = _tensormap("C", atom_type, swizzle_text, 4)
+            maps["C"] = _tensormap("C", atom_type, swizzle_text, c_bytes)
         _COMPILED[cache_key] = (kernel, parse(comp.ptx), maps, static_shared(comp.ptx))
     return _COMPILED[cache_key]
 
@@ -129,21 +136,16 @@ def static_shared(ptx: str) -> dict:
     return out
 
 
-def _layout(kernel, m: int, n: int, k: int):
-    """(shapes, element strides) of the kernel's A, B, C for problem (m, n, k): the kernel's own view."""
-    if getattr(kernel, "swap_ab", False):  # C^T = B^T A^T: kernel A = B^T (N, K), B = A (M, K), C = C^T (N, M)
-        return {"A": (n, k), "B": (m, k), "C": (n, m)}, {"A": (1, n), "B": (k, 1), "C": (1, n)}
-    return {"A": (m, k), "B": (n, k), "C": (m, n)}, {"A": (k, 1), "B": (1, n), "C": (n, 1)}
-
-
-def _params(kernel, ptx_kernel, maps: dict, shapes: dict, strides: dict) -> tuple[dict, dict]:
+def _params(kernel, ptx_kernel, maps: dict, shapes: dict, strides: dict, bases: dict) -> tuple[dict, dict]:
     """The bytes of every kernel parameter (by PTX name) and the tensor map of each TMA parameter.
 
     A TMA atom parameter is its 128-B descriptor; the tensor after it is the TMA's coordinate tensor
-    (its shape only); a plain tensor is (pointer, shape, the stride that is not 1)."""
+    (its shape only); a plain tensor is (pointer, shape, the strides that are not 0 or 1). The fused
+    epilogue's ``mBias`` is the bias seen with C's shape (stride 0 along the other mode: C's shape in the
+    parameter), ``mD`` the residual; a config without them has no such parameter."""
     sig = inspect.signature(type(kernel).kernel.__wrapped__)
     names = [p for p in sig.parameters if p != "self"]
-    bases = {"A": A_BASE, "B": B_BASE, "C": C_BASE}
+    shapes = dict(shapes, bias=shapes["C"])
     out, tmaps = {}, {}
     ptx_params = list(ptx_kernel.params)
     tma_operands = {nm[-1].upper() for nm in names if nm.startswith("tma_atom_")}
@@ -153,12 +155,14 @@ def _params(kernel, ptx_kernel, maps: dict, shapes: dict, strides: dict) -> tupl
         elif name.startswith("tma_atom_"):
             operand = name[-1].upper()
             data = bytes(128)
-        elif re.match(r"^m[ABC]$", name):
-            operand = name[1]
+        elif re.match(r"^m(A|B|C|Bias|D)$", name):
+            operand = {"mBias": "bias"}.get(name, name[1:])
+            if operand not in bases:
+                continue  # no bias / residual in this config: no parameter
             fields = [] if operand in tma_operands else [(bases[operand], 8)]
             fields += [(v, 4) for v in shapes[operand]]
-            if operand not in tma_operands:
-                fields += [(s, 4) for s in strides[operand] if s != 1]
+            if operand not in tma_operands and operand != "bias":
+                fields += [(s, 4) for s in strides[operand] if s not in (0, 1)]
             data = b""
             for v, size in fields:
                 data += b"\0" * (-len(data) % size) + v.to_bytes(size, "little")
@@ -192,16 +196,21 @@ class _View:
     shape: tuple
 
 
-def simulate90(key: str, m: int, n: int, k: int, config=None, *, max_clusters: int | None = None) -> SimResult:
-    kernel, pk, maps, static = compile_for_sim(key, config)
+def simulate90(key: str, m: int, n: int, k: int, config=None, operands=None, *, max_clusters: int | None = None,
+               expect: EpilogueSpec | None = None, shift: dict | None = None) -> SimResult:
+    """Run ``key`` with ``config`` and ``operands`` (None: the defaults) on an (m, n, k) problem and check it.
+
+    For the checks' own tests: ``expect`` replaces the fused epilogue the check expects (the config's);
+    ``shift`` ({tensor: elements}) hands the kernel that tensor's pointer so many elements on."""
+    kernel, pk, maps, static = compile_for_sim(key, config, operands)
     why = kernel.can_implement(m, n, k)
     if why:
         raise ValueError(f"{key} cannot do {m}x{n}x{k}: {why}")
     attrs = kernel.attributes()
-    shapes, strides = _layout(kernel, m, n, k)
-    params, tmaps = _params(kernel, pk, maps, shapes, strides)
-    globals_ = [Global(t, base, shapes[t], strides[t], 4 if t == "C" else 2)
-                for t, base in (("A", A_BASE), ("B", B_BASE), ("C", C_BASE))]
+    globals_ = kernel_views(kernel, m, n, k) + epilogue_views(kernel, m, n)
+    shapes, strides = {g.name: g.shape for g in globals_}, {g.name: g.strides for g in globals_}
+    bases = shifted_params(globals_, shift)
+    params, tmaps = _params(kernel, pk, maps, shapes, strides, bases)
     # the launch grid as the kernel's own host code computes it from the tensors it is given:
     # ``self.grid(*self.problem_mnk(mA, mC))`` on the kernel's views (phase 10: B^T and C^T)
     gx, gy, gz = kernel.grid(*kernel.problem_mnk(_View(shapes["A"]), _View(shapes["C"])))
@@ -234,5 +243,7 @@ def simulate90(key: str, m: int, n: int, k: int, config=None, *, max_clusters: i
         cm, cn = shapes["C"]
         if getattr(kernel.cfg, "accumulate", False):
             c_out, errors = reduced_adds(c_out, errors)
-        errors += check_c(c_out, cm, cn, k, k_step=16)
+        c_view = globals_[2]
+        spec = expect or EpilogueSpec.of(kernel, globals_[0].dtype, c_view.dtype)
+        errors += check_c(c_out, cm, cn, k, k_step=16, dtype=c_view.dtype, epilogue=spec)
     return SimResult(key, (m, n, k), errors, clusters, steps, mma_kinds)
