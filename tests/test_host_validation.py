@@ -212,8 +212,9 @@ def test_other_ladder_is_refused():
         entry_for("5", "sm_90a", "sm100")
     assert entry_for("2", "sm_90a", None).key == "sm90:2b"
     assert entry_for("5", "sm_100a", "sm100").key == "sm100:5"
-    with pytest.raises(InputError, match="unknown phase '11'"):
-        entry_for("11", "sm_90a", None)
+    with pytest.raises(InputError, match="unknown phase '12'"):
+        entry_for("12", "sm_90a", None)
+    assert entry_for("11", "sm_90a", None).key == "sm90:11" and entry_for("11", "sm_100a", None).key == "sm100:11"
     with pytest.raises(UnsupportedError, match="no sm100 kernel for phase 8"):
         entry_for("8", "sm_100a", None)
 

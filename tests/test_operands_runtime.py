@@ -239,7 +239,7 @@ def test_bad_inputs_raise_before_anything_compiles(fake_compile):
         ((a, cuda_like(torch.randn(72, 256).half()[:, ::2])), {}, InputError, "B \\[K,N\\] must be row-major"),
         ((cuda_like(torch.randn(70, 12).half().t()), b[:70] if False else cuda_like(torch.randn(70, 128).half())), {},
          InputError, "M=12 must be a multiple of 8"),
-        ((a, b), {"phase": "11"}, InputError, "unknown phase '11'"),
+        ((a, b), {"phase": "12"}, InputError, "unknown phase '12'"),
         ((a, b), {"phase": "0"}, UnsupportedError, "sm90:0 cannot do 64x128x72"),
         ((a, b), {"arch": "sm100"}, UnsupportedError, "asked for sm100 kernels"),
     ]

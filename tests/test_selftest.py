@@ -229,7 +229,7 @@ def _epilogue_cases(arch):
 @pytest.mark.parametrize("arch", ["sm90", "sm100"])
 def test_phase_11_joins_with_one_fused_config_per_epilogue_kind(arch):
     """Phase 11's default (phase 10's kernel) and one fused config per kind -- the bias, each activation, the
-    residual -- and all three together, also as a bf16 nn.Linear layer runs them; none skipped at the ragged shape."""
+    residual, gated pairs -- and bias + gelu + residual together, also as a bf16 nn.Linear layer runs them; none skipped at the ragged shape."""
     from cute_gemm.runtime import registry
 
     cases = _epilogue_cases(arch)
@@ -241,6 +241,7 @@ def test_phase_11_joins_with_one_fused_config_per_epilogue_kind(arch):
     assert any(c.bias and c.activation == "none" and not c.residual for c, _ in cfgs)  # each term alone
     assert any(c.residual and c.activation == "none" and not c.bias for c, _ in cfgs)
     assert {ops for c, ops in cfgs if c.bias and c.residual} == {"", "nt:bf16:bf16"}
+    assert [c.activation for c, _ in cfgs if c.gated] == ["silu"]  # SwiGLU's pairs: C [M, N / 2]
     assert {str(p) for _, p, _ in cases} == {"1000x3000x520"}
 
 
@@ -296,9 +297,12 @@ def _stand_in(wrong=None):
         elif wrong == "residual before the activation":
             y = selftest.epilogue_reference(z + residual.float(), bias, cfg.activation, None)
         elif wrong == "no activation":
-            y = selftest.epilogue_reference(z, bias, "none", residual)
+            y = selftest.epilogue_reference(z, bias, "none", residual, cfg.gated)
+        elif wrong == "gate and up swapped":
+            y = selftest.epilogue_reference(z[:, [j ^ 1 for j in range(z.shape[1])]], bias, cfg.activation, residual,
+                                            True)
         else:
-            y = selftest.epilogue_reference(z, bias, cfg.activation, residual)
+            y = selftest.epilogue_reference(z, bias, cfg.activation, residual, cfg.gated)
         if wrong == "a row unwritten":
             y[-1] = float("nan")
         if wrong == "not repeatable":
@@ -309,11 +313,13 @@ def _stand_in(wrong=None):
 
 
 @pytest.mark.parametrize("over,ops", [("bias=True,activation=gelu,residual=True", ""), ("activation=silu", ""),
-                                      ("activation=relu,residual=True", "nt:bf16:bf16"), ("bias=True", "tn:fp16:fp16")])
+                                      ("activation=relu,residual=True", "nt:bf16:bf16"), ("bias=True", "tn:fp16:fp16"),
+                                      ("activation=silu,gated=True", ""),
+                                      ("bias=True,activation=gelu,gated=True,residual=True", "nt:fp16:fp32")])
 def test_check_epilogue_passes_the_epilogue_and_fails_each_mistake(over, ops, monkeypatch):
     """``check_epilogue`` on the CPU with a stand-in launch (cuBLASLt's product replaced by torch's fp32 product):
     the right math passes with the tanh allowance; the bias after the activation, the residual before it, no
-    activation, an unwritten row and a repeat that differs each fail."""
+    activation, an unwritten row, a repeat that differs and (gated) swapped gate and up each fail."""
     import torch
 
     from cute_gemm.measure import reference
@@ -325,9 +331,10 @@ def test_check_epilogue_passes_the_epilogue_and_fails_each_mistake(over, ops, mo
     cfg = entry.configured(over)
     p = Problem(100, 264, 72)
     mistakes = ["a row unwritten", "not repeatable"]
-    mistakes += ["bias after the activation"] if cfg.bias and cfg.activation != "none" else []
-    mistakes += ["residual before the activation"] if cfg.residual and cfg.activation != "none" else []
+    mistakes += ["bias after the activation"] if cfg.bias and cfg.activation != "none" and not cfg.gated else []
+    mistakes += ["residual before the activation"] if cfg.residual and cfg.activation != "none" and not cfg.gated else []
     mistakes += ["no activation"] if cfg.activation != "none" else []
+    mistakes += ["gate and up swapped"] if cfg.gated else []
     for wrong in [None, *mistakes]:
         launch = _stand_in(wrong)
         launch.cfg = cfg

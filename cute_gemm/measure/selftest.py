@@ -93,10 +93,11 @@ def _ops_text(ops) -> str:
     return f"{ops.layout}:{ops.ab}:{ops.c}"
 
 
-# phase 11's fused configs: one per epilogue kind (the bias, each activation, the residual) and all three together;
+# phase 11's fused configs: one per epilogue kind (the bias, each activation, the residual, SwiGLU's gated pairs) and
+# bias + gelu + residual together (the last: "the full epilogue");
 # another phase whose config has the fields too (the persistent ones) runs the last one
 EPILOGUE_VARIANTS = ("bias=True", "activation=relu", "activation=gelu", "activation=silu", "residual=True",
-                     "bias=True,activation=gelu,residual=True")
+                     "activation=silu,gated=True", "bias=True,activation=gelu,residual=True")
 EPILOGUE_LINEAR = "nt:bf16:bf16"  # the operands of a bf16 nn.Linear layer (x @ W.T), phase 11's full epilogue's too
 # the configs besides each phase's default the ladder checks run: best's persistent phases with programmatic
 # dependent launch, phase 11's epilogues; a case's key is then "sm100:7 use_pdl=True"
@@ -197,14 +198,16 @@ def _check_one(arch: str, key: str, shape: str, ops_text: str = "") -> dict:
 TANH_APPROX = 2.0**-11  # tanh.approx.f32's relative error (PTX ISA), which gelu and silu carry times |x| / 2
 
 
-def epilogue_reference(z, bias, activation: str, residual):
+def epilogue_reference(z, bias, activation: str, residual, gated: bool = False):
     """act(z + bias) + residual in z's dtype (fp32 from cuBLASLt's product, or float64), the epilogue's math by
-    torch ops: relu, gelu's tanh form, silu."""
+    torch ops: relu, gelu's tanh form, silu; ``gated``: columns (2j, 2j + 1) of z + bias are (gate, up) and column j
+    of the result is act(gate) * up (+ residual [M, N / 2])."""
     import torch.nn.functional as F
 
     y = z + bias.to(z.dtype) if bias is not None else z
-    y = {"none": lambda t: t, "relu": F.relu, "gelu": lambda t: F.gelu(t, approximate="tanh"),
-         "silu": F.silu}[activation](y)
+    act = {"none": lambda t: t, "relu": F.relu, "gelu": lambda t: F.gelu(t, approximate="tanh"),
+           "silu": F.silu}[activation]
+    y = act(y[:, 0::2]) * y[:, 1::2] if gated else act(y)
     return y + residual.to(z.dtype) if residual is not None else y
 
 
@@ -213,7 +216,7 @@ def check_epilogue(entry, p: Problem, config, operands=None, device: str = "cuda
     """``check_phase`` for a config with the fused epilogue on: fresh A, B, a bias [N] of A's dtype and a residual
     [M, N] of C's dtype as the config reads them, NaN-poisoned C, one launch ``fn(a, b, c[, bias][, residual])``,
     against cuBLASLt's fp32 product through the epilogue by torch ops (rounded once to C's type) and against float64
-    through the same; a repeat bit-identical. The tolerances are ``check.tolerance``'s, and for gelu and silu the
+    through the same; a repeat bit-identical. ``gated``: C and the residual [M, N / 2] (SwiGLU's pairs). The tolerances are ``check.tolerance``'s, and for gelu and silu the
     SFU's tanh: |x| / 2 x 2^-11 more per element, 2^-11 more on the float64 error. ``launch_for(a, b, c, extras)``
     (the tests' stand-in): what launches; by default the phase's compiled plan on ``a``'s GPU."""
     import torch
@@ -223,12 +226,13 @@ def check_epilogue(entry, p: Problem, config, operands=None, device: str = "cuda
     from phases.operands import WORKLOG
 
     operands = operands or WORKLOG
+    gated = getattr(config, "gated", False)
     gen = torch.Generator(device=device)
     gen.manual_seed(seed if seed is not None else torch.seed())
     a, b = make_inputs(p, device, gen, operands)
-    c = poisoned_output(p, device, operands)
+    c = poisoned_output(Problem(p.m, p.n // 2, p.k) if gated else p, device, operands)  # gated: N / 2 columns
     bias = (torch.randn(p.n, device=device, generator=gen).to(a.dtype) if config.bias else None)
-    residual = (torch.randn(p.m, p.n, device=device, generator=gen).to(c.dtype) if config.residual else None)
+    residual = (torch.randn(*c.shape, device=device, generator=gen).to(c.dtype) if config.residual else None)
     extras = [t for t in (bias, residual) if t is not None]
     ran = operands.label()
 
@@ -253,16 +257,19 @@ def check_epilogue(entry, p: Problem, config, operands=None, device: str = "cuda
     except Exception as exc:  # data, as check_phase reports it
         return failed(f"{type(exc).__name__}: {exc}")
     z = reference.cublaslt(a, b, torch.float32)
-    ref = epilogue_reference(z, bias, config.activation, residual).to(c.dtype)
+    ref = epilogue_reference(z, bias, config.activation, residual, gated).to(c.dtype)
     rows = None
     if p.flops > check.FLOAT64_FULL_FLOPS:
         rows = torch.randperm(p.m, device=device, generator=gen)[:check.FLOAT64_SAMPLE_ROWS]
         rows = torch.cat([rows, torch.tensor([0, p.m - 1], device=device)]).unique()
     pick = (lambda t: t) if rows is None else (lambda t: None if t is None else t[rows])
-    y64 = epilogue_reference(reference.float64(pick(a), b), bias, config.activation, pick(residual))
+    y64 = epilogue_reference(reference.float64(pick(a), b), bias, config.activation, pick(residual), gated)
     tol = check.tolerance(operands, p.k)
     tanh = TANH_APPROX if config.activation in ("gelu", "silu") else 0.0
-    tol = check.Tolerance(tol.atol + tanh / 2 * float(z.abs().max()), tol.rtol, tol.rel_err_limit + tanh)
+    big = float(z.abs().max()) + (float(bias.abs().max()) if bias is not None else 0.0)
+    # act(x)'s error is at most |x| / 2 x 2^-11; gated, times |up|; and gated doubles the product's relative error
+    tol = check.Tolerance(tol.atol + tanh / 2 * big * (big if gated else 1.0), tol.rtol * (2 if gated else 1),
+                          tol.rel_err_limit + tanh)
     nums = check.compare(c, ref, y64, rows, tol)
     first = c.clone()
     c.fill_(float("nan"))
