@@ -29,7 +29,8 @@ ACTS = {"none": lambda y: y, "relu": F.relu, "gelu": lambda y: F.gelu(y, approxi
 
 class Kernel:
     """A compiled phase's stand-in: C = act(A @ B + bias) + residual in float64 by the plan's config (the fields
-    decide which tensors it takes after C, as ``compile.face_for`` does), rounded once into C; records its calls."""
+    decide which tensors it takes after C, as ``compile.face_for`` does; with ``gated`` C [M, N/2] = act(gate) * up
+    of the column pairs), rounded once into C; records its calls."""
 
     def __init__(self, cfg):
         self.cfg, self.calls = cfg, []
@@ -42,7 +43,9 @@ class Kernel:
         y = a.double() @ b.double()
         if "bias" in got:
             y = y + got["bias"].double()
-        y = ACTS[getattr(self.cfg, "activation", "none")](y)
+        act = ACTS[getattr(self.cfg, "activation", "none")]
+        y = act(y[:, 0::2]) * y[:, 1::2] if getattr(self.cfg, "gated", False) else act(y)
+        assert tuple(c.shape) == tuple(y.shape), f"C is {tuple(c.shape)}, the kernel writes {tuple(y.shape)}"
         if "residual" in got:
             y = y + got["residual"].double()
         c.copy_(y.to(c.dtype))
@@ -160,11 +163,9 @@ def test_bad_bias_and_residual_tensors_are_refused(compiled):
     # the epilogue's fields as a config of a plain call: the tensors go as arguments
     with pytest.raises(InputError, match="config reads a bias or a residual .*gemm\\(..., bias=, residual=\\)"):
         cute_gemm.gemm(a, b, phase="11", config={"bias": True}, out=out)
-    if "gated" in {f.name for f in dataclasses.fields(registry.get("sm90", "11").config_cls)}:
-        gated = dataclasses.replace(registry.get("sm90", "11").default_config(), gated=True, activation="silu")
-        for kw in ({}, {"bias": bias}):  # gated pairs write C [M, N/2]: not gemm()'s (yet)
-            with pytest.raises(UnsupportedError, match=r"gated=True writes C \[M, N/2\]"):
-                cute_gemm.gemm(a, b, phase="11", config=gated, **kw)
+    gated = dataclasses.replace(registry.get("sm90", "11").default_config(), gated=True, activation="silu")
+    with pytest.raises(InputError, match=r"config has gated=True: C is then \[M, N/2\].*gemm\(..., gated=True\)"):
+        cute_gemm.gemm(a, b, phase="11", config=gated)  # a plain call with the gated config: the call must say so
     with pytest.raises(UnsupportedError, match='phase="best" picks its own config; pass phase="11"'):
         cute_gemm.gemm(a, b, phase="best", config={"bn": 32}, bias=bias)
     assert compiled == []
@@ -200,7 +201,8 @@ def test_epilogue_keys_do_not_share_plans_with_plain_calls(compiled):
     assert [(c.bias, c.activation) for _, c in compiled] == [(False, "none"), (True, "none"), (True, "gelu")]
     plain, with_bias, with_gelu = _plans()
     assert len(plain.fn.calls) == 1 and len(with_bias.fn.calls) == 2 and len(with_gelu.fn.calls) == 1
-    assert {key[0] for key in plan._FAST} == {"11", ("11", (True, "none", False)), ("11", (True, "gelu", False))}
+    assert {key[0] for key in plan._FAST} == {"11", ("11", (True, "none", False, False)),
+                                              ("11", (True, "gelu", False, False))}
 
 
 def test_residual_may_be_out_itself(compiled):
@@ -419,7 +421,7 @@ def test_the_linear_op_with_a_fused_activation_recomputes_z_in_its_backward(monk
         runs.append("plain")
         return (a.double() @ b.double()).to(out_dtype or torch.float32)
 
-    def run_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual):
+    def run_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual, gated=False):
         runs.append(activation)
         return ACTS[activation](a.double() @ b.double() + bias.double()).to(out_dtype)
 
@@ -507,7 +509,7 @@ def test_opcheck_of_the_epilogue_ops(monkeypatch):
     def run(a, b, phase="5", out=None, config=None, arch=None, out_dtype=None):
         return (a.double() @ b.double()).to(out_dtype or torch.float32)
 
-    def run_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual):
+    def run_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual, gated=False):
         return _want(a, b, bias, activation, residual, out_dtype or torch.float32)
 
     monkeypatch.setattr(plan, "run", run)

@@ -619,15 +619,15 @@ def phase10_rows(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]
     return sorted(rows, key=lambda r: r["cost"])
 
 
-def with_epilogue(arch: str, config, bias: bool, activation: str, residual: bool):
-    """Phase 11's config of a phase 10 (or 11) config (None: phase 10's default) with the epilogue fields set (and
-    any other epilogue field of a phase 11 config, such as ``gated``, back at its default)."""
+def with_epilogue(arch: str, config, bias: bool, activation: str, residual: bool, gated: bool = False):
+    """Phase 11's config of a phase 10 (or 11) config (None: phase 10's default) with the epilogue fields set --
+    ``gated`` the call's too, whatever a phase 11 config had."""
     entry = registry.get(arch, EPILOGUE_PHASE)
     base = dataclasses.asdict(config if config is not None else registry.get(arch, "10").default_config())
     ten = {f.name for f in dataclasses.fields(registry.get(arch, "10").config_cls)}
     for name in [n for n in base if n not in ten]:
         base.pop(name, None)
-    return entry.config_cls(**base, bias=bias, activation=activation, residual=residual)
+    return entry.config_cls(**base, bias=bias, activation=activation, residual=residual, gated=gated)
 
 
 def _epilogue_fits(arch: str, cfg, m: int, n: int, k: int, operands, phase: str = EPILOGUE_PHASE) -> bool:
@@ -636,13 +636,14 @@ def _epilogue_fits(arch: str, cfg, m: int, n: int, k: int, operands, phase: str 
     return not (kern.can_implement(m, n, k) or entry.config_problems(cfg) or sm100_build_problems(kern))
 
 
-def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activation, residual):
+def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activation, residual, gated=False):
     """(phase, config) that runs a model row ``(phase, config)`` with the epilogue -- phase 10's as phase 11, a
-    persistent phase's (``EPILOGUE_PERSISTENT``) with its own fields set -- or None where that phase cannot."""
+    persistent phase's (``EPILOGUE_PERSISTENT``) with its own fields set, never for ``gated`` (phase 11's alone)
+    -- or None where that phase cannot."""
     if phase in ("10", EPILOGUE_PHASE):
-        cfg = with_epilogue(arch, config, bias, activation, residual)
+        cfg = with_epilogue(arch, config, bias, activation, residual, gated)
         return (EPILOGUE_PHASE, cfg) if _epilogue_fits(arch, cfg, m, n, k, operands) else None
-    if phase in EPILOGUE_PERSISTENT.get(arch, ()):
+    if phase in EPILOGUE_PERSISTENT.get(arch, ()) and not gated:
         cfg = dataclasses.replace(config, bias=bias, activation=activation, residual=residual)
         return (phase, cfg) if _epilogue_fits(arch, cfg, m, n, k, operands, phase) else None
     return None
@@ -650,31 +651,34 @@ def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activa
 
 @lru_cache(maxsize=4096)
 def pick_epilogue(arch: str, m: int, n: int, k: int, operands=None, bias: bool = False, activation: str = "none",
-                  residual: bool = False):
+                  residual: bool = False, gated: bool = False):
     """(phase, config): what ``phase="best"`` runs for a call with a fused epilogue -- the model's cheapest row at
     (m, n, k) with ``operands`` whose phase takes the epilogue (``_epilogue_row``: phase 10's as phase 11, the
     persistent phases' with their fields; phase 7's stream-K and phase 9's unswapped tiles do not), else the
     cheapest of ``phase10_rows`` (phase 10's large-M fallback) as phase 11; LookupError if none. The epilogue is
-    not in the cost (a few loads and FMAs per stored value)."""
+    not in the cost (a few loads and FMAs per stored value). ``gated`` (the gated pairs, (m, n, k) the GEMM's: n
+    counts gate and up): the persistent rows are skipped -- phase 11 with phase 10's cheapest tile."""
     for row in [*explain(arch, m, n, k, operands), *phase10_rows(arch, m, n, k, operands)]:
-        pick = _epilogue_row(arch, row["phase"], row["config"], m, n, k, operands, bias, activation, residual)
+        pick = _epilogue_row(arch, row["phase"], row["config"], m, n, k, operands, bias, activation, residual, gated)
         if pick is not None:
             return pick
-    raise LookupError(f"no {arch} config takes {m}x{n}x{k} with a fused epilogue (phases "
-                      f"{', '.join(EPILOGUE_PERSISTENT.get(arch, ()) + (EPILOGUE_PHASE,))})")
+    phases = (EPILOGUE_PHASE,) if gated else EPILOGUE_PERSISTENT.get(arch, ()) + (EPILOGUE_PHASE,)
+    raise LookupError(f"no {arch} config takes {m}x{n}x{k} with a fused epilogue{' (gated)' if gated else ''} "
+                      f"(phases {', '.join(phases)})")
 
 
 def resolve_epilogue(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = None, bias: bool = False,
-                     activation: str = "none", residual: bool = False):
+                     activation: str = "none", residual: bool = False, gated: bool = False):
     """(phase, config, "tuned" or "model"): ``resolve`` for a call with a fused epilogue. The tuned pick of the shape
-    when its phase takes the epilogue (``_epilogue_row``); any other tuned pick falls back to ``pick_epilogue``."""
+    when its phase takes the epilogue (``_epilogue_row``; with ``gated`` a phase 10 or 11 pick only); any other
+    tuned pick falls back to ``pick_epilogue``."""
     hit = tuned.lookup(gpu, arch, m, n, k, operands) if gpu else None
     if hit:
         try:
             pick = _epilogue_row(arch, hit[0], registry.get(arch, hit[0]).configured(hit[1]), m, n, k, operands, bias,
-                                 activation, residual)
+                                 activation, residual, gated)
             if pick is not None:
                 return (*pick, "tuned")
         except (LookupError, ValueError, TypeError, UnsupportedError):  # a row the phase no longer takes: the model
             pass
-    return (*pick_epilogue(arch, m, n, k, operands, bias, activation, residual), "model")
+    return (*pick_epilogue(arch, m, n, k, operands, bias, activation, residual, gated), "model")

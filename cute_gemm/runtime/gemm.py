@@ -1,5 +1,6 @@
-"""What a caller imports: ``gemm`` (C = A @ B with one phase's kernel), ``linear`` (F.linear's meaning)
-and ``compile_only``.
+"""What a caller imports: ``gemm`` (C = A @ B with one phase's kernel), ``linear`` (F.linear's meaning),
+``gated_linear`` (a gated MLP's up projection: SwiGLU / GeGLU in one kernel), ``interleave_gate_up`` and
+``compile_only``.
 
 ``gemm`` and ``linear`` run eagerly through the plans (``plan.run``, ``linear.run``; with a fused epilogue
 -- bias, activation, residual -- ``plan.run_epilogue``); while
@@ -14,11 +15,11 @@ from __future__ import annotations
 from cute_gemm.errors import InputError, UnsupportedError, one_line
 from cute_gemm.runtime import linear as _linear
 from cute_gemm.runtime import plan
-from cute_gemm.runtime.problem import activate, activation_name
+from cute_gemm.runtime.problem import activate, activation_name, gate_product
 
 
 def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dtype=None, accumulate=False, *,
-         bias=None, activation=None, residual=None):
+         bias=None, activation=None, residual=None, gated=False):
     """C = A @ B with one phase's kernel, fp32 accumulate; with a fused epilogue C = act(A @ B + bias) + residual.
 
     ``a``: A [M,K], ``b``: B [K,N], both torch.float16 or both torch.bfloat16, each row-major or
@@ -45,6 +46,13 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     ``accumulate=True`` with them, raises ``UnsupportedError``; a bad tensor or activation name ``InputError``.
     Without them the call is the plain one (no epilogue, no cost).
 
+    ``gated=True`` (the gated pairs: SwiGLU with "silu", GeGLU with "gelu", the plain product with None): B's
+    columns are interleaved pairs -- column 2j is gate j, column 2j + 1 is up j -- and C is [M, N/2] with
+    C[m, j] = act(acc[m, 2j] + bias[2j]) * (acc[m, 2j + 1] + bias[2j + 1]) (+ residual[m, j]), in fp32, rounded
+    once. ``out`` and ``residual`` are [M, N/2]; ``bias`` stays [N] (interleaved like B's columns); N must be a
+    multiple of 16. Phase 11 only (or "best": phase 11 with phase 10's tile for the GEMM's (M, N, K)); another
+    phase raises ``UnsupportedError``. For an ``nn.Linear``-style weight see ``gated_linear``.
+
     ``phase``: a phase id of the device's ladder (``cute-gemm list``; '2' means 2b), or "best" (the phase
     and config a model picks per shape and operands). ``config``: a phase config other than the default (the
     phase's frozen dataclass, or field overrides as ``compile_only`` takes them: ``{"bn": 128}``). ``arch``: 'sm90'/'sm100' to insist on a ladder (default: the
@@ -59,8 +67,9 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     (device, phase, config, layout and dtypes) serves every shape, and is kept on disk for the next process.
     Compile or warm a phase before capturing it in a CUDA graph: the first call of a plan compiles.
     """
-    if bias is not None or residual is not None or (activation is not None and activation != "none"):
-        return _gemm_epilogue(a, b, phase, out, config, arch, out_dtype, accumulate, bias, activation, residual)
+    if gated or bias is not None or residual is not None or (activation is not None and activation != "none"):
+        return _gemm_epilogue(a, b, phase, out, config, arch, out_dtype, accumulate, bias, activation, residual,
+                              bool(gated))
     if _compiling():  # torch.compile: the custom op, whose fake implementation gives the output's shape
         from cute_gemm.runtime import torch_ops
 
@@ -73,10 +82,13 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     return plan.run(a, b, phase, out, config, arch, out_dtype, accumulate)
 
 
-def _gemm_epilogue(a, b, phase, out, config, arch, out_dtype, accumulate, bias, activation, residual):
+def _gemm_epilogue(a, b, phase, out, config, arch, out_dtype, accumulate, bias, activation, residual, gated=False):
     """``gemm`` with a fused epilogue: refusals first (activation name, accumulate), then eagerly ``plan.run_epilogue``
     or, under ``torch.compile``, the op ``torch.ops.cute_gemm.gemm_epilogue``."""
     act = activation_name(activation)
+    if gated and str(phase) not in ("best", plan.EPILOGUE_PHASE):
+        raise UnsupportedError(f"phase {phase!r} has no gated pairs (gated=True: C [M, N/2] = act(gate) * up): phase "
+                               f"11 has them, and phase=\"best\" runs phase 11 for them")
     if accumulate:
         raise UnsupportedError("accumulate=True (C += A @ B) and a fused epilogue (bias=, activation=, residual=) do "
                                "not go together: the reduce-add epilogue of phases 5-8 adds the raw product; add "
@@ -87,10 +99,10 @@ def _gemm_epilogue(a, b, phase, out, config, arch, out_dtype, accumulate, bias, 
         if config is not None or arch is not None or out is not None:
             raise UnsupportedError("under torch.compile gemm() with bias=, activation= or residual= takes phase and "
                                    "out_dtype; out=, config= and arch= run eagerly only")
-        return torch_ops.call_epilogue(a, b, bias, residual, act, phase, out_dtype)
+        return torch_ops.call_epilogue(a, b, bias, residual, act, phase, out_dtype, gated)
     if out is not None and (getattr(a, "requires_grad", False) or getattr(b, "requires_grad", False)):
         _refuse_out_under_autograd()
-    return plan.run_epilogue(a, b, phase, out, config, arch, out_dtype, bias, act, residual)
+    return plan.run_epilogue(a, b, phase, out, config, arch, out_dtype, bias, act, residual, gated)
 
 
 def _refuse_out_under_autograd():
@@ -154,6 +166,67 @@ def linear(x, w, bias=None, phase="best", out_dtype=None, activation=None):
 
         return activate(torch_ops.apply_linear(x, w, bias, phase, out_dtype), act)
     return _linear.run(x, w, bias, phase, out_dtype, act)
+
+
+def gated_linear(x, w_gate_up, bias=None, activation="silu", phase="best", out_dtype=None):
+    """A gated MLP's up projection in one kernel: y = act(x @ w_gate.T + b_gate) * (x @ w_up.T + b_up).
+
+    THE WEIGHT'S ROWS ARE INTERLEAVED: ``w_gate_up`` [2 * N_out, K] holds gate row j at row 2j and up row j at
+    row 2j + 1 (gate 0, up 0, gate 1, up 1, ...), and ``bias`` [2 * N_out] likewise -- NOT the halves [gate; up]
+    that most checkpoints concatenate. Convert once with ``interleave_gate_up(w_gate, w_up)`` (two Linear layers)
+    or ``interleave_gate_up(w_gate_up)`` (concatenated halves); a weight in the wrong order runs without an error
+    and gives wrong numbers.
+
+    x [..., K] fp16 or bf16, the weight of the same dtype; y [..., N_out] in x's dtype or ``out_dtype`` (fp32,
+    fp16, bf16). ``activation``: "silu" (SwiGLU, the default), "gelu" (GeGLU, tanh form), "relu" (ReGLU) or None
+    / "none" (the plain product gate * up). 2 * N_out must be a multiple of 16 and K of 8.
+
+    Inference (nothing recorded) with ``phase`` "best" (phase 11 with phase 10's tile) or "11": one kernel --
+    ``gemm(x, w_gate_up.t(), bias=, activation=, gated=True)``: both products, the bias, the activation and the
+    product of the pair in fp32 in the epilogue, rounded once; the [..., 2 * N_out] pre-activation is never
+    written. Another phase id: the GEMM, then the pair by torch ops. Under autograd (grad mode and x, the weight
+    or the bias requiring grad) the forward is ``linear``'s unfused z = x @ w_gate_up.T + b (its kernels, its
+    backward), then y = act(z[..., 0::2]) * z[..., 1::2] by torch ops, so the backward is torch's derivative of
+    the pair from the saved z ([..., 2 * N_out], kept until the backward). Under ``torch.compile`` the op
+    ``torch.ops.cute_gemm.gated_linear`` (fake: [..., N_out]) where nothing is recorded, else the linear op and
+    torch ops as eagerly. Raises ``InputError`` / ``UnsupportedError`` as ``linear`` does, before anything compiles.
+    """
+    from cute_gemm.runtime import torch_ops  # noqa: F401  (registers the ops; torch is loaded: x is a tensor)
+
+    x, w_gate_up, bias = _linear.autocast(x, w_gate_up, bias)
+    act = "none" if activation is None else activation_name(activation)
+    _linear.check_gated(x, w_gate_up, bias)
+    if _compiling():
+        return torch_ops.call_gated_linear(x, w_gate_up, bias, phase, out_dtype, act)
+    if _linear.wants_grad(x, w_gate_up, bias):
+        return gate_product(torch_ops.apply_linear(x, w_gate_up, bias, phase, out_dtype), act)
+    return _linear.run_gated(x, w_gate_up, bias, phase, out_dtype, act)
+
+
+def interleave_gate_up(gate, up=None):
+    """The gated pairs' interleaved order from a model's own: ``interleave_gate_up(w_gate, w_up)`` for two weights
+    [N_out, K] (or two biases [N_out]) -> [2 * N_out, K] (or [2 * N_out]) with gate row j at 2j and up row j at
+    2j + 1; ``interleave_gate_up(w)`` for one tensor whose first half is gate and second half up ([gate; up], as a
+    fused ``gate_up_proj`` is stored) -> the same. A new contiguous tensor (a one-time weight conversion: keep the
+    result, not the inputs); ``gated_linear`` and ``gemm(..., gated=True)`` take it. InputError for tensors that
+    do not pair up."""
+    import torch
+
+    if up is None:
+        if not isinstance(gate, torch.Tensor) or gate.dim() not in (1, 2) or gate.shape[0] % 2:
+            raise InputError(f"interleave_gate_up(w): w must be a [2 * N_out, K] weight or a [2 * N_out] bias whose "
+                             f"first half is gate and second up, got {_shape_of(gate)}")
+        gate, up = gate.chunk(2, dim=0)
+    if not (isinstance(gate, torch.Tensor) and isinstance(up, torch.Tensor)) or gate.dim() not in (1, 2) \
+            or gate.shape != up.shape or gate.dtype != up.dtype or gate.device != up.device:
+        raise InputError(f"interleave_gate_up(gate, up): two weights [N_out, K] or two biases [N_out] of one shape, "
+                         f"dtype and device, got {_shape_of(gate)} and {_shape_of(up)}")
+    return torch.stack((gate, up), dim=1).reshape(2 * gate.shape[0], *gate.shape[1:]).contiguous()
+
+
+def _shape_of(t) -> str:
+    shape = getattr(t, "shape", None)
+    return f"shape {tuple(shape)} {t.dtype}" if shape is not None else f"a {type(t).__name__}"
 
 
 def _compiling() -> bool:

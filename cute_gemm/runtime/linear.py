@@ -6,7 +6,8 @@ weight w [N, K]: the leading dims of x are flattened into M (a view, no copy, wh
 it), ``w.t()`` is B [K, N] column-major -- the "nt" layout, read in place -- and the output [..., N] is in
 x's dtype unless ``out_dtype`` says otherwise. With an ``activation`` (and phase "best" or "11") the bias and the
 activation run in phase 11's fused epilogue, one kernel; otherwise the bias is added after the GEMM by one in-place
-torch op and an activation applied by torch: see ``cute_gemm.linear``'s docstring for why.
+torch op and an activation applied by torch: see ``cute_gemm.linear``'s docstring for why. ``run_gated`` is
+``gated_linear``'s: the weight's rows interleaved (gate, up) pairs, one phase 11 kernel writing [..., N/2].
 
 The backward, for T tokens (x as [T, K]) and dY [T, N], is two more GEMMs of the same kernels, each in a
 layout the ladder takes without a copy:
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 from cute_gemm.errors import InputError
 from cute_gemm.runtime import plan
-from cute_gemm.runtime.problem import activate, activation_name
+from cute_gemm.runtime.problem import activate, activation_name, gate_product
 
 _IN_DTYPES: frozenset = frozenset()  # torch.float16, torch.bfloat16 once torch is loaded
 
@@ -91,6 +92,36 @@ def run(x, w, bias=None, phase="best", out_dtype=None, activation="none"):
     if activation != "none" and not fuses(phase, activation):
         y = activate(y, activation)
     return y if x.dim() == 2 else y.view(*lead, n)
+
+
+def check_gated(x, w, bias=None) -> tuple[int, int]:
+    """``check`` for ``gated_linear``: (N, K) with N = 2 * N_out, and N a multiple of 16 (N/2 output columns in
+    16-byte rows); InputError otherwise."""
+    n, k = check(x, w, bias)
+    if n % 16:
+        raise InputError(f"gated_linear: w_gate_up has {n} rows = 2 x {n / 2:g} (interleaved gate, up pairs); that "
+                         f"must be a multiple of 16 (the output's {n / 2:g} columns are 16-byte rows of 8)")
+    return n, k
+
+
+def run_gated(x, w, bias=None, phase="best", out_dtype=None, activation="silu"):
+    """``gated_linear`` run eagerly, forward only (the op's implementation too): act(z[..., 0::2]) * z[..., 1::2] for
+    z = x @ w.T + bias, w's rows interleaved (gate, up). With phase "best" or "11" one kernel (phase 11's gated
+    pairs: z never leaves the registers); another phase: ``run`` (z in the output's dtype), then the pair by torch
+    ops."""
+    activation = "none" if activation is None else activation_name(activation)
+    n, k = check_gated(x, w, bias)
+    if str(phase) not in ("best", plan.EPILOGUE_PHASE):
+        return gate_product(run(x, w, bias, phase, out_dtype), activation)
+    lead = x.shape[:-1]
+    a = x if x.dim() == 2 else x.reshape(-1, k)
+    dtype = x.dtype if out_dtype is None else out_dtype
+    try:
+        y = plan.run_epilogue(a, w.t(), phase, None, None, None, dtype, bias, activation, None, True)
+    except InputError as exc:  # said of the GEMM's A and B: name them
+        raise InputError(f"gated_linear(x, w_gate_up): {exc} (A is x as [M,K] = x.reshape(-1, K), B is "
+                         f"w_gate_up.t())") from exc
+    return y if x.dim() == 2 else y.view(*lead, n // 2)
 
 
 def grad_input(dy, w, phase="best"):

@@ -24,9 +24,14 @@ a call has a plan (and a compile) of its own; the fast path's key carries the sw
 The fused epilogue (``gemm(..., bias=, activation=, residual=)``: C = act(A @ B + bias) + residual) has a path of its
 own, ``run_epilogue``, so that a plain call pays nothing for it: phase 11's config with the call's fields (or, for
 "best", phase 11 with phase 10's pick: ``choose.resolve_epilogue``), a plan per combination, a fast-path key with
-(phase, (bias?, activation, residual?)) in the phase's place, and the kernel called ``fn(a, b, c[, bias][,
+(phase, (bias?, activation, residual?, gated?)) in the phase's place, and the kernel called ``fn(a, b, c[, bias][,
 residual])`` -- ``compile.epilogue_inputs``' order. An empty problem launches nothing there either: K == 0 is the
 epilogue of a zero accumulator, act(bias) + residual, computed by torch ops.
+
+The gated pairs (``gemm(..., gated=True)``, phase 11 only) are the same path with one more field: B's columns
+(2j, 2j + 1) are (gate, up), C [M, N/2] is act(gate + b) * (up + b) (+ residual [M, N/2]); the fast path's key
+carries the switch and checks that C is half B's width (the compiled entry holds C's columns as a symbol of
+their own, so it cannot).
 """
 
 from __future__ import annotations
@@ -193,12 +198,14 @@ def accumulating(entry: registry.PhaseEntry, config):
     return dataclasses.replace(cfg, accumulate=True)
 
 
-def checked(a, b, out, phase, config, arch, out_dtype=None, accumulate=False, epilogue=False) -> tuple[Plan, Problem]:
+def checked(a, b, out, phase, config, arch, out_dtype=None, accumulate=False, epilogue=False,
+            gated=False) -> tuple[Plan, Problem]:
     """Everything checked in Python with clear messages -- the tensors, then whether the phase takes this
     shape and these operands (and, with ``accumulate``, can add into ``out``) -- before anything compiles;
     then the plan (the slow path). ``epilogue``: the call passes the fused epilogue's tensors (checked by
-    ``checked_epilogue``); without it a config that reads a bias or a residual is refused."""
-    p, ops = validate_call(a, b, out, out_dtype)
+    ``checked_epilogue``); without it a config that reads a bias or a residual is refused. ``gated``: the call
+    asked for the gated pairs (C [M, N/2]); a config whose ``gated`` field says otherwise is refused."""
+    p, ops = validate_call(a, b, out, out_dtype, gated)
     target = device_target(a.device)
     entry = entry_for(phase, target, arch)
     if accumulate:
@@ -210,9 +217,9 @@ def checked(a, b, out, phase, config, arch, out_dtype=None, accumulate=False, ep
     if not epilogue and (getattr(config, "bias", False) or getattr(config, "residual", False)):
         raise InputError(f"{entry.key}'s config reads a bias or a residual (bias=True / residual=True): pass the "
                          f"tensors as gemm(..., bias=, residual=), which sets those fields")
-    if getattr(config, "gated", False):
-        raise UnsupportedError(f"{entry.key} with gated=True writes C [M, N/2] (gated pairs): gemm() takes C [M, N] "
-                               f"only, so that config is compile_only's for now")
+    if getattr(config, "gated", False) != gated:
+        raise InputError(f"{entry.key}'s config has gated=True: C is then [M, N/2] (gated pairs), so the call says "
+                         f"so itself -- gemm(..., gated=True), which sets that field")
     kern = entry.make(config, ops)
     why = refusals(kern, p.m, p.n, p.k) if min(p.m, p.n, p.k) > 0 else operand_refusals(kern)
     if why:
@@ -301,49 +308,58 @@ EPILOGUE_PHASE = "11"  # the phase whose lesson is the fused epilogue (both ladd
 EPILOGUE_PHASES = {"sm90": ("6", "8", "11"), "sm100": ("6", "11")}
 
 
-def epilogue_config(entry: registry.PhaseEntry, config, bias: bool, activation: str, residual: bool):
+def epilogue_config(entry: registry.PhaseEntry, config, bias: bool, activation: str, residual: bool,
+                    gated: bool = False):
     """``config`` (None, a config or overrides) of an epilogue phase (``EPILOGUE_PHASES``) with the call's epilogue
     fields set (what the call's tensors say, whatever the config had); UnsupportedError naming those phases for any
-    other phase."""
+    other phase, and naming phase 11 for ``gated`` on any phase but 11."""
+    if gated and entry.phase != EPILOGUE_PHASE:
+        raise UnsupportedError(f"{entry.key} has no gated pairs (gated=True: C [M, N/2] = act(gate) * up): phase 11 "
+                               f"has them (its split-K reduce stores the half-width vectors), and phase=\"best\" "
+                               f"runs phase 11 for them")
     if entry.phase not in EPILOGUE_PHASES.get(entry.arch, ()):
         has = ", ".join(EPILOGUE_PHASES.get(entry.arch, ()))
         raise UnsupportedError(f"{entry.key} has no fused epilogue (bias=, activation=, residual=): {entry.arch} "
                                f"phases {has} have it (phase 11 has it), and phase=\"best\" picks among them")
-    return dataclasses.replace(entry.configured(config), bias=bias, activation=activation, residual=residual)
+    fields = {"gated": gated} if entry.phase == EPILOGUE_PHASE else {}
+    return dataclasses.replace(entry.configured(config), bias=bias, activation=activation, residual=residual,
+                               **fields)
 
 
 def _epilogue_key(a, b, phase, out, config, arch, out_dtype, epi):
-    """The fast path's key of an epilogue call: a plain call's, with (phase, (bias?, activation, residual?)) in the
-    phase's place (``run_epilogue`` builds the same tuple inline)."""
+    """The fast path's key of an epilogue call: a plain call's, with (phase, (bias?, activation, residual?, gated?))
+    in the phase's place (``run_epilogue`` builds the same tuple inline)."""
     return ((phase, epi), config, arch, a.get_device(), a.dtype, b.dtype, a.is_contiguous(), b.is_contiguous(),
             out_dtype, None if out is None else out.dtype, False)
 
 
-def _host_epilogue(a, p: Problem, ops: Operands, out, bias, activation, residual):
+def _host_epilogue(a, p: Problem, ops: Operands, out, bias, activation, residual, gated=False):
     """An empty problem with an epilogue, on the host side (nothing launches): M == 0 or N == 0 an empty C; K == 0
-    the epilogue of a zero accumulator, act(bias) + residual in fp32 by torch ops, rounded once to C's type."""
+    the epilogue of a zero accumulator, act(bias) + residual in fp32 by torch ops (gated: act(b_gate) * b_up +
+    residual), rounded once to C's type."""
     import torch
 
-    from cute_gemm.runtime.problem import activate
+    from cute_gemm.runtime.problem import activate, gate_product
 
-    c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=torch_dtype(ops.c))
-    if p.m and p.n:
+    n_c = p.n // 2 if gated else p.n
+    c = out if out is not None else torch.empty((p.m, n_c), device=a.device, dtype=torch_dtype(ops.c))
+    if p.m and n_c:
         y = c.new_zeros((p.m, p.n), dtype=torch.float32)
         if bias is not None:
             y += bias.float()
-        y = activate(y, activation)
+        y = gate_product(y, activation) if gated else activate(y, activation)
         if residual is not None:
             y += residual.float()
         c.copy_(y)
     return c
 
 
-def checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation, residual):
+def checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation, residual, gated=False):
     """The slow path of an epilogue call: the tensors (``validate_call``, ``validate_epilogue``), phase 11 (or
     "best": its pick), then the plan; (None, problem, operands) for an empty problem, which launches nothing."""
-    p, ops = validate_call(a, b, out, out_dtype)
-    validate_epilogue(p, ops, a, b, out, bias, residual)
-    epi = (bias is not None, activation, residual is not None)
+    p, ops = validate_call(a, b, out, out_dtype, gated)
+    validate_epilogue(p, ops, a, b, out, bias, residual, gated)
+    epi = (bias is not None, activation, residual is not None, gated)
     if phase == "best":
         if config is not None:
             raise UnsupportedError('phase="best" picks its own config; pass phase="11" to run a config of yours')
@@ -358,55 +374,60 @@ def checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation
             if why:
                 raise UnsupportedError(f"{entry.key} cannot do {p} with {ops.label()}: " + "; ".join(why))
             return None, p, ops
-    return checked(a, b, out, phase, config, arch, out_dtype, epilogue=True)[0], p, ops
+    return checked(a, b, out, phase, config, arch, out_dtype, epilogue=True, gated=gated)[0], p, ops
 
 
-def _run_checked_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual):
+def _run_checked_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual, gated=False):
     import torch
 
-    plan, p, ops = checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation, residual)
+    plan, p, ops = checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation, residual, gated)
     if plan is None:
-        return _host_epilogue(a, p, ops, out, bias, activation, residual)
-    epi = (bias is not None, activation, residual is not None)
+        return _host_epilogue(a, p, ops, out, bias, activation, residual, gated)
+    epi = (bias is not None, activation, residual is not None, gated)
     key = _epilogue_key(a, b, phase, out, config, arch, out_dtype, epi)
     _remember(key if phase != "best" else (*key, p.m, p.n, p.k), plan, a, b)
-    c = out if out is not None else torch.empty((p.m, p.n), device=a.device, dtype=plan.c_dtype)
+    n_c = p.n // 2 if gated else p.n
+    c = out if out is not None else torch.empty((p.m, n_c), device=a.device, dtype=plan.c_dtype)
     with torch.cuda.device(a.device):
         plan.fn(a, b, c, *[t for t in (bias, residual) if t is not None])
     return c
 
 
 def run_epilogue(a, b, phase="best", out=None, config=None, arch: str | None = None, out_dtype=None, bias=None,
-                 activation=None, residual=None):
+                 activation=None, residual=None, gated=False):
     """``cute_gemm.gemm`` with a fused epilogue, run eagerly: C = act(A @ B + bias) + residual by phase 11 (or
-    "best": phase 11 with phase 10's pick). As ``run``: a key's plan looked up and called as
-    ``fn(a, b, c[, bias][, residual])`` after the cheap tests (devices, overlaps; the compiled entry checks the
-    rest), the checked path for a new key or anything the cheap tests do not take."""
+    "best": phase 11 with phase 10's pick); ``gated``: C [M, N/2] = act(gate + b) * (up + b) + residual of B's
+    column pairs (phase 11). As ``run``: a key's plan looked up and called as ``fn(a, b, c[, bias][, residual])``
+    after the cheap tests (devices, overlaps, C half B's width when gated; the compiled entry checks the rest),
+    the checked path for a new key or anything the cheap tests do not take."""
     global _torch
     activation = activation_name(activation)  # InputError before anything else
+    gated = bool(gated)
     try:
         m, k = a.shape
         n = b.shape[1]
         dev = a.get_device()
-        key = ((phase, (bias is not None, activation, residual is not None)), config, arch, dev, a.dtype, b.dtype,
-               a.is_contiguous(), b.is_contiguous(), out_dtype, None if out is None else out.dtype, False)
+        key = ((phase, (bias is not None, activation, residual is not None, gated)), config, arch, dev, a.dtype,
+               b.dtype, a.is_contiguous(), b.is_contiguous(), out_dtype, None if out is None else out.dtype, False)
         plan = _FAST[key if phase != "best" else (*key, m, n, k)]
         ok = plan.fits(m, n, k) and b.get_device() == dev and _apart(a, b, out, bias, residual, dev)
+        if gated:  # C's columns are a symbol of their own in the compiled entry: N = 2 x C's is checked here
+            ok = ok and n % 16 == 0 and (out is None or out.shape[1] * 2 == n)
     except Exception:  # a new key, or not a pair of 2-D tensors: the checked path says which
         ok = False
     if not ok:
-        return _run_checked_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual)
+        return _run_checked_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual, gated)
     if out is None:
         if _torch is None:
             import torch as _torch
-        out = _torch.empty((m, n), device=a.device, dtype=plan.c_dtype)
+        out = _torch.empty((m, n // 2 if gated else n), device=a.device, dtype=plan.c_dtype)
     try:
         if bias is None:
             plan.fn(a, b, out) if residual is None else plan.fn(a, b, out, residual)
         else:
             plan.fn(a, b, out, bias) if residual is None else plan.fn(a, b, out, bias, residual)
     except Exception as exc:  # the compiled entry refused an argument before launching: say what
-        checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation, residual)
+        checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation, residual, gated)
         raise InputError(f"{plan.entry.key}: {exc}") from exc
     return out
 
@@ -443,7 +464,8 @@ def device_name(dev: int) -> str | None:
 def _pick_best(a, config, arch, p: Problem, ops: Operands, accumulate=False, epilogue=None):
     """(phase, config) of ``phase="best"`` for a shape and operands (``choose.resolve``: the GPU's tuned pick, else
     the model's ``choose.pick``; with ``accumulate`` among the phases that can add into C, the field on; with
-    ``epilogue`` -- (bias?, activation, residual?) -- phase 11 with phase 10's pick, ``choose.resolve_epilogue``);
+    ``epilogue`` -- (bias?, activation, residual?, gated?) -- the model's cheapest row whose phase takes it,
+    ``choose.resolve_epilogue``);
     UnsupportedError for a config of the caller's or a shape no candidate takes."""
     from cute_gemm.runtime import choose
 
@@ -464,7 +486,8 @@ def _pick_best(a, config, arch, p: Problem, ops: Operands, accumulate=False, epi
             choose.warn_unfitted(fam, gpu)  # once: datasheet constants (sm100), and how to measure the picks here
         return phase, cfg
     except LookupError as exc:
-        why = f" (accumulate: {ACCUMULATE_PHASES})" if accumulate else " (fused epilogue: phase 11)" if epilogue else ""
+        why = (f" (accumulate: {ACCUMULATE_PHASES})" if accumulate else " (gated pairs: phase 11)"
+               if epilogue and epilogue[3:] == (True,) else " (fused epilogue: phase 11)" if epilogue else "")
         raise UnsupportedError(f"phase 'best': {exc} with {ops.label()}{why}") from exc
     except ValueError as exc:  # an unknown arch name
         raise InputError(str(exc)) from None

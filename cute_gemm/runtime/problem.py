@@ -136,9 +136,10 @@ def misaligned(p: "Problem", ops: Operands) -> list[str]:
     return why
 
 
-def validate_call(a, b, c=None, out_dtype=None) -> tuple[Problem, Operands]:
+def validate_call(a, b, c=None, out_dtype=None, gated=False) -> tuple[Problem, Operands]:
     """Check the tensors of a call -- types, dtypes, device, shapes, majors, alignment, ``out`` -- and return
-    the problem and the operands they pose; one ``InputError`` for the first thing wrong."""
+    the problem and the operands they pose; one ``InputError`` for the first thing wrong. ``gated``: the gated
+    pairs' call, whose C is [M, N/2] (``out`` that shape, N a multiple of 16 so that C's rows are 16-byte rows)."""
     import torch
 
     def need(cond, msg):
@@ -159,6 +160,11 @@ def validate_call(a, b, c=None, out_dtype=None) -> tuple[Problem, Operands]:
     k2, n = b.shape
     need(k == k2, f"inner dimensions differ: A is {m}x{k}, B is {k2}x{n}")
     p = Problem(m, n, k)
+    n_c = n // 2 if gated else n  # C's columns
+    if gated:
+        need(n % 16 == 0, f"gated=True: N={n} must be a multiple of 16 -- B's columns are (gate, up) pairs and C "
+                          f"[M, N/2] = [{m}, {n / 2:g}] has rows of N/2 elements, which TMA and the 16-byte vectors "
+                          f"move in units of 8")
 
     # C: its type from out, or out_dtype, or fp32
     if c is not None:
@@ -168,9 +174,10 @@ def validate_call(a, b, c=None, out_dtype=None) -> tuple[Problem, Operands]:
         if out_dtype is not None:
             need(dtype_name(out_dtype) == c_name,
                  f"out is {c.dtype} but out_dtype={out_dtype}: C's type is out's, give one of them")
-        need(c.dim() == 2 and tuple(c.shape) == (m, n), f"out (C) must be {m}x{n}, got {tuple(c.shape)}")
+        half = " (gated=True: C [M, N/2], one column per (gate, up) pair of B)" if gated else ""
+        need(c.dim() == 2 and tuple(c.shape) == (m, n_c), f"out (C) must be {m}x{n_c}{half}, got {tuple(c.shape)}")
         need(c.device == a.device, f"out (C) is on {c.device}, A on {a.device}")
-        need(_row_major(c), f"out (C) must be row-major contiguous [M,N] (stride ({n}, 1)), got stride {c.stride()}")
+        need(_row_major(c), f"out (C) must be row-major contiguous [M,N] (stride ({n_c}, 1)), got stride {c.stride()}")
     else:
         c_name = out_dtype_name(out_dtype)
 
@@ -227,11 +234,11 @@ def same_memory(x, y) -> bool:
                        and x.stride() == y.stride()))
 
 
-def validate_epilogue(p: Problem, ops: Operands, a, b, out, bias=None, residual=None) -> None:
+def validate_epilogue(p: Problem, ops: Operands, a, b, out, bias=None, residual=None, gated=False) -> None:
     """Check a fused epilogue's tensors against a call ``validate_call`` passed: ``bias`` a contiguous [N] of A's
-    dtype, ``residual`` a row-major [M, N] of C's dtype -- each on A's device, 16-byte aligned -- the residual
-    ``out`` itself or apart from out, A and B, and out apart from the bias (the kernel reads them while it writes
-    C); one ``InputError`` for the first thing wrong."""
+    dtype, ``residual`` a row-major [M, N] of C's dtype ([M, N/2] with ``gated``: C's shape) -- each on A's device,
+    16-byte aligned -- the residual ``out`` itself or apart from out, A and B, and out apart from the bias (the
+    kernel reads them while it writes C); one ``InputError`` for the first thing wrong."""
     import torch
 
     def need(cond, msg):
@@ -254,12 +261,14 @@ def validate_epilogue(p: Problem, ops: Operands, a, b, out, bias=None, residual=
     if residual is not None:
         c_dtype = torch_dtype(ops.c)
         need(isinstance(residual, torch.Tensor), f"residual must be a torch.Tensor, got {type(residual).__name__}")
-        need(residual.dim() == 2 and tuple(residual.shape) == (p.m, p.n),
-             f"residual must be [M, N] = ({p.m}, {p.n}) as C is, got shape {tuple(residual.shape)}")
+        n_c = p.n // 2 if gated else p.n
+        need(residual.dim() == 2 and tuple(residual.shape) == (p.m, n_c),
+             f"residual must be [M, {'N/2' if gated else 'N'}] = ({p.m}, {n_c}) as C is, got shape "
+             f"{tuple(residual.shape)}")
         need(residual.dtype == c_dtype, f"residual is {residual.dtype} but C is {c_dtype}: the residual takes C's "
                                         f"dtype (out's, or out_dtype, default torch.float32)")
         need(residual.device == a.device, f"residual is on {residual.device}, A on {a.device}")
-        need(_row_major(residual), f"residual must be row-major contiguous [M,N] (stride ({p.n}, 1)) as C is, got "
+        need(_row_major(residual), f"residual must be row-major contiguous [M,N] (stride ({n_c}, 1)) as C is, got "
                                    f"stride {residual.stride()}")
         need(residual.data_ptr() % 16 == 0, "residual's data pointer must be 16-byte aligned (16-byte vectors)")
         if out is not None and not same_memory(residual, out):
@@ -284,3 +293,10 @@ def activate(y, activation: str):
     if activation == "silu":
         return F.silu(y)
     raise InputError(activation_name(activation))  # an unknown name: activation_name says which
+
+
+def gate_product(z, activation: str):
+    """The gated pairs by torch ops: ``act(z[..., 0::2]) * z[..., 1::2]`` -- z's columns interleaved (gate 0, up 0,
+    gate 1, up 1, ...), the result half as wide (SwiGLU with silu, GeGLU with gelu, the plain product with 'none').
+    Differentiable (``gated_linear``'s autograd records it)."""
+    return activate(z[..., 0::2], activation) * z[..., 1::2]

@@ -5,10 +5,12 @@
     torch.ops.cute_gemm.gemm(a, b, "5", torch.bfloat16)    # -> new bf16 C
     torch.ops.cute_gemm.gemm_out(a, b, c, "5")             # writes c in place (its dtype is C's)
     torch.ops.cute_gemm.gemm_epilogue(a, b, bias, residual, "gelu", "best", None)  # act(A @ B + bias) + residual
+    torch.ops.cute_gemm.gemm_epilogue(a, b, bias, None, "silu", "best", None, True)  # gated pairs: C [M, N/2]
     torch.ops.cute_gemm.linear(x, w, bias, "best", None)   # F.linear's meaning (cute_gemm.linear), trainable
     torch.ops.cute_gemm.linear(x, w, bias, "best", None, "gelu")  # ... with the activation fused (inference)
     torch.ops.cute_gemm.linear_dx(dy, w, "best")           # its backward's dX = dY @ W
     torch.ops.cute_gemm.linear_dw(dy, x, "best")           # and dW = dY^T @ X
+    torch.ops.cute_gemm.gated_linear(x, w, bias, "best", None, "silu")  # cute_gemm.gated_linear: [..., N/2]
 
 They run the same compiled kernels as ``cute_gemm.gemm`` / ``cute_gemm.linear`` (default config, the
 device's ladder, the operands read from the tensors), through the plans (``plan.run``, imported by the
@@ -25,7 +27,10 @@ backward computes only what ``needs_input_grad`` asks: dX and dW with the kernel
 ``phase``: "best" picks per shape and layout), db as dY summed over tokens; it saves x only when w needs
 a gradient and w only when x does. While traced it calls ``linear_dx`` / ``linear_dw`` (the transposes
 and flattening stay inside the ops, so the compiler cannot hand the kernels other strides), eagerly their
-Python bodies. Gradient accumulation into an existing ``w.grad`` is autograd's: dW is a new tensor that
+Python bodies. The gated_linear op's registered autograd recomputes z = x @ w.T + b with the linear op
+(one more GEMM) and takes the pair's derivative by aten ops; ``cute_gemm.gated_linear`` itself never records the
+op (under autograd it keeps z instead, as ``linear`` with an activation does). Gradient accumulation into an
+existing ``w.grad`` is autograd's: dW is a new tensor that
 autograd adds to ``w.grad`` (one more pass over it); an epilogue that adds into C (``C += A @ B``) is the
 remaining step.
 
@@ -74,33 +79,37 @@ def _(a, b, out, phase="5"):
 @torch.library.custom_op("cute_gemm::gemm_epilogue", mutates_args=())
 def gemm_epilogue(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor] = None,
                   residual: Optional[torch.Tensor] = None, activation: str = "none", phase: str = "best",
-                  out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+                  out_dtype: Optional[torch.dtype] = None, gated: bool = False) -> torch.Tensor:
     """C = act(A @ B + bias) + residual (``cute_gemm.gemm``'s fused epilogue: phase 11, or "best") -> a new C [M,N]
-    in ``out_dtype`` (default fp32). No autograd (as ``gemm``'s)."""
+    in ``out_dtype`` (default fp32); ``gated``: C [M, N/2] of B's (gate, up) column pairs. No autograd (as
+    ``gemm``'s)."""
     from cute_gemm.runtime import plan
 
-    return plan.run_epilogue(a, b, phase, None, None, None, out_dtype, bias, activation, residual)
+    return plan.run_epilogue(a, b, phase, None, None, None, out_dtype, bias, activation, residual, gated)
 
 
 @gemm_epilogue.register_fake
-def _(a, b, bias=None, residual=None, activation="none", phase="best", out_dtype=None):
-    _check_epilogue_meta(a, b, bias, residual, activation, out_dtype or torch.float32)
-    return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype or torch.float32)
+def _(a, b, bias=None, residual=None, activation="none", phase="best", out_dtype=None, gated=False):
+    _check_epilogue_meta(a, b, bias, residual, activation, out_dtype or torch.float32, gated)
+    return a.new_empty((a.shape[0], b.shape[1] // 2 if gated else b.shape[1]), dtype=out_dtype or torch.float32)
 
 
-def _check_epilogue_meta(a, b, bias, residual, activation, c_dtype):
+def _check_epilogue_meta(a, b, bias, residual, activation, c_dtype, gated=False):
     """What the fake implementation can refuse while tracing (no data): the activation's name, the bias' and the
-    residual's shapes and dtypes (the eager checks say the rest)."""
+    residual's shapes and dtypes, N a multiple of 16 for the gated pairs (the eager checks say the rest)."""
     from cute_gemm.errors import InputError
     from cute_gemm.runtime.problem import activation_name
 
     activation_name(activation)
     m, n = a.shape[0], b.shape[1]
+    n_c = n // 2 if gated else n
+    if gated and n % 16:
+        raise InputError(f"gated=True: N={n} must be a multiple of 16 (C [M, N/2] has rows of 16 bytes' multiples)")
     if bias is not None and (tuple(bias.shape) != (n,) or bias.dtype != a.dtype):
         raise InputError(f"bias must be [N] = ({n},) of A's dtype {a.dtype}, got {tuple(bias.shape)} {bias.dtype}")
-    if residual is not None and (tuple(residual.shape) != (m, n) or residual.dtype != c_dtype):
-        raise InputError(f"residual must be [M, N] = ({m}, {n}) of C's dtype {c_dtype}, got "
-                         f"{tuple(residual.shape)} {residual.dtype}")
+    if residual is not None and (tuple(residual.shape) != (m, n_c) or residual.dtype != c_dtype):
+        raise InputError(f"residual must be [M, {'N/2' if gated else 'N'}] = ({m}, {n_c}) of C's dtype {c_dtype}, "
+                         f"got {tuple(residual.shape)} {residual.dtype}")
 
 
 @torch.library.custom_op("cute_gemm::linear", mutates_args=())
@@ -123,6 +132,27 @@ def _(x, w, bias=None, phase="best", out_dtype=None, activation="none"):
     _linear.check(x, w, bias)  # what F.linear refuses, refused while tracing
     activation_name(activation)
     return x.new_empty((*x.shape[:-1], w.shape[0]), dtype=out_dtype or x.dtype)
+
+
+@torch.library.custom_op("cute_gemm::gated_linear", mutates_args=())
+def gated_linear(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None, phase: str = "best",
+                 out_dtype: Optional[torch.dtype] = None, activation: str = "silu") -> torch.Tensor:
+    """``cute_gemm.gated_linear``: act(z[..., 0::2]) * z[..., 1::2] for z = x [..., K] @ w [N, K]^T (+ bias), w's rows
+    interleaved (gate, up) -> [..., N/2] in ``out_dtype`` (default x's), one fused kernel. Its backward recomputes
+    z (one more GEMM); ``cute_gemm.gated_linear`` under autograd does not call this op (it keeps z instead)."""
+    from cute_gemm.runtime import linear as _linear
+
+    return _linear.run_gated(x, w, bias, phase, out_dtype, activation)
+
+
+@gated_linear.register_fake
+def _(x, w, bias=None, phase="best", out_dtype=None, activation="silu"):
+    from cute_gemm.runtime import linear as _linear
+    from cute_gemm.runtime.problem import activation_name
+
+    _linear.check_gated(x, w, bias)  # what F.linear refuses and an odd pair count, refused while tracing
+    activation_name(activation)
+    return x.new_empty((*x.shape[:-1], w.shape[0] // 2), dtype=out_dtype or x.dtype)
 
 
 @torch.library.custom_op("cute_gemm::linear_dx", mutates_args=())
@@ -165,11 +195,20 @@ def setup_context(ctx, inputs, output):
     ctx.bias_dtype = None if bias is None else bias.dtype
 
 
+def setup_gated_context(ctx, inputs, output):
+    """The gated_linear op's: x, w and bias saved (the backward recomputes z from all three)."""
+    setup_context(ctx, inputs, output)
+    ctx.gated = True
+    ctx.save_for_backward(*inputs[:3])
+
+
 def backward(ctx, dy):
     """(dX, dW, db, None, None): the kernels' GEMMs for what ``needs_input_grad`` asks, db a torch sum."""
     x, w = ctx.saved_tensors[:2]
     need_x, need_w, need_b = (tuple(ctx.needs_input_grad) + (False,) * 3)[:3]
-    if getattr(ctx, "activation", "none") != "none":
+    if getattr(ctx, "gated", False):
+        dy = _gated_backward(ctx, dy, x, w, ctx.saved_tensors[2])
+    elif getattr(ctx, "activation", "none") != "none":
         dy = _activation_backward(ctx, dy, x, w, ctx.saved_tensors[2])
     db = None
     if need_b and ctx.bias_dtype is not None:
@@ -199,6 +238,27 @@ def _activation_backward(ctx, dy, x, w, bias):
     return torch.ops.aten.silu_backward(g, z)
 
 
+def _gated_backward(ctx, dy, x, w, bias):
+    """dZ for the gated_linear op: z = x @ w.T + b recomputed by the linear op (one more GEMM), then for each pair
+    (g, u) = (z[..., 2j], z[..., 2j + 1]): dU = dY * act(g) and dG = act'(g) * dY * u (aten's backward ops,
+    traceable), interleaved back into dZ [..., N]."""
+    from cute_gemm.runtime.problem import activate
+
+    z = torch.ops.cute_gemm.linear(x, w, bias, ctx.phase, ctx.out_dtype)
+    g, u = z[..., 0::2], z[..., 1::2]
+    dy = dy.to(z.dtype)
+    d_up, d_act = dy * activate(g, ctx.activation), dy * u
+    if ctx.activation == "relu":
+        d_gate = torch.ops.aten.threshold_backward(d_act, g, 0)
+    elif ctx.activation == "gelu":
+        d_gate = torch.ops.aten.gelu_backward(d_act, g, approximate="tanh")
+    elif ctx.activation == "silu":
+        d_gate = torch.ops.aten.silu_backward(d_act, g)
+    else:
+        d_gate = d_act
+    return torch.stack((d_gate, d_up), dim=-1).reshape(z.shape)
+
+
 def _traced(t) -> bool:
     """True while the compiler traces (dynamo, or AOTAutograd's fake or functional tensors)."""
     from torch._subclasses.fake_tensor import is_fake
@@ -222,6 +282,7 @@ class LinearFunction(torch.autograd.Function):
 
 
 torch.library.register_autograd("cute_gemm::linear", backward, setup_context=setup_context)
+torch.library.register_autograd("cute_gemm::gated_linear", backward, setup_context=setup_gated_context)
 
 
 def call(a, b, phase="5", out=None, out_dtype=None):
@@ -250,9 +311,21 @@ def call_linear(x, w, bias=None, phase="best", out_dtype=None, activation="none"
     return torch.ops.cute_gemm.linear(x, w, bias, str(phase), _dtype(out_dtype), activation)
 
 
-def call_epilogue(a, b, bias=None, residual=None, activation="none", phase="best", out_dtype=None):
+def call_epilogue(a, b, bias=None, residual=None, activation="none", phase="best", out_dtype=None, gated=False):
     """``cute_gemm.gemm`` with a fused epilogue through the op ``gemm_epilogue`` (under torch.compile)."""
-    return torch.ops.cute_gemm.gemm_epilogue(a, b, bias, residual, activation, str(phase), _dtype(out_dtype))
+    return torch.ops.cute_gemm.gemm_epilogue(a, b, bias, residual, activation, str(phase), _dtype(out_dtype),
+                                             bool(gated))
+
+
+def call_gated_linear(x, w, bias=None, phase="best", out_dtype=None, activation="silu"):
+    """``cute_gemm.gated_linear`` through the ops (under torch.compile): the gated_linear op where autograd records
+    nothing; where it records, the linear op's z and the pair by torch ops (torch's derivative from the saved z)."""
+    from cute_gemm.runtime import linear as _linear
+    from cute_gemm.runtime.problem import gate_product
+
+    if _linear.wants_grad(x, w, bias):
+        return gate_product(torch.ops.cute_gemm.linear(x, w, bias, str(phase), _dtype(out_dtype)), activation)
+    return torch.ops.cute_gemm.gated_linear(x, w, bias, str(phase), _dtype(out_dtype), activation)
 
 
 def apply_linear(x, w, bias=None, phase="best", out_dtype=None):
