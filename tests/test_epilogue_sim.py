@@ -40,6 +40,12 @@ EPILOGUES = {
     "bias+gelu": {"bias": True, "activation": "gelu"},
     "bias+silu+residual": {"bias": True, "activation": "silu", "residual": True},
 }
+KINDS = set(EPILOGUES)  # each ladder runs every one of these
+# gated pairs (a gated MLP's up projection: C's column j = act(gate + b) * (up + b) of GEMM columns 2j, 2j + 1)
+EPILOGUES.update({
+    "silu+gated": {"activation": "silu", "gated": True},  # SwiGLU
+    "bias+gelu+gated+residual": {"bias": True, "activation": "gelu", "gated": True, "residual": True},  # GeGLU
+})
 SM90_TILE = {"bm": 64, "bn": 16, "stages": 2}  # 64 weight rows x 16 tokens, a 2-stage ring
 SM100_TILE = {"bn": 16, "stages": 2}  # 128 weight rows x 16 tokens (split 3: 48 tokens, lines divisible by 3)
 
@@ -61,6 +67,11 @@ CASES = [
     ("sm100", "bias+gelu", 2, NT_FP16, 1, 136, 264),
     ("sm100", "bias+silu+residual", 2, NT_BF16, 40, 136, 264),
     ("sm100", "bias+silu+residual", 3, NT_FP32, 20, 136, 392),
+    # gated: N = 272 GEMM columns (C^T has 136 rows); the 16-B vector of 4 partial sums stores 2 values
+    ("sm90", "silu+gated", 2, NT_BF16, 20, 272, 264),
+    ("sm90", "bias+gelu+gated+residual", 1, NT_FP32, 1, 272, 136),
+    ("sm100", "silu+gated", 1, NT_FP16, 20, 272, 136),
+    ("sm100", "bias+gelu+gated+residual", 2, NT_BF16, 40, 272, 264),
 ]
 
 
@@ -93,7 +104,7 @@ def test_fused_epilogue_on_the_machine(case):
 def test_every_epilogue_kind_split_and_c_type_has_a_run():
     for ladder in ("sm90", "sm100"):
         mine = [c for c in CASES if c[0] == ladder]
-        assert {c[1] for c in mine} == set(EPILOGUES), ladder
+        assert {c[1] for c in mine} >= KINDS and any("gated" in c[1] for c in mine), ladder
         assert {c[2] for c in mine} == {1, 2, 3} and {c[3].c for c in mine} == {"fp32", "bf16", "fp16"}, ladder
         assert any(c[4] == 1 for c in mine) and any(c[4] % 16 for c in mine if c[4] > 1), ladder
 
@@ -112,6 +123,21 @@ def test_a_wrong_expected_epilogue_fails(wrong):
     res = run(*BIAS_GELU, expect=expect)
     assert not res.ok
     assert all("expected" in e for e in res.errors), res.report()
+
+
+def test_gated_pairs_checked_as_pairs():
+    """The kernel computes silu(gate) * up: checked against gelu(gate) * up, or with the pair's roles swapped (its
+    odd columns as the gates: the same leaves, another function), its elements are wrong numbers."""
+    case = ("sm90", "silu+gated", 2, NT_BF16, 20, 272, 264)
+    expect = EpilogueSpec(False, "gelu", False, "bf16", "bf16", n_mode=0, gated=True)
+    res = run(*case, expect=expect)
+    assert not res.ok and all("expected" in e for e in res.errors), res.report()
+    spec = EpilogueSpec(False, "silu", False, "bf16", "bf16", n_mode=1, gated=True)
+    gate, up = Acc(0, 0, ((0, K),)), Acc(0, 1, ((0, K),))
+    silu = lambda x: Fx("fma", (Fx("mul", (x, 0.5)), Fx("tanh", (Fx("mul", (x, 0.5)),)), Fx("mul", (x, 0.5))))
+    good = harness.check_c({(0, 0): [Rounded(Fx("mul", (silu(gate), up)), "bf16")]}, 1, 1, K, 32, "bf16", spec)
+    swapped = harness.check_c({(0, 0): [Rounded(Fx("mul", (silu(up), gate)), "bf16")]}, 1, 1, K, 32, "bf16", spec)
+    assert good == [] and swapped and "expected" in swapped[0]
 
 
 def test_a_bias_shifted_by_one_column_fails():

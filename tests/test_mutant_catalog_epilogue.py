@@ -16,7 +16,7 @@ from mutants.runner import REPO
 import test_epilogue_sim
 
 REQUIRED_KINDS = ["activation constant", "activation formula", "activation branch", "term dropped", "term order",
-                  "epilogue coordinates", "epilogue vs the reduce"]
+                  "epilogue coordinates", "epilogue vs the reduce", "gated pairs"]
 EPILOGUE_FILES = ("phases/epilogue.py", "phases/sm90/phase9_split_k.py", "phases/sm100/phase9_split_k.py",
                   "phases/sm90/phase11_fused_epilogue.py", "phases/sm100/phase11_fused_epilogue.py")
 CASE_IDS = [f"{RUNS}[{test_epilogue_sim.case_id(c)}]" for c in test_epilogue_sim.CASES]

@@ -5,8 +5,9 @@ the PTX-machine runs that should catch it (``tests/test_epilogue_sim.py``, selec
 Why these bugs: each is a plausible slip in code that compiles and runs and stores every element of C once
 -- a constant (a sqrt forgotten, a decimal point moved), the order of the three terms (bias after the
 activation, the residual before it), a term dropped or subtracted, an activation branch taken for the wrong
-name, the bias seen along the wrong mode, a tile's or a vector's coordinates, and the epilogue's place around
-the split-K reduce (before it, on a partial sum; twice; overwritten by it). Only the check's numbers (each
+name, the bias seen along the wrong mode, a tile's or a vector's coordinates, the epilogue's place around
+the split-K reduce (before it, on a partial sum; twice; overwritten by it), and the gated pairs' roles, their
+residual's tile and the tiles counted for them. Only the check's numbers (each
 element's formula evaluated at random values) and its names (which accumulator, which bias column, which
 residual element) can tell them apart from the right epilogue; the data flow is the same.
 
@@ -53,6 +54,7 @@ _GELU_INNER = "        inner = x * (GELU_K0 + GELU_K0 * GELU_K1 * x * x)\n"
 _BIAS_ADD = "            total[e] = total[e] + b[e].to(cutlass.Float32)\n"
 _ACT = "            total[e] = activate(total[e], activation)\n"
 _RESIDUAL_ADD = "            out[e] = out[e] + d[e].to(cutlass.Float32)\n"
+_GATE = "            out[e] = activate(total[2 * e], activation) * total[2 * e + 1]\n"
 _ADD = "add_in_rank_order(parts, idx, total)"
 _APPLY = "out = epilogue.apply(total, epilogue.vector_at(gBias, idx)"
 _APPLY_END = "activation, gated)\n"
@@ -104,7 +106,7 @@ MUTANTS = [
        note="relu clamps at -1"),
     # --- the terms and their order ------------------------------------------------------------------
     _m("bias-dropped", "term dropped", E, _BIAS_ADD, "            total[e] = total[e]\n", "bias",
-       fast="sm100 bias split2", note="the bias is loaded and not added"),
+       fast="sm100-bias-split2", note="the bias is loaded and not added"),
     _m("residual-dropped", "term dropped", E, _RESIDUAL_ADD, "            out[e] = out[e]\n", "residual",
        note="the residual is loaded and not added"),
     _m("residual-subtracted", "term sign", E, _RESIDUAL_ADD,
@@ -124,6 +126,16 @@ MUTANTS = [
     _m("vectors-first-weight-tile", "epilogue coordinates", E,
        "cute.local_tile(view, tile_mn, (m_tile, n_tile))", "cute.local_tile(view, tile_mn, (0, n_tile))", "bias",
        note="every tile reads the bias and residual of the first weight tile"),
+    # --- gated pairs: C's column j = act(gate + b) * (up + b) of the GEMM's columns 2j, 2j + 1 --------------
+    _m("gated-pair-swapped", "gated pairs", E, _GATE,
+       "            out[e] = activate(total[2 * e + 1], activation) * total[2 * e]\n", "gated",
+       note="the activation on the up column, the gate column multiplied"),
+    _m("gated-no-activation", "gated pairs", E, _GATE, "            out[e] = total[2 * e] * total[2 * e + 1]\n",
+       "gated", note="gate * up without the activation"),
+    _m("sm90-gated-tiles-of-c", "gated pairs", P9["sm90"],
+       "tiles_m = ceil_div(mA.shape[0] if cutlass.const_expr(self.gated()) else mC.shape[0], BM)",
+       "tiles_m = ceil_div(mC.shape[0], BM)", "sm90 gated",
+       note="the weight tiles counted on C^T, which gated pairs make half as tall: half the pairs never computed"),
     _m("vector-at-first", "epilogue coordinates", E,
        "return None if vectors is None else vectors[(None, idx)]",
        "return None if vectors is None else vectors[(None, 0)]", "residual",
@@ -143,6 +155,10 @@ for _lad in ("sm90", "sm100"):
            note="the epilogue applied twice to the reduced sum"),
         _m(f"{_lad}-epilogue-overwritten", "epilogue vs the reduce", P9[_lad], "", "", _lad,
            parts=_epilogue_then_reduce(_ind), note="the epilogue runs before the reduce, which overwrites it"),
+        _m(f"{_lad}-gated-predicate-gemm-tile", "gated pairs", P9[_lad],
+           "cute.local_tile(cute.make_identity_tensor(mC.shape), out_tile, (m_tile, n_tile))",
+           "cute.local_tile(cute.make_identity_tensor(mC.shape), tile_mn, (m_tile, n_tile))", f"{_lad} gated",
+           note="gated: the store's edge test reads the GEMM tile's coordinates, not C's half-width tile's"),
         # --- phase 11's own hooks --------------------------------------------------------------------
         _m(f"{_lad}-bias-view-n-mode", "epilogue coordinates", P11[_lad], "n_mode=0", "n_mode=1", f"{_lad} bias",
            note="the swapped kernel's bias seen along C^T's token mode"),

@@ -150,33 +150,43 @@ def kernel_views(kernel, m: int, n: int, k: int) -> list[Global]:
     """The kernel's three tensors for an (m, n, k) problem, as ``Global``s named by the contract's views
     (mA (M, K), mB (N, K), mC (M, N) of the kernel): element types and majors from the kernel's operands,
     and for a swap-AB kernel (``swap_ab``) what the compile face passes it instead: B^T (n, k) as its A,
-    A (m, k) as its B and C^T (n, m), column-major, as its C (all coordinates are then the kernel's)."""
+    A (m, k) as its B and C^T (n, m), column-major, as its C (all coordinates are then the kernel's). A config
+    with phase 11's gated pairs stores C [m, n / 2] (C^T (n / 2, m))."""
     ops = kernel.operands
     ab, c = _DTYPE[ops.ab], _DTYPE[ops.c]
     a = ((m, k), (k, 1) if ops.a_major == "k" else (1, m))
     b = ((n, k), (1, n) if ops.b_major == "n" else (k, 1))
-    cc = ((m, n), (n, 1))
+    nc = n // 2 if getattr(kernel.cfg, "gated", False) else n
+    cc = ((m, nc), (nc, 1))
     if getattr(kernel, "swap_ab", False):
-        a, b, cc = b, a, ((n, m), (1, n))
+        a, b, cc = b, a, ((nc, m), (1, nc))
     return [Global("A", A_BASE, *a, 2, ab), Global("B", B_BASE, *b, 2, ab), Global("C", C_BASE, *cc, DTYPE_BYTES[c], c)]
 
 
 def epilogue_views(kernel, m: int, n: int) -> list[Global]:
     """The fused epilogue's tensors of a kernel whose config reads them (``compile.epilogue_inputs``): "bias",
     the vector of N values of A's dtype (a 1 x N row: element (0, n) is bias[n]), and "D", the residual, laid
-    out as C is (row-major [M, N]; C^T's column-major view for a swap-AB kernel: the kernel's coordinates)."""
+    out as C is (row-major [M, N], [M, N / 2] with gated pairs; C^T's column-major view for a swap-AB kernel:
+    the kernel's coordinates)."""
     from cute_gemm.runtime.compile import epilogue_inputs
 
     ops = kernel.operands
     ab, c = _DTYPE[ops.ab], _DTYPE[ops.c]
+    nc = n // 2 if getattr(kernel.cfg, "gated", False) else n
     out = []
     for name in epilogue_inputs(kernel):
         if name == "bias":
             out.append(Global("bias", BIAS_BASE, (1, n), (n, 1), 2, ab))
         else:
-            cc = ((n, m), (1, n)) if getattr(kernel, "swap_ab", False) else ((m, n), (n, 1))
+            cc = ((nc, m), (1, nc)) if getattr(kernel, "swap_ab", False) else ((m, nc), (nc, 1))
             out.append(Global("D", D_BASE, *cc, DTYPE_BYTES[c], c))
     return out
+
+
+def bias_shape(kernel, shapes: dict) -> tuple:
+    """The shape of a kernel's bias view (``epilogue.bias_view``): C's, or for a swap-AB kernel (C^T) the weights'
+    rows by C^T's columns (the GEMM's, which gated pairs make twice as tall as C^T)."""
+    return (shapes["A"][0], shapes["C"][1]) if getattr(kernel, "swap_ab", False) else shapes["C"]
 
 
 def shifted_params(views: list, shift: dict | None) -> dict:
@@ -187,12 +197,12 @@ def shifted_params(views: list, shift: dict | None) -> dict:
 
 def _params(kernel, ptx_kernel, maps: dict, views: list, bases: dict | None = None) -> tuple[dict, dict]:
     """The bytes of every kernel parameter (by PTX name) and the tensor map of each TMA parameter. The fused
-    epilogue's ``mBias`` is the bias seen with C's shape (C's shape in the parameter, no stride), ``mD`` the
+    epilogue's ``mBias`` is the bias seen with the GEMM's shape (``bias_shape``, no stride), ``mD`` the
     residual; a config without them has no such parameter. ``bases``: the tensors' addresses (the views')."""
     sig = inspect.signature(type(kernel).kernel.__wrapped__)
     names = [p for p in sig.parameters if p != "self"]
     shapes = {g.name: g.shape for g in views}
-    shapes["bias"] = shapes["C"]
+    shapes["bias"] = bias_shape(kernel, shapes)
     # the one stride that is not 1 (the row pitch; symbolic in the compiled code)
     strides = {g.name: g.strides[0] if g.strides[1] == 1 else g.strides[1] for g in views}
     bases = bases or {g.name: g.base for g in views}

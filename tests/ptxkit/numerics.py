@@ -6,7 +6,9 @@ random but fixed per coordinate (``Assignment``): the full-K accumulator of C[m,
 (m, n), bias[n] one value representable in A's dtype, residual[m, n] one in C's dtype. The tree is then
 evaluated with the semantics of each PTX op on fp32 (``evaluate``; ``tanh.approx.f32`` as the exact tanh
 rounded to fp32, ``cvt.rn`` to bf16 / fp16 round-to-nearest-even) and compared with the float64
-reference act(acc + bias[n]) + residual[m, n], rounded to C's type (``EpilogueSpec.check``).
+reference act(acc + bias[n]) + residual[m, n], rounded to C's type (``EpilogueSpec.check``). With phase 11's
+gated pairs, C's column j is act(gate + bias[2j]) * (up + bias[2j + 1]) + residual[m, j] of the GEMM's columns
+2j (gate) and 2j + 1 (up).
 
 Why numbers and not only provenance: the epilogue's bugs are arithmetic -- a wrong constant, the bias
 after the activation, the wrong activation, the residual twice. A tree with the right leaves can still
@@ -166,10 +168,12 @@ class Assignment:
     d: np.ndarray
 
     @classmethod
-    def make(cls, shape: tuple, n: int, bias_dtype: str, c_dtype: str, seed: int = 47) -> "Assignment":
+    def make(cls, shape: tuple, gemm_shape: tuple, n_mode: int, bias_dtype: str, c_dtype: str,
+             seed: int = 47) -> "Assignment":
+        """``shape``: C's (the residual's), ``gemm_shape``: the accumulators' (twice C's along N when gated)."""
         rng = np.random.default_rng(seed)
-        acc = rng.uniform(-3.0, 3.0, shape).astype(np.float32).astype(np.float64)
-        bias = np.array([round_to(x, bias_dtype) for x in rng.uniform(-1.0, 1.0, n)])
+        acc = rng.uniform(-3.0, 3.0, gemm_shape).astype(np.float32).astype(np.float64)
+        bias = np.array([round_to(x, bias_dtype) for x in rng.uniform(-1.0, 1.0, gemm_shape[n_mode])])
         d = np.array([round_to(x, c_dtype) for x in rng.uniform(-1.0, 1.0, shape).ravel()]).reshape(shape)
         return cls(acc, bias, d)
 
@@ -178,7 +182,8 @@ class Assignment:
 class EpilogueSpec:
     """What the check expects a fused epilogue to compute: y = act(acc + bias[n]) + residual[m, n], rounded
     once to ``c_dtype``. ``n_mode``: the kernel C's mode that runs over the problem's N (1; 0 for a swap-AB
-    kernel, which stores C^T: its element (r, c) takes bias[r])."""
+    kernel, which stores C^T: its element (r, c) takes bias[r]). ``gated``: C's element j along N is
+    act(gate + bias[2j]) * (up + bias[2j + 1]) + residual of the GEMM's elements 2j and 2j + 1 along N."""
 
     bias: bool
     activation: str
@@ -187,6 +192,7 @@ class EpilogueSpec:
     c_dtype: str  # 'f32' / 'bf16' / 'f16'
     n_mode: int = 1
     seed: int = 47
+    gated: bool = False
 
     @classmethod
     def of(cls, kernel, ab: str, c: str) -> "EpilogueSpec | None":
@@ -194,27 +200,44 @@ class EpilogueSpec:
         cfg = kernel.cfg
         if not (hasattr(cfg, "epilogue_active") and cfg.epilogue_active()):
             return None
-        return cls(cfg.bias, cfg.activation, cfg.residual, ab, c, 0 if getattr(kernel, "swap_ab", False) else 1)
+        return cls(cfg.bias, cfg.activation, cfg.residual, ab, c, 0 if getattr(kernel, "swap_ab", False) else 1,
+                   gated=bool(getattr(cfg, "gated", False)))
 
     def assignment(self, shape: tuple) -> Assignment:
-        return Assignment.make(shape, shape[self.n_mode], self.bias_dtype, self.c_dtype, self.seed)
+        gemm = tuple(2 * x if i == self.n_mode and self.gated else x for i, x in enumerate(shape))
+        return Assignment.make(shape, gemm, self.n_mode, self.bias_dtype, self.c_dtype, self.seed)
+
+    def gemm_columns(self, r: int, c: int) -> tuple:
+        """The GEMM elements kernel C element (r, c) is made of: itself, or its (gate, up) pair."""
+        if not self.gated:
+            return ((r, c),)
+        return ((2 * r, c), (2 * r + 1, c)) if self.n_mode == 0 else ((r, 2 * c), (r, 2 * c + 1))
 
     def reference(self, a: Assignment, r: int, c: int) -> tuple[float, float]:
-        """(float64 act(acc + bias) + residual of kernel C element (r, c), the magnitude its fp32 error scales with)."""
-        acc = a.acc[r, c]
-        b = a.bias[r if self.n_mode == 0 else c] if self.bias else 0.0
+        """(float64 act(acc + bias) + residual of kernel C element (r, c) -- gated: act(gate + bias) * (up + bias)
+        + residual --, the magnitude its fp32 error scales with)."""
+        terms = []
+        for rr, cc in self.gemm_columns(r, c):
+            b = a.bias[rr if self.n_mode == 0 else cc] if self.bias else 0.0
+            terms.append((a.acc[rr, cc] + b, 1.0 + abs(a.acc[rr, cc]) + abs(b)))
         d = a.d[r, c] if self.residual else 0.0
-        return activate(acc + b, self.activation) + d, 1.0 + abs(acc) + abs(b) + abs(d)
+        (x, sx), *up = terms
+        if not up:
+            return activate(x, self.activation) + d, sx + abs(d)
+        (u, su), = up
+        return activate(x, self.activation) * u + d, sx * su + abs(d)
 
     def check(self, a: Assignment, stored, r: int, c: int, k: int, k_step: int) -> str | None:
         """None if ``stored`` (what C[r, c] received, rounded where C is 16-bit) is this element's epilogue; else
         what is wrong: a leaf of the wrong coordinate, a partial K range, a wrong number."""
-        n = r if self.n_mode == 0 else c
+        gemm = self.gemm_columns(r, c)
+        ns = [rc[0] if self.n_mode == 0 else rc[1] for rc in gemm]
+        n = ns[0]
         accs = 0
         for x in leaves(stored):
             if isinstance(x, Acc):
                 accs += 1
-                if (x.m, x.n) != (r, c):
+                if (x.m, x.n) not in gemm:
                     return f"C[{r}, {c}] computes with the accumulator of C[{x.m}, {x.n}]: {describe(stored)}"
                 if len(x.ks) != 1 or x.ks[0][0] != 0 or not k <= x.ks[0][1] < k + k_step:
                     return (f"C[{r}, {c}]'s epilogue reads an accumulator over K ranges {x.ks}, not [0, {k}) (an "
@@ -222,8 +245,9 @@ class EpilogueSpec:
                 if not x.in_k_order():
                     return f"C[{r}, {c}] adds its partial sums in another order than K's: {x.terms}"
             elif isinstance(x, Elem):
-                if x.tensor == "bias" and (x.row, x.col) != (0, n):
-                    return f"C[{r}, {c}] adds bias[{x.col}], not bias[{n}]: {describe(stored)}"
+                if x.tensor == "bias" and (x.row, x.col) not in [(0, j) for j in ns]:
+                    want = " or ".join(f"bias[{j}]" for j in ns)
+                    return f"C[{r}, {c}] adds bias[{x.col}], not {want}: {describe(stored)}"
                 if x.tensor == "D" and (x.row, x.col) != (r, c):
                     return f"C[{r}, {c}] adds residual[{x.row}, {x.col}], not residual[{r}, {c}]: {describe(stored)}"
                 if x.tensor not in ("bias", "D"):
@@ -245,11 +269,14 @@ class EpilogueSpec:
         tol32 = 2.0 ** -18 * scale
         allowed = half_ulp(abs(ref) + tol32, self.c_dtype) + tol32
         if not abs(got - ref) <= allowed:
+            accs_, biases = ", ".join(f"{a.acc[rc]:.6g}" for rc in gemm), ", ".join(f"{a.bias[j]:.6g}" for j in ns)
             return (f"C[{r}, {c}] = {got!r}, expected {round_to(ref, self.c_dtype)!r} = {self.label()} (acc "
-                    f"{a.acc[r, c]:.6g}, bias {a.bias[n]:.6g}, residual {a.d[r, c]:.6g}): {describe(stored)}")
+                    f"{accs_}, bias {biases}, residual {a.d[r, c]:.6g}): {describe(stored)}")
         return None
 
     def label(self) -> str:
-        x = "acc" + (" + bias" if self.bias else "")
+        b = " + bias" if self.bias else ""
+        x = ("gate" if self.gated else "acc") + b
         x = f"{self.activation}({x})" if self.activation != "none" else x
+        x = f"{x} * (up{b})" if self.gated else x
         return x + (" + residual" if self.residual else "")

@@ -30,7 +30,7 @@ from cutlass.cute.nvgpu import cpasync
 
 from cute_gemm.runtime import registry
 from cute_gemm.runtime.compile import compile_kernel
-from ptxkit.harness import DTYPE_BYTES, check_c, epilogue_views, kernel_views, shifted_params
+from ptxkit.harness import DTYPE_BYTES, bias_shape, check_c, epilogue_views, kernel_views, shifted_params
 from ptxkit.machine import Deadlock, Global, SimError, TensorMap
 from ptxkit.numerics import EpilogueSpec
 from ptxkit.parse import parse
@@ -145,7 +145,7 @@ def _params(kernel, ptx_kernel, maps: dict, shapes: dict, strides: dict, bases: 
     parameter), ``mD`` the residual; a config without them has no such parameter."""
     sig = inspect.signature(type(kernel).kernel.__wrapped__)
     names = [p for p in sig.parameters if p != "self"]
-    shapes = dict(shapes, bias=shapes["C"])
+    shapes = dict(shapes, bias=bias_shape(kernel, shapes))
     out, tmaps = {}, {}
     ptx_params = list(ptx_kernel.params)
     tma_operands = {nm[-1].upper() for nm in names if nm.startswith("tma_atom_")}
