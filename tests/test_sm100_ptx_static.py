@@ -22,6 +22,9 @@
   the default CTA scope they do not synchronize with the other CTA (the machine checks each wait
   against the CTAs that actually signalled the phase it observes).
 
+Phase 11 also runs the rules with its fused epilogue on (the bias's and the residual's ``ld.global`` after
+``griddepcontrol.wait``, as sm90's rule (f) asks of every global access under PDL).
+
 Each check is also run on small hand-written PTX that breaks the rule, so a check that cannot fail
 fails here.
 """
@@ -241,3 +244,34 @@ def test_persistent_phases_with_programmatic_dependent_launch(phase, target):
     assert sm90_rules.global_access_before_griddepcontrol_wait(k, True) == []
     assert k.find("griddepcontrol.wait") and k.find("griddepcontrol.launch_dependents")
     assert "griddepcontrol" not in compiled(f"sm100:{phase}", target)[1]
+
+
+# ------------------------------------------------------------------------------- phase 11: the fused epilogue
+EPILOGUE_CASES = [  # (config overrides, operands): the rules hold with the epilogue on, as they do for phase 10
+    ("bias=True,activation=gelu,residual=True", None),
+    ("bias=True,activation=silu,gated=True", None),
+    ("activation=relu,residual=True,split_k=4", "nt-bf16-bf16"),
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("over,ops", EPILOGUE_CASES, ids=lambda x: x.replace(",", "-") if x else "nn-fp16-fp32")
+def test_phase11_epilogue_follows_every_rule(over, ops, target):
+    """Phase 11 with its epilogue on: tcgen05.ld waited before use, the thread-sync fences both ways, the signals at
+    the scope they need (no CTA signals another: swap-AB's cluster is the split's), smem within TMEM's residency, and
+    with PDL (phase 10's default) the bias's and the residual's ``ld.global`` after ``griddepcontrol.wait`` like
+    every other global access (sm90's rule (f))."""
+    import sm90_rules
+    from phases.operands import Operands
+
+    cfg_ = registry.get("sm100", "11").configured(over)
+    operands = Operands.of(*ops.split("-")) if ops else None
+    kernel, ptx = compiled("sm100:11", target, cfg_, operands)
+    k = parse(ptx)
+    assert k.find("ld.global") and k.find("tcgen05.ld") and cfg_.use_pdl
+    assert cfg.unwaited_tcgen05_ld_uses(k) == []
+    assert cfg.tcgen05_unfenced_releases(k) == [] and cfg.tcgen05_unfenced_acquires(k) == []
+    assert cfg.remote_signals(k) == [] and cfg.cta_scope_signals(k) == []
+    assert sm90_rules.global_access_before_griddepcontrol_wait(k, True) == []
+    by_smem, by_tmem = common.residency(kernel.attributes()["smem_bytes"], kernel.attributes()["tmem_cols"])
+    assert 1 <= by_smem <= by_tmem

@@ -14,6 +14,9 @@ Every sm90 phase, compiled for sm_90a with the worklog's operands and with ``nt 
 - (f) with programmatic dependent launch, ``griddepcontrol.wait`` before every global access;
 - (i) the warpgroups' ``setmaxnreg`` counts fit the registers the CTA started with.
 
+Phase 11 also with its fused epilogue on (bias, activations, residual, gated pairs, split 1 and 4): every rule, its
+``ld.global`` of the bias and the residual under (f) like the other global accesses.
+
 Arrival counts, expect_tx bytes and multicast masks are checked on the PTX machine
 (``tests/test_sm90_sim.py``): they depend on which warps read which stage and on the CTA's rank.
 Each rule also runs on small hand-written PTX that breaks it (a check that cannot fail fails here).
@@ -233,3 +236,49 @@ def test_rule_i_catches_registers_the_pool_does_not_hold():
     k = _kernel_of(body.format(inc=232))
     assert not rules.setmaxnreg_over_budget(k, 168, 384)
     assert rules.setmaxnreg_over_budget(_kernel_of(body.format(inc=240)), 168, 384)
+
+
+# ------------------------------------------------------------------------------- phase 11: the fused epilogue
+EPILOGUE_CASES = [  # (config overrides, operands): every rule holds with the epilogue on, as it does for phase 10
+    ("bias=True,activation=gelu,residual=True", None),
+    ("bias=True,activation=gelu,residual=True", Operands.of("nt", "bf16", "bf16")),
+    ("bias=True,activation=silu,gated=True", None),
+    ("activation=relu,residual=True,split_k=4", Operands.of("nt", "bf16", "bf16")),
+]
+
+
+@pytest.mark.parametrize("over,ops", EPILOGUE_CASES, ids=lambda x: x.replace(",", "-") if isinstance(x, str) else
+                         ("nt_bf16_bf16" if x else "nn_fp16_fp32"))
+def test_phase11_epilogue_follows_every_rule(over, ops):
+    """Phase 11 with its epilogue on: rules (a), (b), (g), (h), (e) of the split-K reduce, (i), and (f) -- the bias's
+    and the residual's ``ld.global`` after ``griddepcontrol.wait`` like every other global access (phase 10 launches
+    early with PDL: a residual written by the kernel before must not be read before that kernel completes)."""
+    cfg = registry.get("sm90", "11").configured(over)
+    kernel, ptx, res = compiled("sm90:11", ops, cfg)
+    k = parse(ptx)
+    assert k.find("ld.global") and cfg.use_pdl and k.find("griddepcontrol.wait")
+    assert rules.global_access_before_griddepcontrol_wait(k, True) == []
+    assert rules.unfenced_async_reads(k) == []
+    assert rules.wgmma_problems(k, kernel.attributes()["threads"]) == {"b": [], "g": [], "h": []}
+    assert rules.dsmem_outside_cluster_barriers(k, cfg.split_k) == []
+    assert rules.setmaxnreg_over_budget(k, res["registers"], kernel.attributes()["threads"]) == []
+
+
+def test_phase11_split_k_1_reads_its_own_partial_tile_after_a_cta_barrier():
+    """split_k = 1 with the epilogue on (no register epilogue: the tile goes through smem, read back as C's vectors,
+    ``tests/test_compile_signatures.py``): no cluster, so rule (e)'s cluster barriers do not apply -- the reads are of
+    the CTA's own smem (``mapa`` rank 0 only), and every path from the tile's ``st.shared`` to them passes a CTA
+    barrier (``bar.sync``); the other rules hold as above."""
+    from ptxkit import cfg as flow
+
+    cfg = registry.get("sm90", "11").configured("bias=True,activation=gelu,residual=True,split_k=1")
+    kernel, ptx, res = compiled("sm90:11", None, cfg)
+    k = parse(ptx)
+    loads = {i.index for i in k.instrs if i.op.startswith("ld.shared::cluster")}
+    writes = [i.index for i in k.instrs if i.op.startswith("st.shared")]
+    assert loads and writes and not k.find("barrier.cluster")
+    assert {i.args[-1] for i in k.instrs if i.op.startswith("mapa")} == {"0"}
+    cta_barrier = lambda ins: ins.op.startswith(("bar.sync", "barrier.sync"))  # noqa: E731
+    assert [w for w in writes if flow.reachable(k, w, cut=cta_barrier) & loads] == []
+    assert rules.global_access_before_griddepcontrol_wait(k, True) == [] and rules.unfenced_async_reads(k) == []
+    assert rules.wgmma_problems(k, kernel.attributes()["threads"]) == {"b": [], "g": [], "h": []}
