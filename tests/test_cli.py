@@ -189,6 +189,14 @@ def test_list_fields(capsys):
         ten = out.split(f"  {fam}:10\n")[1].split(f"  {fam}:11\n")[0]
         epilogue = {f.name for f in dataclasses.fields(EpilogueFields)}
         assert {line.split()[0] for line in ten.splitlines() if line.strip()} == set(rows) - epilogue
+        assert rows["gated"] == ["false", "true, false"], block
+    # a switch shows the values the rules pass: stream-K (sm90 phase 7) refuses the epilogue, phase 6 gated pairs
+    block7 = out.split("  sm90:7\n")[1].split("  sm90:8\n")[0]
+    rows7 = {line.split()[0]: line.split(None, 2)[2] for line in block7.splitlines() if line.strip()}
+    assert (rows7["bias"], rows7["activation"], rows7["use_pdl"]) == ("false", "none", "true, false"), block7
+    block6 = out.split("  sm90:6\n")[1].split("  sm90:7\n")[0]
+    rows6 = {line.split()[0]: line.split(None, 2)[2] for line in block6.splitlines() if line.strip()}
+    assert (rows6["bias"], rows6["gated"]) == ("true, false", "false"), block6
 
 
 @NO_GPU

@@ -29,9 +29,9 @@ def text_table(header: list[str], rows: list[list[str]], left: int = 1) -> str:
 
 # ------------------------------------------------------------------- compile-only census
 RESOURCE_ROWS = ("registers", "spill_bytes", "smem_bytes", "threads", "tmem_cols", "grid_ctas", "cluster", "compile_s")
-# the fused epilogue's instructions (phase 11), counted beside codegen's census where the reports show a step: the
-# activation's SFU tanh and the bias / residual vectors loaded straight to registers (no other phase loads C-side
-# data with ld.global; its mainloop loads go through TMA or cp.async)
+# the fused epilogue's instructions (phase 11; the persistent phases' epilogue fields), counted beside codegen's
+# census where the reports show a step: the activation's SFU tanh and the bias / residual loaded straight to
+# registers (without the epilogue no phase uses ld.global: the mainloops load through TMA or cp.async)
 EPILOGUE_CENSUS = {"tanh.approx.f32": r"\btanh\.approx\.f32\b", "ld.global": r"\bld\.global\."}
 CENSUS_ROWS = (*codegen.CENSUS, *EPILOGUE_CENSUS)
 

@@ -50,8 +50,9 @@ def field_rows(entry) -> list[tuple[str, str, str]]:
     rows = []
     for f in dataclasses.fields(default):
         v = getattr(default, f.name)
-        if isinstance(v, bool):
-            rows.append((f.name, str(v).lower(), "true, false"))
+        if isinstance(v, bool):  # a switch: both values, or the one the rules pass (stream-K refuses an epilogue)
+            passed = [x for x in (True, False) if not entry.config_problems(dataclasses.replace(default, **{f.name: x}))]
+            rows.append((f.name, str(v).lower(), ", ".join(str(x).lower() for x in passed) or "none"))
             continue
         if isinstance(v, str):  # a word field (phase 11's activation): the choices its rules pass
             passed = [x for x in words.get(f.name, ())
