@@ -71,5 +71,6 @@ def test_phase_docstring_teaches_in_at_most_40_lines(rel):
 def test_lessons_hold_what_the_docstrings_moved_out():
     lessons = open(os.path.join(ROOT, "docs", "lessons.md")).read()
     for rel in ("phases/sm90/phase10_swap_ab.py", "phases/sm90/phase8_pingpong.py", "phases/sm100/phase6_persistent.py",
-                "phases/sm100/phase7_stream_k.py"):
+                "phases/sm100/phase7_stream_k.py", "phases/sm90/phase11_fused_epilogue.py",
+                "phases/sm100/phase11_fused_epilogue.py"):
         assert f"(../{rel})" in lessons, f"docs/lessons.md has no section for {rel}"
