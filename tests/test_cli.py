@@ -282,6 +282,29 @@ def test_compare_10_11_shows_the_epilogue(fam, capsys):
         assert cells[row][0] == cells[row][1], row
 
 
+def test_compare_on_a_gpu_says_phase_11_is_timed_without_its_epilogue(capsys, monkeypatch):
+    """The timing runs phases as gemm() does by default; where compare compiled a lesson config (phase 11's bias +
+    gelu) it says that the timed kernel is the default one and where the epilogue's timing is (a stand-in GPU)."""
+    from cute_gemm.cli import steps
+    from cute_gemm.cli.commands import compare
+    from cute_gemm.report import console
+
+    timed = []
+
+    def fake_time(entries, shapes, args, peers):
+        timed.append([e.key for e in entries])
+        return {"results": []}
+
+    monkeypatch.setattr(steps, "gpu_target", lambda: "sm_90a")
+    monkeypatch.setattr(compare, "time_shapes", fake_time)
+    monkeypatch.setattr(console, "render", lambda doc: None)
+    rc, out, _ = run_main(capsys, "compare", "10", "11", "--shape", "16,4096,4096", "--no-profile")
+    assert rc == 0 and timed == [["sm90:10", "sm90:11"]]
+    assert "(timed in the default config: sm90:11 without the config compiled above" in out
+    rc, out, _ = run_main(capsys, "compare", "9", "10", "--shape", "16,4096,4096", "--no-profile")
+    assert rc == 0 and "timed in the default config" not in out
+
+
 def test_plot_from_a_bench_document(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = tmp_path / "run.json"

@@ -54,6 +54,10 @@ def run(args) -> int:
         return 0
     from cute_gemm.report.console import render
 
+    shown = [e.key for e, cfg in ((ea, cfg_a), (eb, cfg_b)) if e in runnable and cfg != e.default_config()]
+    if shown:  # the timing runs each phase as gemm() does by default: phase 11 without an epilogue (phase 10's code)
+        print(f"\n(timed in the default config: {', '.join(shown)} without the config compiled above; the fused "
+              f"epilogue's own timing: cute-gemm bench --epilogue SPEC)")
     doc = time_shapes(runnable, [p], args, peers.VENDOR)
     print()
     render(doc)
