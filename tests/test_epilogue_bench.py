@@ -1,6 +1,6 @@
 """``cute-gemm bench --epilogue SPEC`` without a GPU: the spec's validation (one line, exit 2), the CPU-only plan,
-the check against float64 on real CPU tensors (the unfused sequence passes, a wrong epilogue does not), quack's
-calls on a stand-in module, the timed run with checks, graphs and timers replaced (interleaved order, a wrong
+the check against float64 on real CPU tensors (the unfused sequence passes, a wrong epilogue does not -- the gated
+pairs too: swapped or concatenated halves fail), quack's calls on a stand-in module, the timed run with checks, graphs and timers replaced (interleaved order, a wrong
 variant never timed, the speedups and the document), and the H200 run file's cases."""
 
 import json
@@ -35,6 +35,9 @@ RUN_FILE = os.path.join(ROOT, "bench", "runs", "epilogue.sh")
     ("gelu", eb.Spec(activation="gelu")),
     ("residual", eb.Spec(residual=True)),
     ("residual,relu,bias", eb.Spec(bias=True, activation="relu", residual=True)),
+    ("gated,silu", eb.Spec(activation="silu", gated=True)),
+    ("silu,residual,GATED,bias", eb.Spec(bias=True, activation="silu", residual=True, gated=True)),
+    ("gated", eb.Spec(gated=True)),
 ])
 def test_a_spec_parses_in_any_order(text, spec):
     assert eb.parse_spec(text) == spec
@@ -44,6 +47,7 @@ def test_a_spec_parses_in_any_order(text, spec):
 @pytest.mark.parametrize("text,says", [
     ("tanh", "unknown term 'tanh'"), ("bias,gelu,silu", "two activations (gelu and silu)"),
     ("bias,bias", "'bias' is given twice"), ("", "expected a comma list"), ("bias,,gelu", "expected a comma list"),
+    ("gated,gated,silu", "'gated' is given twice"), ("swiglu", "unknown term 'swiglu'; terms are bias, gated"),
 ])
 def test_a_bad_spec_says_why(text, says):
     with pytest.raises(ValueError, match=re.escape(says)):
@@ -104,6 +108,14 @@ def test_without_a_gpu_it_says_what_it_would_time(no_gpu, capsys, tmp_path):
     assert set(plan["variants"]) == set(eb.VARIANTS) and plan["command"] and plan["date"]
 
 
+def test_without_a_gpu_the_gated_plan_says_swiglu(no_gpu, capsys):
+    assert cli.main(["bench", "--epilogue", "gated,silu", "--shapes", "16,8192,4096"]) == 0
+    out = capsys.readouterr().out
+    assert "y = silu(x @ Wg.T) * (x @ Wu.T) [W = (Wg, Wu) rows interleaved]" in out
+    assert "activation='silu', gated=True)" in out and "F.silu(y[:, 0::2]) * y[:, 1::2]" in out
+    assert "gemm_gated" in out
+
+
 def test_the_operand_options_apply(no_gpu, capsys):
     assert cli.main(["bench", "--epilogue", "residual", "--layout", "nn", "--out-dtype", "fp32",
                      "--shapes", "64,256,512"]) == 0
@@ -120,26 +132,36 @@ def _inputs(spec, ops=eb.DEFAULT_OPERANDS, seed=3):
     return eb.check_inputs(P, ops, spec, gen, device="cpu")
 
 
-def _fused_like(inp, spec, activation=None, bias=None, before=False):
-    """What the fused kernel computes (fp32, the tanh forms, one rounding); the keyword arguments break it."""
+def _fused_like(inp, spec, activation=None, bias=None, before=False, pairs="interleaved"):
+    """What the fused kernel computes (fp32, the tanh forms, one rounding); the keyword arguments break it (``pairs``
+    for the gated ones: "swapped" takes up as the gate, "halves" the concatenated [gate; up] halves)."""
     y = inp.a.float() @ inp.b.float()
     if spec.bias:
         y = y + (inp.bias if bias is None else bias).float()
     if spec.residual and before:
         y = y + inp.residual.float()
     act = activation or spec.activation
+    gate, up = y, None
+    if spec.gated:
+        n = y.shape[1]
+        gate, up = {"interleaved": (y[:, 0::2], y[:, 1::2]), "swapped": (y[:, 1::2], y[:, 0::2]),
+                    "halves": (y[:, : n // 2], y[:, n // 2:])}[pairs]
+    y = gate
     if act == "gelu":
         y = 0.5 * y * (1 + torch.tanh(0.7978845608 * (y + 0.044715 * y**3)))
     elif act == "silu":
         y = 0.5 * y * (1 + torch.tanh(0.5 * y))
     elif act == "relu":
         y = torch.relu(y)
+    if up is not None:
+        y = y * up
     if spec.residual and not before:
         y = y + inp.residual.float()
     return y.to(inp.c.dtype)
 
 
-@pytest.mark.parametrize("text", ["bias", "bias,gelu", "bias,silu", "relu", "residual", "bias,gelu,residual"])
+@pytest.mark.parametrize("text", ["bias", "bias,gelu", "bias,silu", "relu", "residual", "bias,gelu,residual",
+                                  "gated,silu", "bias,gated,gelu", "gated,relu,residual", "gated"])
 @pytest.mark.parametrize("ops", [eb.DEFAULT_OPERANDS, Operands.of("tn", "fp16", "fp16")], ids=lambda o: o.label())
 def test_the_unfused_sequence_and_the_fused_math_pass(text, ops):
     spec = eb.parse_spec(text)
@@ -158,6 +180,9 @@ def test_the_unfused_sequence_and_the_fused_math_pass(text, ops):
     ("gelu,residual", "residual before the activation"),
     ("bias", "one NaN"),
     ("residual", "one element off by 0.25"),
+    ("gated,silu", "gate and up swapped"),
+    ("bias,gated,gelu", "concatenated halves"),
+    ("gated,silu,residual", "the plain product"),
 ])
 def test_a_wrong_epilogue_fails_the_check(text, wrong):
     spec = eb.parse_spec(text)
@@ -172,6 +197,12 @@ def test_a_wrong_epilogue_fails_the_check(text, wrong):
         y = _fused_like(inp, spec, bias=bias)
     elif wrong == "residual before the activation":
         y = _fused_like(inp, spec, before=True)
+    elif wrong == "gate and up swapped":
+        y = _fused_like(inp, spec, pairs="swapped")
+    elif wrong == "concatenated halves":
+        y = _fused_like(inp, spec, pairs="halves")
+    elif wrong == "the plain product":
+        y = _fused_like(inp, spec, activation="none")
     else:
         y = _fused_like(inp, spec)
         y[5, 9] = float("nan") if wrong == "one NaN" else y[5, 9] + 0.25
@@ -225,6 +256,27 @@ def test_a_call_that_refuses_the_shape_is_skipped_not_an_error():
     assert not eb._checked(row, chk) and row["status"] == "skipped" and "cannot do" in row["reason"]
 
 
+def test_gated_inputs_and_bytes_are_half_width():
+    spec = eb.parse_spec("bias,gated,silu,residual")
+    inp = _inputs(spec)
+    assert tuple(inp.c.shape) == (96, 128) and tuple(inp.residual.shape) == (96, 128) and tuple(inp.bias.shape) == (256,)
+    assert torch.isnan(inp.c).all()
+    ops = eb.DEFAULT_OPERANDS  # bf16 A, B and C
+    assert eb.epilogue_bytes(P, ops, spec) == 2 * (96 * 4096 + 4096 * 256 + 256) + 2 * 96 * 128 * 2
+    assert eb.epilogue_bytes(P, ops, eb.parse_spec("bias,silu,residual")) == (2 * (96 * 4096 + 4096 * 256 + 256)
+                                                                             + 2 * 96 * 256 * 2)
+
+
+def test_the_unfused_gated_sequence_is_a_users_swiglu():
+    spec = eb.parse_spec("bias,gated,silu,residual")
+    inp = _inputs(spec)
+    y = F.linear(inp.a, inp.b.t(), inp.bias)
+    assert torch.equal(eb.unfused(spec)(inp)(), F.silu(y[:, 0::2]) * y[:, 1::2] + inp.residual)
+    assert eb.unfused_ops(spec) == ('y = F.linear(x, W, b) (torch.addmm: cuBLAS(Lt) with its bias epilogue); '
+                                    'y = F.silu(y[:, 0::2]) * y[:, 1::2]; y = y + r')
+    assert eb.unfused_ops(eb.parse_spec("gated")) == "y = x @ W.T (torch.matmul); y = y[:, 0::2] * y[:, 1::2]"
+
+
 def test_the_unfused_sequence_is_the_torch_ops():
     spec = eb.parse_spec("bias,gelu,residual")
     inp = _inputs(spec)
@@ -243,6 +295,9 @@ def test_the_fused_call(monkeypatch):
     assert eb.fused(eb.parse_spec("bias,silu"), "sm90")(inp)() == "C"
     assert seen == [("A", "B", {"phase": "best", "out": "c", "arch": "sm90", "bias": "bias", "activation": "silu",
                                 "residual": None})]
+    assert eb.fused(eb.parse_spec("gated,silu"))(inp)() == "C"
+    assert seen[-1] == ("A", "B", {"phase": "best", "out": "c", "arch": None, "bias": None, "activation": "silu",
+                                   "residual": None, "gated": True})
 
 
 # ------------------------------------------------------------------------------------------------ quack
@@ -259,6 +314,12 @@ def _fake_quack(calls, act_map=("relu", "silu", "gelu_tanh_approx"), add_bias=Tr
                                          "store_preact": store_preact, "tuned": tuned}))
         return None, postact_out
 
+    def gemm_gated(A, B, C=None, bias=None, activation="swiglu", preact_out=None, postact_out=None,
+                   out_dtype=None, postact_dtype=None, store_preact=True, tuned=True):
+        calls.append(("gemm_gated", A, B, {"C": C, "bias": bias, "activation": activation,
+                                           "postact_out": postact_out, "store_preact": store_preact, "tuned": tuned}))
+        return None, postact_out
+
     if add_bias:
         def gemm_add(A, B, C, out=None, bias=None, tuned=True):
             calls.append(("gemm_add", A, B, {"C": C, "out": out, "bias": bias, "tuned": tuned}))
@@ -267,7 +328,7 @@ def _fake_quack(calls, act_map=("relu", "silu", "gelu_tanh_approx"), add_bias=Tr
         def gemm_add(A, B, C, out=None, tuned=True):
             return out
 
-    return types.SimpleNamespace(gemm=gemm, gemm_act=gemm_act, gemm_add=gemm_add,
+    return types.SimpleNamespace(gemm=gemm, gemm_act=gemm_act, gemm_add=gemm_add, gemm_gated=gemm_gated,
                                  act_to_pytorch_fn_map={k: None for k in act_map})
 
 
@@ -288,6 +349,29 @@ def test_quack_calls_per_epilogue():
     make, how = eb.quack_plan(eb.parse_spec("bias"), gi)
     make(inp)()
     assert calls[-1] == ("gemm", "A", "Bt", {"out": "C", "bias": "b", "tuned": False})
+
+
+def test_quack_gated_calls():
+    calls = []
+    gi = _fake_quack(calls)
+    inp = eb.Inputs("A", "Bt", "b", "r", "C")
+    for text, name in (("gated,silu", "swiglu"), ("bias,gated,gelu", "geglu"), ("gated,relu", "reglu")):
+        make, how = eb.quack_plan(eb.parse_spec(text), gi)
+        assert make(inp)() == "C" and f"gemm_gated(A, B, bias={'b' if 'bias' in text else 'None'}" in how
+        assert calls[-1] == ("gemm_gated", "A", "Bt", {"C": None, "bias": "b" if "bias" in text else None,
+                                                       "activation": name, "postact_out": "C", "store_preact": False,
+                                                       "tuned": False})
+
+
+def test_quack_gated_without_the_call_is_a_reason():
+    make, why = eb.quack_plan(eb.parse_spec("gated,silu,residual"), _fake_quack([]))
+    assert make is None and "gemm_gated adds its C before the pair" in why
+    make, why = eb.quack_plan(eb.parse_spec("gated"), _fake_quack([]))
+    assert make is None and "no plain product gate * up" in why
+    old = _fake_quack([])
+    del old.gemm_gated
+    make, why = eb.quack_plan(eb.parse_spec("gated,silu"), old)
+    assert make is None and why == "quack.gemm_interface has no gemm_gated"
 
 
 def test_quack_without_the_epilogue_is_a_reason():
@@ -473,12 +557,13 @@ def test_the_run_file_lists_its_cases():
 
 def test_the_run_file_cases_parse_and_cover_the_brief():
     cmds = _bench_commands()
-    assert len(cmds) == 6
+    assert len(cmds) == 8
     parser = cli.build_parser(["bench"])
     seen = set()
     for argv in cmds:
         args = parser.parse_args(["bench", *argv])
         seen.add((args.epilogue.text(), args.set))
         assert args.set in ("decode", "prefill-fwd") and not args.layout  # the default nt bf16->bf16
-    assert seen == {(s, t) for s in ("bias,gelu", "bias,silu", "residual") for t in ("decode", "prefill-fwd")}
+    assert seen == {(s, t) for s in ("bias,gelu", "bias,silu", "gated,silu", "residual")
+                    for t in ("decode", "prefill-fwd")}
 

@@ -2,14 +2,16 @@
 and beside quack's fused kernel.
 
 What: at each shape, y = act(x @ W.T + b) + r (``Spec``: a comma list of ``bias``, one of ``relu`` / ``gelu`` /
-``silu``, ``residual``) three ways:
+``silu``, ``residual``, and ``gated``: a gated MLP's pair, y = act(z[:, 0::2]) * z[:, 1::2] + r for z = x @ W.T + b
+with W's rows interleaved (gate, up) -- ``gated,silu`` is SwiGLU -- y half z's width) three ways:
 - ``fused``: ``cute_gemm.gemm(x, W.T, phase="best", out=y, bias=, activation=, residual=)``: one launch, the
   epilogue on the accumulators in fp32, rounded once (phase 11 on both ladders);
 - ``unfused``: cuBLAS and the torch ops a model runs without a fused kernel: ``F.linear(x, W, b)``
   (``torch.addmm``, cuBLASLt's own bias epilogue) or ``x @ W.T``, then ``F.gelu(y, approximate="tanh")`` /
   ``F.silu`` / ``F.relu``, then ``y + r``: each op one launch that reads and writes y;
 - ``quack``: quack's fused GEMM where installed and where it has the epilogue (``quack_plan``: ``gemm``'s bias,
-  ``gemm_act``, ``gemm_add``); otherwise a row saying why, not a time.
+  ``gemm_act``, ``gemm_add``, ``gemm_gated`` -- which pairs columns (2j, 2j + 1) as phase 11 does); otherwise a
+  row saying why, not a time.
 
 Why: the fused kernel's case is fewer launches and fewer trips of y through memory; at decode shapes those
 are a large share of a layer's time, at prefill shapes the GEMM dominates. Only a measurement says which.
@@ -23,7 +25,8 @@ back-to-back calls, interleaved round robin on one set of inputs rotated so that
 (cold L2: a layer's weights are not in L2 when it runs), NVML telemetry per window. The result is a
 bench-v2 document (``results.document``: GPU, driver, clocks, versions, date, command) whose ``epilogue``
 section holds the per-shape speedups (the other's time over the fused one: > 1, the fused call is faster)
-and their geomeans. Without a GPU ``describe`` says what would be timed.
+and their geomeans. Without a GPU ``describe`` says what would be timed. The command line's side (options, the
+no-GPU plan file) is ``cute_gemm.cli.commands.bench``'s: this layer does not import the CLI.
 """
 
 from __future__ import annotations
@@ -32,63 +35,71 @@ import dataclasses
 import importlib.util
 import math
 import statistics
-import sys
 
 from phases.operands import Operands
 
 ACTIVATIONS = ("relu", "gelu", "silu")  # phases.epilogue.ACTIVATIONS but "none" (that module imports the DSL)
-TERMS = ("bias", *ACTIVATIONS, "residual")
+TERMS = ("bias", "gated", *ACTIVATIONS, "residual")
 DEFAULT_OPERANDS = Operands.of("nt", "bf16", "bf16")  # y = x @ W.T with an nn.Linear weight, bf16 in and out
 DEFAULT_OUT = "bench/results/epilogue.json"
 VARIANTS = ("fused", "unfused", "quack")
 QUACK_ACT = {"relu": "relu", "gelu": "gelu_tanh_approx", "silu": "silu"}  # quack's activation names
+QUACK_GATED = {"silu": "swiglu", "gelu": "geglu", "relu": "reglu"}  # quack's gemm_gated names (its glu: sigmoid)
 TANH_APPROX = 2.0**-11  # relative error of tanh.approx.f32 (gelu, silu): below a bf16 ulp, above fp32 rounding
 
 
 @dataclasses.dataclass(frozen=True)
 class Spec:
     """The epilogue: ``bias`` (a vector over N, A's dtype), ``activation`` (None or one of ACTIVATIONS),
-    ``residual`` (C's shape and dtype, added after the activation)."""
+    ``residual`` (C's shape and dtype, added after the activation), ``gated`` (the pairs: C [M, N/2] =
+    act(gate) * up of W's interleaved rows; the activation None is the plain product)."""
 
     bias: bool = False
     activation: str | None = None
     residual: bool = False
+    gated: bool = False
 
     def text(self) -> str:
-        """'bias,gelu,residual': the spec as given on the command line, in canonical order."""
-        return ",".join((["bias"] if self.bias else []) + ([self.activation] if self.activation else [])
-                        + (["residual"] if self.residual else []))
+        """'bias,gated,silu,residual': the spec as given on the command line, in canonical order."""
+        return ",".join((["bias"] if self.bias else []) + (["gated"] if self.gated else [])
+                        + ([self.activation] if self.activation else []) + (["residual"] if self.residual else []))
 
     def kwargs(self, bias, residual) -> dict:
-        """The epilogue's keyword arguments of ``cute_gemm.gemm``."""
+        """The epilogue's keyword arguments of ``cute_gemm.gemm`` (``gated`` only where the spec has it)."""
         return {"bias": bias if self.bias else None, "activation": self.activation,
-                "residual": residual if self.residual else None}
+                "residual": residual if self.residual else None, **({"gated": True} if self.gated else {})}
+
+    def c_cols(self, n: int) -> int:
+        """C's columns for a GEMM N: N, or N / 2 with the gated pairs."""
+        return n // 2 if self.gated else n
 
 
 def parse_spec(text: str) -> Spec:
-    """'bias,gelu' -> Spec(bias=True, activation='gelu'); ValueError (one sentence) for an unknown or repeated
-    term, two activations, or nothing."""
+    """'bias,gelu' -> Spec(bias=True, activation='gelu'), 'gated,silu' -> SwiGLU's; ValueError (one sentence) for an
+    unknown or repeated term, two activations, or nothing."""
     words = [w.strip().lower() for w in text.split(",")]
     if not any(words) or "" in words:
         raise ValueError(f"{text!r}: expected a comma list of {', '.join(TERMS)} (e.g. bias,gelu)")
     unknown = [w for w in words if w not in TERMS]
     if unknown:
-        raise ValueError(f"{text!r}: unknown term {unknown[0]!r}; terms are bias, one activation of "
-                         f"{'/'.join(ACTIVATIONS)}, residual (e.g. bias,gelu)")
+        raise ValueError(f"{text!r}: unknown term {unknown[0]!r}; terms are bias, gated, one activation of "
+                         f"{'/'.join(ACTIVATIONS)}, residual (e.g. bias,gelu or gated,silu)")
     twice = [w for w in dict.fromkeys(words) if words.count(w) > 1]
     if twice:
         raise ValueError(f"{text!r}: {twice[0]!r} is given twice")
     acts = [w for w in words if w in ACTIVATIONS]
     if len(acts) > 1:
         raise ValueError(f"{text!r}: two activations ({' and '.join(acts)}); give at most one")
-    return Spec(bias="bias" in words, activation=acts[0] if acts else None, residual="residual" in words)
+    return Spec(bias="bias" in words, activation=acts[0] if acts else None, residual="residual" in words,
+                gated="gated" in words)
 
 
 # ------------------------------------------------------------------------------------------- inputs
 @dataclasses.dataclass
 class Inputs:
     """One call's tensors: A [M,K], B [K,N] (the run's layout), bias [N] of A's dtype, residual [M,N] of C's
-    dtype (None where the spec has no such term), and a NaN-poisoned C for the calls that write into one."""
+    dtype (None where the spec has no such term), and a NaN-poisoned C for the calls that write into one (C and the
+    residual [M, N/2] with the gated pairs)."""
 
     a: object
     b: object
@@ -103,17 +114,18 @@ def check_inputs(p, ops: Operands, spec: Spec, generator, device="cuda"):
     import torch
 
     from cute_gemm.measure.inputs import _operand, poisoned_output
-    from cute_gemm.runtime.problem import torch_dtype
+    from cute_gemm.runtime.problem import Problem, torch_dtype
 
     def randn(r, c, scale=1.0):
         return torch.randn(r, c, device=device, generator=generator) * scale
 
     ab, c = torch_dtype(ops.ab), torch_dtype(ops.c)
+    cols = spec.c_cols(p.n)
     a = _operand(p.m, p.k, ops.a_major == "k", ab, randn)
     b = _operand(p.k, p.n, ops.b_major == "n", ab, lambda r, cc: randn(r, cc, 1 / math.sqrt(p.k)))
     bias = randn(1, p.n)[0].to(ab) if spec.bias else None
-    res = randn(p.m, p.n).to(c) if spec.residual else None
-    return Inputs(a, b, bias, res, poisoned_output(p, device, operands=ops))
+    res = randn(p.m, cols).to(c) if spec.residual else None
+    return Inputs(a, b, bias, res, poisoned_output(Problem(p.m, cols, p.k), device, operands=ops))
 
 
 def timing_sets(p, ops: Operands, spec: Spec, data: str, n_sets: int) -> list[Inputs]:
@@ -125,24 +137,31 @@ def timing_sets(p, ops: Operands, spec: Spec, data: str, n_sets: int) -> list[In
     from cute_gemm.runtime.problem import torch_dtype
 
     out = []
+    cols = spec.c_cols(p.n)
     for a, b, c in timing_inputs(p, data, n_sets, ops):
         bias = torch.randn(p.n, device="cuda").to(torch_dtype(ops.ab)) if spec.bias else None
-        res = torch.randn(p.m, p.n, device="cuda").to(c.dtype) if spec.residual else None
+        if cols != p.n:  # the gated pairs' C [M, N/2]
+            c = torch.full((p.m, cols), float("nan"), device="cuda", dtype=c.dtype)
+        res = torch.randn(p.m, cols, device="cuda").to(c.dtype) if spec.residual else None
         out.append(Inputs(a, b, bias, res, c))
     return out
 
 
 def epilogue_bytes(p, ops: Operands, spec: Spec) -> int:
-    """A, B and C once each, and the bias and residual: what the fused call must at least move."""
+    """A, B and C once each, and the bias and residual: what the fused call must at least move (C and the residual
+    half as wide with the gated pairs)."""
     from cute_gemm.runtime.problem import _BYTES
 
-    return p.bytes(ops) + _BYTES[ops.ab] * p.n * spec.bias + _BYTES[ops.c] * p.m * p.n * spec.residual
+    ab, c, cols = _BYTES[ops.ab], _BYTES[ops.c], spec.c_cols(p.n)
+    return ab * (p.m * p.k + p.k * p.n + p.n * spec.bias) + c * p.m * cols * (1 + spec.residual)
 
 
 # ---------------------------------------------------------------------------------------- the check
 CHECK = ("against float64 act(x @ W.T + b) + r: every element within atol + rtol (|x @ W.T + b| + |act| + |r|) "
          "(the check's atol and rtol for C's type, widened by 2^-11 with gelu or silu for tanh.approx; each "
-         "rounding of the unfused sequence is within it), relative Frobenius error within the check's limit "
+         "rounding of the unfused sequence is within it) -- gated: act(g) * u + r of the pairs (g, u) = (z[:, 2j], "
+         "z[:, 2j + 1]) within atol (1 + |u| + |act(g)|) + rtol ((|g| + |act(g)|) |u| + |act(g) u| + |r|), what a "
+         "rounding of g, of u and of each product moves it by; relative Frobenius error within the check's limit "
          "(+ 2^-11 likewise), no NaN left in C; the fused call also bit-identical on a repeat")
 
 
@@ -181,13 +200,20 @@ def compare(y, inp: Inputs, spec: Spec, tol, rows=None) -> dict:
     pre = pick(inp.a).double() @ inp.b.double()
     if spec.bias:
         pre = pre + inp.bias.double()
-    act = activate64(pre, spec.activation)
-    ref, scale = act, pre.abs() + act.abs()
+    if spec.gated:  # the pairs: an error in g moves act(g) u by up to |act'(g)| |u| times it, one in u by |act(g)|
+        g, u = pre[:, 0::2], pre[:, 1::2]
+        act_g = activate64(g, spec.activation)
+        act = act_g * u
+        scale, aweight = (g.abs() + act_g.abs()) * u.abs() + act.abs(), 1 + u.abs() + act_g.abs()
+    else:
+        act = activate64(pre, spec.activation)
+        scale, aweight = pre.abs() + act.abs(), 1.0
+    ref = act
     if spec.residual:
         res = pick(inp.residual).double()
         ref, scale = act + res, scale + res.abs()
     diff = (pick(y).double() - ref).abs()
-    bad = ~(diff <= tol.atol + tol.rtol * scale)  # NaN compares False: counted
+    bad = ~(diff <= tol.atol * aweight + tol.rtol * scale)  # NaN compares False: counted
     ref_norm = torch.linalg.vector_norm(ref).item() or 1.0
     return {
         "unwritten": nan,
@@ -261,19 +287,23 @@ def fused(spec: Spec, arch: str | None = None):
 def unfused_ops(spec: Spec) -> str:
     """The unfused sequence in words (recorded on its rows)."""
     mm = "F.linear(x, W, b) (torch.addmm: cuBLAS(Lt) with its bias epilogue)" if spec.bias else "x @ W.T (torch.matmul)"
-    act = {"gelu": 'F.gelu(y, approximate="tanh")', "silu": "F.silu(y)", "relu": "F.relu(y)"}.get(spec.activation)
+    arg = "y[:, 0::2]" if spec.gated else "y"
+    act = {"gelu": f'F.gelu({arg}, approximate="tanh")', "silu": f"F.silu({arg})", "relu": f"F.relu({arg})"}.get(
+        spec.activation, arg if spec.gated else None)
+    act = f"{act} * y[:, 1::2]" if spec.gated else act
     return "; ".join([f"y = {mm}"] + ([f"y = {act}"] if act else []) + (["y = y + r"] if spec.residual else []))
 
 
 def unfused(spec: Spec):
     """make(inputs) -> a launch of the torch ops a user runs without a fused kernel (``unfused_ops``): the
-    GEMM in C's dtype (with a C of another type than A's: fp32 out, then ``+ b``), the activation, ``+ r``."""
+    GEMM in C's dtype (with a C of another type than A's: fp32 out, then ``+ b``), the activation (gated: a user's
+    SwiGLU on the interleaved weight, act(y[:, 0::2]) * y[:, 1::2]), ``+ r``."""
 
     def make(inp: Inputs):
         import torch
         import torch.nn.functional as F
 
-        acts = {"relu": F.relu, "gelu": lambda y: F.gelu(y, approximate="tanh"), "silu": F.silu}
+        acts = {"relu": F.relu, "gelu": lambda y: F.gelu(y, approximate="tanh"), "silu": F.silu, None: lambda y: y}
         same = inp.c.dtype == inp.a.dtype
 
         def launch():
@@ -284,7 +314,9 @@ def unfused(spec: Spec):
 
                 y = mm_out(inp.a, inp.b, inp.c.dtype)
                 y = y + inp.bias if spec.bias else y
-            if spec.activation:
+            if spec.gated:
+                y = acts[spec.activation](y[:, 0::2]) * y[:, 1::2]
+            elif spec.activation:
                 y = acts[spec.activation](y)
             return y + inp.residual if spec.residual else y
 
@@ -300,9 +332,11 @@ def quack_missing() -> str | None:
 def quack_plan(spec: Spec, gi=None):
     """(make(inputs) -> launch, how it is called) for quack's fused kernel of ``spec``, or (None, why not):
     ``gemm(A, B, out=C, bias=b)`` for a bias alone, ``gemm_act(A, B, bias=, activation=, postact_out=C)`` with an
-    activation, ``gemm_add(A, B, r, out=C, bias=)`` for a residual without one. quack's ``gemm_act`` adds its C
-    before the activation, so a residual after it has no quack call. ``gi``: quack.gemm_interface (imported
-    here by default: import it only after the phases are compiled)."""
+    activation, ``gemm_add(A, B, r, out=C, bias=)`` for a residual without one, ``gemm_gated(A, B, bias=,
+    activation="swiglu" / "geglu" / "reglu", postact_out=C)`` for the gated pairs (quack pairs columns (2j, 2j + 1)
+    too). quack's ``gemm_act`` and ``gemm_gated`` add their C before the activation, so a residual after it has no
+    quack call. ``gi``: quack.gemm_interface (imported here by default: import it only after the phases are
+    compiled)."""
     import inspect
 
     if gi is None:
@@ -316,6 +350,8 @@ def quack_plan(spec: Spec, gi=None):
         lack = [x for x in params if x not in have]
         return (fn, have) if not lack else (None, f"quack's {fn_name} takes no {', '.join(lack)}")
 
+    if spec.gated:
+        return _quack_gated(spec, takes)
     if spec.activation and spec.residual:
         return None, ("quack's gemm_act adds its C before the activation (act(A @ B + C + bias)): a residual "
                       "added after the activation has no quack call")
@@ -354,15 +390,41 @@ def quack_plan(spec: Spec, gi=None):
                   f"its heuristic config")
 
 
+def _quack_gated(spec: Spec, takes):
+    """``quack_plan`` for the gated pairs: quack's ``gemm_gated`` with its name of the activation, or (None, why)."""
+    if spec.residual:
+        return None, ("quack's gemm_gated adds its C before the pair (act(A @ B + C + bias)): a residual added "
+                      "after the gated product has no quack call")
+    name = QUACK_GATED.get(spec.activation)
+    if name is None:
+        return None, "quack's gemm_gated has no plain product gate * up (its 'glu' is sigmoid(gate) * up)"
+    fn, have = takes("gemm_gated", "bias", "activation")
+    if fn is None:
+        return None, have
+    kw = {"store_preact": False} if "store_preact" in have else {}
+    kw.update({"tuned": False} if "tuned" in have else {})
+    into = "postact_out" in have
+
+    def make(inp):
+        extra = {"postact_out": inp.c} if into else {"postact_dtype": inp.c.dtype}
+        bias = inp.bias if spec.bias else None
+        return lambda: fn(inp.a, inp.b, bias=bias, activation=name, **kw, **extra)[1]
+
+    how = f"quack.gemm_interface.gemm_gated(A, B, bias={'b' if spec.bias else 'None'}, activation={name!r}"
+    return make, how + ", postact_out=C, store_preact=False, tuned=False): its heuristic config"
+
+
 def describe_variants(spec: Spec, arch: str | None = None) -> dict:
     """key -> how it is called, in words (without importing quack)."""
     arch_kw = f", arch={arch!r}" if arch else ""
     kws = ", ".join(f"{k}={'b' if k == 'bias' else 'r' if k == 'residual' else repr(v)}"
                     for k, v in spec.kwargs("b", "r").items() if v is not None)
+    quack = ("quack's gated GEMM (gemm_gated: swiglu, geglu, reglu)" if spec.gated else
+             "quack's fused GEMM with the epilogue (gemm's bias, gemm_act, gemm_add)")
     return {
         "fused": f'cute_gemm.gemm(A, B, phase="best", out=C{arch_kw}, {kws}): one launch (phase 11\'s epilogue)',
         "unfused": unfused_ops(spec),
-        "quack": "quack's fused GEMM with the epilogue (gemm's bias, gemm_act, gemm_add), its heuristic config",
+        "quack": f"{quack}, its heuristic config",
     }
 
 
@@ -526,7 +588,8 @@ def section(spec: Spec, shapes: list[dict], how: dict) -> dict:
     """The document's ``epilogue`` section: the spec, how each variant is called, the per-shape lines, and the
     geomean speedups (over the shapes where both were timed)."""
     out = {"spec": spec.text(), "bias": spec.bias, "activation": spec.activation, "residual": spec.residual,
-           "variants": how, "speedup": "the other's median time / the fused call's (> 1: fused is faster)",
+           "gated": spec.gated, "variants": how,
+           "speedup": "the other's median time / the fused call's (> 1: fused is faster)",
            "shapes": shapes}
     for other in ("unfused", "quack"):
         vals = [s[f"speedup_vs_{other}"] for s in shapes if s[f"speedup_vs_{other}"]]
@@ -586,58 +649,12 @@ def describe(spec: Spec, shapes, ops: Operands, reason: str, arch: str | None = 
 
 
 def _formula(spec: Spec) -> str:
+    if spec.gated:  # W's rows interleaved: gate j at 2j, up j at 2j + 1
+        b = " + b" if spec.bias else ""
+        gate = f"x @ Wg.T{b.replace('b', 'bg')}"
+        y = f"{spec.activation}({gate})" if spec.activation else f"({gate})"
+        y += f" * (x @ Wu.T{b.replace('b', 'bu')}) [W = (Wg, Wu) rows interleaved]"
+        return y + (" + r" if spec.residual else "")
     y = "x @ W.T" + (" + b" if spec.bias else "")
     y = f"{spec.activation}({y})" if spec.activation else y
     return y + (" + r" if spec.residual else "")
-
-
-# ----------------------------------------------------------------------------------------------- CLI
-def run_cli(args) -> int:
-    """``cute-gemm bench --epilogue SPEC`` from its parsed arguments: the options checked, then the timed run (a
-    GPU) or ``describe`` (none; exit 0)."""
-    import json
-
-    from cute_gemm.cli import steps
-    from cute_gemm.cli.args import UsageError, writable_file
-    from cute_gemm.measure import environment, results, sets, suite
-    from cute_gemm.runtime import arch as _arch
-
-    clash = steps.given(args, ("api", "best", "config", "phases", "peers", "ncu_check"))
-    if clash:
-        raise UsageError(f"--epilogue times its own variants (fused, unfused torch ops, quack) with phase=\"best\"; "
-                         f"drop {', '.join(clash)}")
-    spec = args.epilogue
-    ops = Operands.of(args.layout or DEFAULT_OPERANDS.layout, args.dtype or DEFAULT_OPERANDS.ab,
-                      args.out_dtype or DEFAULT_OPERANDS.c)
-    shapes = list(args.shapes or [])
-    if args.set:  # the set's shapes, computed with the run's operands (a set's own per-shape operands do not apply)
-        shapes += [p for p in sets.get(args.set).problems if p not in shapes]
-    if args.sweep:
-        shapes += [p for p in suite.SWEEP if p not in shapes]
-    shapes = shapes or list(suite.HEADLINE)
-    tgt = steps.gpu_target()
-    if tgt is not None and args.arch and args.arch != _arch.family(tgt):
-        raise UsageError(f"this GPU is {tgt}: {args.arch} kernels cannot run on it (without --arch, bench times "
-                         f"the {_arch.family(tgt)} phases)")
-    if tgt is None:
-        reason = steps.no_gpu_reason()
-        print("\n".join(describe(spec, shapes, ops, reason, args.arch)), flush=True)
-        if args.out:
-            plan = {"schema": "cute-gemm/epilogue-plan-v1", **environment.record(), "reason": reason,
-                    "epilogue": spec.text(), "operands": results.operands_record(ops),
-                    "shapes": [str(p) for p in shapes], "variants": describe_variants(spec, args.arch),
-                    "quack": quack_missing() or "installed", "check": CHECK}
-            with open(args.out, "w") as f:
-                json.dump(plan, f, indent=1)
-                f.write("\n")
-            print(f"wrote {args.out} (what would be timed)", file=sys.stderr)
-        return 0
-    out = args.out or DEFAULT_OUT
-    writable_file(out, "--out")
-    doc = run(spec, shapes, ops, data=args.data or "randn", rounds=args.rounds, sustained_s=args.sustained or 0.0,
-              cold_l2=True, arch=args.arch, progress=not args.quiet)
-    print("\n".join(table(doc)))
-    results.save(doc, out)
-    print(f"wrote {out}", file=sys.stderr)
-    bad = [r for r in doc["results"] if r["key"] == "fused" and r["status"] in ("failed", "error")]
-    return 1 if bad else 0

@@ -25,9 +25,7 @@ def run(args) -> int:
     if args.out:
         writable_file(args.out, "--out")
     if args.epilogue is not None:  # the fused epilogue beside the unfused sequence and quack: a run of its own
-        from cute_gemm.measure import epilogue_bench
-
-        return epilogue_bench.run_cli(args)
+        return _epilogue(args)
     if args.api:
         clash = given(args, ("shapes", "sweep", "set", *TIMING_OPTIONS))
         if clash:
@@ -65,6 +63,53 @@ def run(args) -> int:
         checked = [p for p in shapes if str(p) in {"512x512x512", "1024x1024x1024", "4096x4096x4096"}] or shapes
         doc["ncu_check"] = ncu_check(doc, checked, _arch.family(tgt), progress=lambda line: print(line, file=sys.stderr))
     return _finish(args, doc, plots=not args.no_plot)
+
+
+def _epilogue(args) -> int:
+    """``cute-gemm bench --epilogue SPEC`` from its parsed arguments: the options checked, then the timed run
+    (``measure.epilogue_bench.run``, a GPU) or what it would time (none; exit 0, ``--out`` the plan as JSON)."""
+    from cute_gemm.measure import environment, epilogue_bench as eb, results, sets, suite
+    from phases.operands import Operands
+
+    clash = given(args, ("api", "best", "config", "phases", "peers", "ncu_check"))
+    if clash:
+        raise UsageError(f"--epilogue times its own variants (fused, unfused torch ops, quack) with phase=\"best\"; "
+                         f"drop {', '.join(clash)}")
+    spec = args.epilogue
+    ops = Operands.of(args.layout or eb.DEFAULT_OPERANDS.layout, args.dtype or eb.DEFAULT_OPERANDS.ab,
+                      args.out_dtype or eb.DEFAULT_OPERANDS.c)
+    shapes = list(args.shapes or [])
+    if args.set:  # the set's shapes, computed with the run's operands (a set's own per-shape operands do not apply)
+        shapes += [p for p in sets.get(args.set).problems if p not in shapes]
+    if args.sweep:
+        shapes += [p for p in suite.SWEEP if p not in shapes]
+    shapes = shapes or list(suite.HEADLINE)
+    tgt = steps.gpu_target()
+    if tgt is not None and args.arch and args.arch != _arch.family(tgt):
+        raise UsageError(f"this GPU is {tgt}: {args.arch} kernels cannot run on it (without --arch, bench times "
+                         f"the {_arch.family(tgt)} phases)")
+    if tgt is None:
+        reason = steps.no_gpu_reason()
+        print("\n".join(eb.describe(spec, shapes, ops, reason, args.arch)), flush=True)
+        if args.out:
+            plan = {"schema": "cute-gemm/epilogue-plan-v1", **environment.record(), "reason": reason,
+                    "epilogue": spec.text(), "operands": results.operands_record(ops),
+                    "shapes": [str(p) for p in shapes], "variants": eb.describe_variants(spec, args.arch),
+                    "quack": eb.quack_missing() or "installed", "check": eb.CHECK}
+            with open(args.out, "w") as f:
+                json.dump(plan, f, indent=1)
+                f.write("\n")
+            print(f"wrote {args.out} (what would be timed)", file=sys.stderr)
+        return 0
+    out = args.out or eb.DEFAULT_OUT
+    writable_file(out, "--out")
+    doc = eb.run(spec, shapes, ops, data=args.data or "randn", rounds=args.rounds, sustained_s=args.sustained or 0.0,
+                 cold_l2=True, arch=args.arch, progress=not args.quiet)
+    print("\n".join(eb.table(doc)))
+    results.save(doc, out)
+    print(f"wrote {out}", file=sys.stderr)
+    bad = [r for r in doc["results"] if r["key"] == "fused" and r["status"] in ("failed", "error")]
+    return 1 if bad else 0
 
 
 def _finish(args, doc, plots: bool) -> int:
@@ -180,8 +225,11 @@ def add_arguments(p):
     p.add_argument("--config", action="append", metavar="P:F=V",
                    help="add a row: phase P with config F=V, e.g. 8:bn=128")
     p.add_argument("--epilogue", type=argtype(_epilogue_spec), metavar="SPEC",
-                   help="time a fused epilogue instead of the phases: SPEC is a comma list of bias, one activation "
-                        "(relu, gelu [tanh form] or silu) and residual, e.g. bias,gelu or residual. At each shape "
+                   help="time a fused epilogue instead of the phases: SPEC is a comma list of bias, gated, one "
+                        "activation (relu, gelu [tanh form] or silu) and residual, e.g. bias,gelu or residual; gated "
+                        "is a gated MLP's pair act(z[:, 0::2]) * z[:, 1::2] of W's interleaved (gate, up) rows "
+                        "(gated,silu: SwiGLU; fused with gated=True, unfused as F.linear then the pair by torch "
+                        "ops, quack's gemm_gated). At each shape "
                         "(--shapes, --set, --sweep) y = act(x @ W.T + b) + r three ways: fused, "
                         "cute_gemm.gemm(phase='best', bias=, activation=, residual=); unfused, F.linear or x @ W.T "
                         "(cuBLAS) then F.gelu/F.silu/F.relu and + r; and quack's fused GEMM where installed and "
