@@ -369,3 +369,34 @@ def test_phase_11_cases_compile(arch, tmp_path, monkeypatch):
     for key, p, ops in _epilogue_cases(arch):
         plan = cute_gemm.compile_only("11", key.partition(" ")[2] or None, arch, *(ops or "nn:fp16:fp32").split(":"))
         assert plan.kernel.can_implement(p.m, p.n, p.k) == [], key
+
+
+@pytest.mark.parametrize("arch", ["sm90", "sm100"])
+def test_best_epilogue_cases_hold_every_class_best_picks_with_an_epilogue(arch):
+    """best with a fused epilogue (phase 10's rows as phase 11, the persistent phases' with their fields): its picks
+    at 600 random shapes (every operands combination) fall in the classes the selftest checks; each case's config is
+    one best would run at its shape with its operands, the epilogue on; phase 11 and a persistent phase are among them."""
+    import random
+
+    from cute_gemm.runtime import choose, registry
+    from test_best_picks_build import ALL_OPERANDS, _shape
+
+    cases = selftest.best_epilogue_cases(arch)
+    have = set()
+    for key, p, note, skip, ops_text in cases:
+        entry = registry.resolve(key.split(" ")[0], arch)
+        cfg = entry.configured(key.partition(" ")[2])
+        assert (cfg.bias, cfg.activation, cfg.residual) == (True, "gelu", True) and note.startswith("best's epilogue")
+        have.add(selftest.config_class(entry.phase, cfg))
+        ops = selftest.operands_of(ops_text)
+        rows = [*choose.explain(arch, p.m, p.n, p.k, ops), *choose.phase10_rows(arch, p.m, p.n, p.k, ops)]
+        runs = [choose._epilogue_row(arch, r["phase"], r["config"], p.m, p.n, p.k, ops, **selftest.BEST_EPILOGUE)
+                for r in rows]
+        assert (entry.phase, cfg) in runs, (key, p, ops_text)
+    assert len(have) == len(cases) and {"11", {"sm90": "8", "sm100": "6"}[arch]} <= {c[0] for c in have}
+    rng = random.Random(47)
+    for i in range(600):
+        ops = ALL_OPERANDS[i % len(ALL_OPERANDS)]
+        m, n, k = _shape(rng, ops)
+        phase, cfg = choose.pick_epilogue(arch, m, n, k, ops, **selftest.BEST_EPILOGUE)
+        assert selftest.config_class(phase, cfg) in have, (m, n, k, ops.label(), phase, cfg)

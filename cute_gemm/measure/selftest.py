@@ -11,7 +11,9 @@ user's GPU and writes one report to attach to an issue. What it runs (``cases``)
 2. every config class ``best`` can pick (``best_cases``): the candidates ``choose.explain`` offers at ``PROBES``
    (ragged shapes from one token to prefill) grouped by what changes the kernel -- the phase, the split, the
    multicast (cluster_m), the tile family (rows, k-tile depth or width), CTAs per SM -- one config of each checked
-   at the probe shape that offers it, the operands turning through ``OPERANDS`` (every C dtype, every layout);
+   at the probe shape that offers it, the operands turning through ``OPERANDS`` (every C dtype, every layout); and
+   the same for a call with a fused epilogue (``best_epilogue_cases``: phase 11 in phase 10's classes, the
+   persistent phases with their fields), each with bias + gelu + residual;
 3. a short bench (``cute-gemm bench --best`` on ``BENCH_SHAPES`` against cuBLASLt): best's pick and its time.
 
 Each check is ``cute_gemm.measure.check.check_phase`` (fresh random inputs, NaN-poisoned C, against cuBLASLt and
@@ -119,7 +121,7 @@ def config_class(phase: str, cfg) -> tuple:
     """What of a config changes the kernel: the phase, its split, multicast (cluster_m), tile rows, k-tile depth
     (phases 9-10) or width (the persistent phases), CTAs per SM."""
     return (phase, getattr(cfg, "split_k", None), cfg.cluster_m, cfg.bm,
-            cfg.bk if phase in ("9", "10") else cfg.bn, getattr(cfg, "ctas_per_sm", None))
+            cfg.bk if phase in ("9", "10", "11") else cfg.bn, getattr(cfg, "ctas_per_sm", None))
 
 
 def best_cases(arch: str, phases: list[str] | None = None) -> list[tuple]:
@@ -149,6 +151,41 @@ def best_cases(arch: str, phases: list[str] | None = None) -> list[tuple]:
     return out
 
 
+# the epilogue best's classes are checked with: the fullest kind (a class is the tile, split and cluster it runs in)
+BEST_EPILOGUE = {"bias": True, "activation": "gelu", "residual": True}
+
+
+def best_epilogue_cases(arch: str, phases: list[str] | None = None) -> list[tuple]:
+    """``best_cases`` for a call with a fused epilogue (``gemm(..., bias=, activation=, residual=)``): every model row
+    at ``PROBES`` that ``phase="best"`` can run with the epilogue (``choose._epilogue_row``: phase 10's rows as phase
+    11, the persistent phases' with their fields; past phase 10's token counts its large-M tiles,
+    ``choose.phase10_rows``), one config of each class, with ``BEST_EPILOGUE``, the operands turning as there."""
+    from cute_gemm.runtime import choose, registry
+
+    seen: dict = {}
+    turn = 0
+    for m, n, k in PROBES:
+        for ops_text in OPERANDS:
+            ops = operands_of(ops_text)
+            for row in [*choose.explain(arch, m, n, k, ops), *choose.phase10_rows(arch, m, n, k, ops)]:
+                pick = choose._epilogue_row(arch, row["phase"], row["config"], m, n, k, ops, **BEST_EPILOGUE)
+                if pick is None or (phases and pick[0] not in phases):
+                    continue
+                cls = config_class(*pick)
+                if cls not in seen:
+                    seen[cls] = (pick, row["label"], Problem(m, n, k), ops_text, OPERANDS[turn % len(OPERANDS)])
+                    turn += 1
+    out = []
+    for (phase, cfg), label, p, offered, ops_text in seen.values():
+        entry = registry.get(arch, phase)
+        kern = entry.make(cfg, operands_of(ops_text))
+        if kern.can_implement(p.m, p.n, p.k) or choose.sm100_build_problems(kern):
+            ops_text = offered
+        over = registry.overrides_label(entry.overrides(cfg)).replace(" ", ",")
+        out.append((f"{entry.key} {over}", p, f"best's epilogue class {label}", None, ops_text))
+    return out
+
+
 def cases(phases: list[str] | None = None, shapes=SHAPES, arch: str = "sm100", best: bool = True) -> list[tuple]:
     """(entry key [+ " " + config overrides], shape, note, reason to skip or None, operands text) of every check:
     each phase of ``arch``'s ladder (or of ``phases``) in its default config and ``VARIANTS`` on the ragged shape
@@ -172,7 +209,7 @@ def cases(phases: list[str] | None = None, shapes=SHAPES, arch: str = "sm100", b
                     p, note, why = aligned[0], aligned[1], []
                 out.append((key, p, note, "; ".join(why) if why else None, ops_text))
     if best:
-        out += best_cases(arch, phases)
+        out += best_cases(arch, phases) + best_epilogue_cases(arch, phases)
     return out
 
 
