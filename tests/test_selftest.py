@@ -400,3 +400,22 @@ def test_best_epilogue_cases_hold_every_class_best_picks_with_an_epilogue(arch):
         m, n, k = _shape(rng, ops)
         phase, cfg = choose.pick_epilogue(arch, m, n, k, ops, **selftest.BEST_EPILOGUE)
         assert selftest.config_class(phase, cfg) in have, (m, n, k, ops.label(), phase, cfg)
+
+
+@pytest.mark.parametrize("arch", ["sm90", "sm100"])
+def test_a_sample_of_best_epilogue_cases_compiles(arch, tmp_path, monkeypatch):
+    """The compile-only part of best's epilogue classes, without a GPU: one case per (phase, split) compiles with its
+    operands (the whole set runs on a GPU: ``cute-gemm selftest``)."""
+    import cute_gemm
+    from cute_gemm.runtime import registry
+
+    monkeypatch.setenv("CUTE_GEMM_CACHE_DIR", str(tmp_path))
+    sample = {}
+    for key, p, _, _, ops in selftest.best_epilogue_cases(arch):
+        phase, over = key.split(" ")[0].split(":")[1], key.partition(" ")[2]
+        cfg = registry.get(arch, phase).configured(over)
+        sample.setdefault((phase, getattr(cfg, "split_k", None)), (phase, over, p, ops))
+    assert len(sample) >= 4
+    for phase, over, p, ops in sample.values():
+        plan = cute_gemm.compile_only(phase, over, arch, *(ops or "nn:fp16:fp32").split(":"))
+        assert plan.kernel.cfg.epilogue_active() and plan.kernel.can_implement(p.m, p.n, p.k) == []
