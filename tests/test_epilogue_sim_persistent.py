@@ -1,0 +1,70 @@
+"""The fused epilogue on the persistent phases (sm90 6 and 8, sm100 6: prefill's picks), run on the PTX machine.
+
+These phases apply ``phases.epilogue.apply_at`` to each accumulator register at its C coordinates before the slab
+(sm90) or the TMEM chunk (sm100) is rounded, staged in smem and stored by the TMA; the bias and the residual are
+read at the clamped coordinate (a register past C's edge reads the nearest element inside, and the TMA store
+clips it). The machine checks what ``tests/test_epilogue_sim.py`` checks for phase 11: every stored element's
+formula has its own accumulator over all of K, bias[n] and residual[m, n], and evaluates to the float64
+act(acc + bias[n]) + residual[m, n] rounded to C's type; no load outside the tensors, no race, no deadlock.
+
+The shapes are ragged (M, N not tile multiples, so partial tiles clamp) and small: one cluster walks 2 or 3
+tiles (phase 8: both warpgroups' turns), so a tile's coordinates come from the loop, not from the first tile.
+"""
+
+import dataclasses
+
+import pytest
+
+from cute_gemm.runtime import registry
+from phases.operands import Operands
+from ptxkit import harness
+from ptxkit.numerics import EpilogueSpec
+from sm90kit.harness90 import simulate90
+
+NT_BF16, NN_FP16, NT_FP32 = (Operands.of("nt", "bf16", "bf16"), Operands.of("nn", "fp16", "fp16"),
+                             Operands.of("nt", "bf16", "fp32"))
+
+# (ladder, phase, epilogue fields, operands, M, N, K, tile overrides)
+CASES = [
+    ("sm90", "6", {"bias": True, "activation": "gelu", "residual": True}, NT_BF16, 300, 120, 72,
+     {"bn": 128, "stages": 2, "sm_count": 2}),  # one cluster walks 2 cluster tiles; the second ragged in M and N
+    ("sm90", "8", {"activation": "silu"}, NT_FP32, 520, 120, 72, {"bn": 128, "sm_count": 2}),  # 3 tiles: both turns
+    ("sm90", "8", {"bias": True, "activation": "relu", "residual": True}, NN_FP16, 200, 136, 72,
+     {"bn": 128, "sm_count": 2}),
+    ("sm100", "6", {"bias": True, "activation": "gelu", "residual": True}, NT_BF16, 300, 136, 72,
+     {"bn": 128, "stages": 2, "sm_count": 2, "epi_warps": 4}),
+    ("sm100", "6", {"activation": "silu", "residual": True}, NT_FP32, 260, 72, 72,
+     {"bn": 64, "stages": 2, "sm_count": 2, "epi_warps": 4}),
+]
+
+
+def case_id(case) -> str:
+    ladder, phase, epi, ops, m, n, k, _ = case
+    return f"{ladder}-{phase}-{'+'.join(f'{a}' if v is True else str(v) for a, v in epi.items())}-{ops.c}C-{m}x{n}x{k}"
+
+
+def run(ladder, phase, epi, ops, m, n, k, tile, **kw):
+    cfg = dataclasses.replace(registry.get(ladder, phase).default_config(), **tile, **epi)
+    if ladder == "sm90":
+        return simulate90(f"sm90:{phase}", m, n, k, cfg, ops, **kw)
+    return harness.simulate(f"sm100:{phase}", m, n, k, cfg, ops, **kw)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_persistent_fused_epilogue_on_the_machine(case):
+    res = run(*case)
+    assert res.ok, res.report()
+
+
+def test_the_persistent_check_is_not_blind():
+    """sm90 phase 8 computes silu: checked against gelu, or without the activation, its elements are wrong numbers."""
+    case = CASES[1]
+    for wrong in ("gelu", "none"):
+        res = run(*case, expect=EpilogueSpec(False, wrong, False, "bf16", "f32"))
+        assert not res.ok and all("expected" in e for e in res.errors), res.report()
+
+
+def test_every_persistent_epilogue_phase_has_a_run():
+    from cute_gemm.runtime.choose import EPILOGUE_PERSISTENT
+
+    assert {(c[0], c[1]) for c in CASES} == {(arch, p) for arch, ps in EPILOGUE_PERSISTENT.items() for p in ps}
