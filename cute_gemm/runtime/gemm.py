@@ -191,7 +191,7 @@ def gated_linear(x, w_gate_up, bias=None, activation="silu", phase="best", out_d
     ``torch.ops.cute_gemm.gated_linear`` (fake: [..., N_out]) where nothing is recorded, else the linear op and
     torch ops as eagerly. Raises ``InputError`` / ``UnsupportedError`` as ``linear`` does, before anything compiles.
     """
-    from cute_gemm.runtime import torch_ops  # noqa: F401  (registers the ops; torch is loaded: x is a tensor)
+    from cute_gemm.runtime import torch_ops  # the ops and linear's autograd (torch is loaded: x is a tensor)
 
     x, w_gate_up, bias = _linear.autocast(x, w_gate_up, bias)
     act = "none" if activation is None else activation_name(activation)
