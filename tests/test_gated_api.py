@@ -101,7 +101,8 @@ def test_gated_and_plain_epilogue_calls_do_not_share_plans_or_keys(compiled):
     cute_gemm.gemm(a, b, phase="11", activation="silu", gated=True)
     cute_gemm.gemm(a, b, phase="11", gated=True)  # no activation: the plain product gate * up, still gated
     assert [(c.gated, c.activation) for _, c in compiled] == [(False, "silu"), (True, "silu"), (True, "none")]
-    assert {key[0] for key in plan._FAST} == {("11", (False, "silu", False, False)), ("11", (False, "silu", False, True)),
+    assert {key[0] for key in plan._FAST} == {("11", (False, "silu", False, False)),
+                                              ("11", (False, "silu", False, True)),
                                               ("11", (False, "none", False, True))}
     shapes = [tuple(p.fn.calls[0][2].shape) for p in _plans()]
     assert shapes == [(64, 128), (64, 64), (64, 64)]
