@@ -551,7 +551,17 @@ def test_the_run_file_lists_its_cases():
     r = subprocess.run(["bash", os.path.join(ROOT, "bench", "run_h200.sh"), "--list"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     mine = [line.split() for line in r.stdout.splitlines() if line.split()[1:2] == ["epilogue.sh"]]
-    assert r.returncode == 0 and [m[0] for m in mine] == ["epi-decode", "epi-prefill", "epi-residual"]
+    assert r.returncode == 0 and [m[0] for m in mine] == ["epi-decode", "epi-prefill", "epi-gated", "epi-residual"]
+
+
+def test_every_run_case_fits_one_device_command():
+    """Each case's bench calls, by their timeouts, stay under one device command's 600 s (minus the unpacking)."""
+    import re
+
+    text = open(os.path.join(ROOT, "bench", "runs", "epilogue.sh")).read()
+    for case in re.findall(r"^(epi-[a-z]+)\)\n(.*?)\n  ;;", text, flags=re.S | re.M):
+        limits = [int(x) for x in re.findall(r"^\s*epi \S+ (\d+) ", case[1], flags=re.M)]
+        assert limits and sum(limits) <= 560, (case[0], limits)
     assert "epilogue.sh" in open(os.path.join(ROOT, "bench", "run_h200.sh")).read()  # in the dispatcher's index
 
 

@@ -8,9 +8,11 @@
 #
 # Run from the repository root: bash bench/run_h200.sh CASE. Each case's comment says what it ran and, once run,
 # what came back; docs/results.md holds the tables. Cases (the number orders the device runs):
-#   epi-decode        1. --set decode, bias,gelu, bias,silu, gated,silu: fused vs unfused vs quack, 5 rounds
-#   epi-prefill       2. --set prefill-fwd, bias,gelu, bias,silu, gated,silu: fused vs unfused vs quack, 5 rounds
-#   epi-residual      3. residual alone (a skip connection), --set decode and --set prefill-fwd, 5 rounds
+#   epi-decode        1. --set decode, bias,gelu and bias,silu: fused vs unfused vs quack, 5 rounds
+#   epi-prefill       2. --set prefill-fwd, bias,gelu and bias,silu: fused vs unfused vs quack, 5 rounds
+#   epi-gated         3. gated,silu (SwiGLU) on --set decode and --set prefill-fwd, 5 rounds
+#   epi-residual      4. residual alone (a skip connection), --set decode and --set prefill-fwd, 5 rounds
+# Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # epi NAME LIMIT ARGS...: `cute-gemm bench --epilogue ...` into $OUT/NAME.json (its log $OUT/NAME.log), then its table
 epi() {
@@ -24,22 +26,24 @@ case "${1:-}" in
 epi-decode)
   # 1. (not yet run) the decode set's 30 shapes: the fused epilogue's case is at few tokens, where the unfused
   #    sequence's two extra launches and trips of y through memory are a large share of the layer
-  epi epi_decode_bias_gelu 280 --epilogue bias,gelu --set decode
-  epi epi_decode_bias_silu 280 --epilogue bias,silu --set decode
-  # SwiGLU (gated,silu): the set's weight read as interleaved (gate, up) rows, y [M, N/2] -- one phase 11 call vs
-  # F.linear then F.silu(y[:, 0::2]) * y[:, 1::2] vs quack's gemm_gated
-  epi epi_decode_gated_silu 280 --epilogue gated,silu --set decode
+  epi epi_decode_bias_gelu 270 --epilogue bias,gelu --set decode
+  epi epi_decode_bias_silu 270 --epilogue bias,silu --set decode
   ;;
 epi-prefill)
   # 2. (not yet run) the prefill set's 10 forward GEMMs (512-16384 tokens), where the GEMM dominates
-  epi epi_prefill_bias_gelu 280 --epilogue bias,gelu --set prefill-fwd
-  epi epi_prefill_bias_silu 280 --epilogue bias,silu --set prefill-fwd
-  epi epi_prefill_gated_silu 280 --epilogue gated,silu --set prefill-fwd
+  epi epi_prefill_bias_gelu 270 --epilogue bias,gelu --set prefill-fwd
+  epi epi_prefill_bias_silu 270 --epilogue bias,silu --set prefill-fwd
+  ;;
+epi-gated)
+  # 3. (not yet run) SwiGLU (gated,silu): the set's weight read as interleaved (gate, up) rows, y [M, N/2] -- one
+  #    phase 11 call vs F.linear then F.silu(y[:, 0::2]) * y[:, 1::2] vs quack's gemm_gated
+  epi epi_decode_gated_silu 270 --epilogue gated,silu --set decode
+  epi epi_prefill_gated_silu 270 --epilogue gated,silu --set prefill-fwd
   ;;
 epi-residual)
-  # 3. (not yet run) the residual add alone: quack's gemm_add is its fused peer
-  epi epi_decode_residual 280 --epilogue residual --set decode
-  epi epi_prefill_residual 280 --epilogue residual --set prefill-fwd
+  # 4. (not yet run) the residual add alone: quack's gemm_add is its fused peer
+  epi epi_decode_residual 270 --epilogue residual --set decode
+  epi epi_prefill_residual 270 --epilogue residual --set prefill-fwd
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
