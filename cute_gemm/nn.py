@@ -38,16 +38,19 @@ class Linear(torch.nn.Linear):
     module's docstring), ``F.linear`` elsewhere. ``phase``: what ``cute_gemm.linear`` runs ("best")."""
 
     phase = "best"  # a class default, so a module whose class ``swap_linear`` changed has it too
+    accumulate_grad = False  # the backward adds dW into an existing weight.grad in place (``cute_gemm.linear``)
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None,
-                 phase: str = "best") -> None:
+                 phase: str = "best", accumulate_grad: bool = False) -> None:
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         if phase != "best":
             self.phase = str(phase)
+        if accumulate_grad:
+            self.accumulate_grad = True
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if takes(input, self.weight, self.bias):
-            return _gemm.linear(input, self.weight, self.bias, phase=self.phase)
+            return _gemm.linear(input, self.weight, self.bias, phase=self.phase, accumulate_grad=self.accumulate_grad)
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

@@ -115,7 +115,7 @@ def _refuse_out_under_autograd():
                          "drop out=, or call it under torch.no_grad()")
 
 
-def linear(x, w, bias=None, phase="best", out_dtype=None, activation=None):
+def linear(x, w, bias=None, phase="best", out_dtype=None, activation=None, accumulate_grad=False):
     """y = act(x @ w.T (+ bias)), as ``torch.nn.functional.linear`` then the activation, forward and backward:
     x [..., K] fp16 or bf16, w [N, K] of the same dtype (an ``nn.Linear`` weight), bias [N] of that dtype or None;
     y [..., N] in x's dtype, or ``out_dtype`` (torch.float32, torch.float16 or torch.bfloat16; fp32 accumulate
@@ -133,9 +133,13 @@ def linear(x, w, bias=None, phase="best", out_dtype=None, activation=None):
     registered autograd, the backward's GEMMs the ops ``linear_dx`` / ``linear_dw``. Under
     ``torch.autocast`` (fp16 or bf16) x, w and bias are cast to the autocast dtype first, as F.linear's are,
     so an fp32 master weight gets an fp32 gradient through the cast. In a CUDA graph: warm every plan once
-    before capturing (the first call of a plan compiles), the backward's too. Remaining: dW is a new tensor
-    that autograd adds into an existing ``w.grad`` (torch's own accumulation, one more pass over it), not
-    a GEMM epilogue that adds into C.
+    before capturing (the first call of a plan compiles), the backward's too. dW is a new tensor that autograd
+    adds into an existing ``w.grad`` (one more pass over it) unless ``accumulate_grad=True`` (eager, opt-in):
+    then, where ``w`` is a leaf whose ``.grad`` exists, the backward adds dW into it in place with the
+    accumulate epilogue (``gemm(..., out=w.grad, accumulate=True)``, sm90) and returns no dW -- gradient
+    accumulation over micro-batches without the extra pass; hooks on ``w`` (DDP's) then see no gradient, so
+    use it with ``loss.backward()`` only. Elsewhere (sm100, autocast's cast weight, the first micro-batch) dW
+    is returned as usual.
 
     ``activation``: None / "none", "relu", "gelu" (tanh form) or "silu". Inference (nothing recorded) with
     ``phase`` "best" or "11": one kernel, phase 11's fused epilogue -- the bias added and the activation
@@ -164,7 +168,7 @@ def linear(x, w, bias=None, phase="best", out_dtype=None, activation=None):
     if _linear.wants_grad(x, w, bias):
         from cute_gemm.runtime import torch_ops
 
-        return activate(torch_ops.apply_linear(x, w, bias, phase, out_dtype), act)
+        return activate(torch_ops.apply_linear(x, w, bias, phase, out_dtype, accumulate_grad), act)
     return _linear.run(x, w, bias, phase, out_dtype, act)
 
 

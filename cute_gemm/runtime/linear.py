@@ -149,6 +149,25 @@ def grad_weight(dy, x, phase="best"):
         raise InputError(f"linear backward dW = dY^T @ X: {exc}") from exc
 
 
+def accumulate_grad_weight(dy, x, grad, phase="best") -> bool:
+    """``grad`` += dY^T @ X in place (the "tn" GEMM with the accumulate epilogue: ``gemm(..., out=grad,
+    accumulate=True)``, the TMA's reduce-add, one pass over ``grad``), True when done; False when the kernels cannot
+    add into this ``grad`` (another shape or a strided one, a ladder without the accumulate epilogue -- sm100 -- a
+    phase without it): the caller then computes dW as usual and autograd adds it."""
+    from cute_gemm.errors import UnsupportedError
+
+    n, k = dy.shape[-1], x.shape[-1]
+    if tuple(grad.shape) != (n, k) or not grad.is_contiguous() or grad.device != x.device:
+        return False
+    d = _rows(dy, n)
+    a = x if x.dim() == 2 else x.reshape(-1, k)
+    try:
+        plan.run(d.t(), a, phase, grad, None, None, None, True)
+    except (InputError, UnsupportedError):
+        return False
+    return True
+
+
 def _rows(dy, n):
     """dy as a row-major [T, N] (a view when it is one already)."""
     d = dy.reshape(-1, n)

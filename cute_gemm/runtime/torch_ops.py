@@ -221,8 +221,19 @@ def backward(ctx, dy):
         from cute_gemm.runtime import linear as _linear
 
         dx = _linear.grad_input(g, w, ctx.phase) if need_x else None
-        dw = _linear.grad_weight(g, x, ctx.phase) if need_w else None
+        into = _grad_into(ctx) if need_w else None
+        if into is not None and _linear.accumulate_grad_weight(g, x, into, ctx.phase):
+            dw = None  # added into w.grad in place: autograd has nothing left to add
+        else:
+            dw = _linear.grad_weight(g, x, ctx.phase) if need_w else None
     return (dx, dw, db) + (None,) * (getattr(ctx, "n_inputs", 5) - 3)
+
+
+def _grad_into(ctx):
+    """The weight's existing ``.grad`` where the call asked for dW to be added into it (``LinearIntoGradFunction``:
+    ``linear(..., accumulate_grad=True)``) and there is one; else None (the first micro-batch's dW is a new tensor)."""
+    weight = getattr(ctx, "weight", None)
+    return None if weight is None else weight.grad
 
 
 def _activation_backward(ctx, dy, x, w, bias):
@@ -281,6 +292,22 @@ class LinearFunction(torch.autograd.Function):
     backward = staticmethod(torch.autograd.function.once_differentiable(backward))
 
 
+class LinearIntoGradFunction(LinearFunction):
+    """``LinearFunction`` whose backward adds dW into the weight's existing ``.grad`` in place -- the accumulate
+    epilogue, ``w.grad += dY^T @ X`` in one GEMM -- instead of returning a new dW for autograd to add (one more pass
+    over ``w.grad``). Opt-in (``linear(..., accumulate_grad=True)``, ``cute_gemm.nn.Linear(accumulate_grad=True)``):
+    the gradient then bypasses autograd's accumulation, so hooks on the weight (DDP's among them) see no gradient
+    for it and ``torch.autograd.grad`` does not return it; use it with ``loss.backward()`` over micro-batches.
+    Where the kernels cannot add (sm100, a weight that is not a leaf: autocast's cast of an fp32 master weight,
+    a strided ``.grad``) the backward is ``LinearFunction``'s."""
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        setup_context(ctx, inputs, output)
+        w = inputs[1]
+        ctx.weight = w if w.is_leaf and w.requires_grad else None  # the Parameter whose .grad the backward reads
+
+
 torch.library.register_autograd("cute_gemm::linear", backward, setup_context=setup_context)
 torch.library.register_autograd("cute_gemm::gated_linear", backward, setup_context=setup_gated_context)
 
@@ -328,9 +355,11 @@ def call_gated_linear(x, w, bias=None, phase="best", out_dtype=None, activation=
     return torch.ops.cute_gemm.gated_linear(x, w, bias, str(phase), _dtype(out_dtype), activation)
 
 
-def apply_linear(x, w, bias=None, phase="best", out_dtype=None):
-    """``cute_gemm.linear`` eagerly with autograd recording it (``LinearFunction``)."""
-    return LinearFunction.apply(x, w, bias, str(phase), _dtype(out_dtype))
+def apply_linear(x, w, bias=None, phase="best", out_dtype=None, accumulate_grad=False):
+    """``cute_gemm.linear`` eagerly with autograd recording it (``LinearFunction``; with ``accumulate_grad``
+    ``LinearIntoGradFunction``: dW added into an existing ``w.grad`` in place)."""
+    fn = LinearIntoGradFunction if accumulate_grad else LinearFunction
+    return fn.apply(x, w, bias, str(phase), _dtype(out_dtype))
 
 
 def _dtype(out_dtype):
