@@ -9,24 +9,29 @@ import pytest
 from _pytest.mark.expression import Expression
 
 from mutants import __main__ as cli
-from mutants.catalog_epilogue import MUTANTS, RUNS, SIM
+from mutants.catalog_epilogue import MUTANTS, PRUNS, PSIM, RUNS, SIM
 from mutants.catalog_sm90 import substitutions
 from mutants.runner import REPO
 
 import test_epilogue_sim
+import test_epilogue_sim_persistent
 
 REQUIRED_KINDS = ["activation constant", "activation formula", "activation branch", "term dropped", "term order",
                   "epilogue coordinates", "epilogue vs the reduce", "gated pairs"]
 EPILOGUE_FILES = ("phases/epilogue.py", "phases/sm90/phase9_split_k.py", "phases/sm100/phase9_split_k.py",
-                  "phases/sm90/phase11_fused_epilogue.py", "phases/sm100/phase11_fused_epilogue.py")
-CASE_IDS = [f"{RUNS}[{test_epilogue_sim.case_id(c)}]" for c in test_epilogue_sim.CASES]
+                  "phases/sm90/phase11_fused_epilogue.py", "phases/sm100/phase11_fused_epilogue.py",
+                  # the persistent phases' epilogue (tests/test_epilogue_sim_persistent.py's runs)
+                  "phases/sm90/common_tma.py", "phases/sm100/common_tma.py", "phases/sm90/phase6_persistent.py",
+                  "phases/sm100/phase6_persistent.py", "phases/sm90/phase8_pingpong.py")
+CASE_IDS = {SIM: [f"{RUNS}[{test_epilogue_sim.case_id(c)}]" for c in test_epilogue_sim.CASES],
+            PSIM: [f"{PRUNS}[{test_epilogue_sim_persistent.case_id(c)}]" for c in test_epilogue_sim_persistent.CASES]}
 
 
 def selected(checks: tuple) -> list:
     """The machine runs a mutant's ``-k`` expression selects (pytest's own keyword matching on the ids)."""
-    assert checks[0] == SIM and checks[1] == "-k"
+    assert checks[0] in CASE_IDS and checks[1] == "-k"
     expr = Expression.compile(checks[2])
-    return [i for i in CASE_IDS if expr.evaluate(lambda word, i=i: word in i)]
+    return [i for i in CASE_IDS[checks[0]] if expr.evaluate(lambda word, i=i: word in i)]
 
 
 @pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.id)

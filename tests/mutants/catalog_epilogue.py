@@ -173,3 +173,49 @@ MUTANTS.append(
        "return super().register_epilogue() and not self.cfg.epilogue_active()",
        "return super().register_epilogue()", "sm90 split1 fp32C",
        note="split 1, fp32 C: phase 9's register epilogue stores the accumulators, the fused epilogue never runs"))
+
+# --- the persistent phases' form (``apply_at``: sm90 6 and 8, sm100 6; tests/test_epilogue_sim_persistent.py) ---
+PSIM = "tests/test_epilogue_sim_persistent.py"
+PRUNS = "test_persistent_fused_epilogue_on_the_machine"
+CT90, CT100 = "phases/sm90/common_tma.py", "phases/sm100/common_tma.py"
+P6 = {"sm90": "phases/sm90/phase6_persistent.py", "sm100": "phases/sm100/phase6_persistent.py"}
+P8 = "phases/sm90/phase8_pingpong.py"
+
+
+def _p(id, kind, phase, path, old, new, runs, note=""):
+    """A persistent phase's epilogue mutant: ``runs`` the words selecting the persistent machine runs that catch it."""
+    return MutantEpi(id, kind, phase, path, old, new, (PSIM, "-k", " and ".join([PRUNS, *runs.split()])), False,
+                     note, (), "epilogue", ())
+
+
+MUTANTS += [
+    _p("apply-at-bias-after-activation", "term order", "6", E,
+       "        if cutlass.const_expr(mBias is not None):\n            x = x + mBias[inside].to(cutlass.Float32)\n"
+       "        x = activate(x, activation)\n",
+       "        x = activate(x, activation)\n        if cutlass.const_expr(mBias is not None):\n"
+       "            x = x + mBias[inside].to(cutlass.Float32)\n", "gelu",
+       note="the persistent form adds the bias after the activation"),
+    _p("apply-at-row-clamped-to-n", "epilogue coordinates", "6", E,
+       "inside = (cutlass.min(m, c_shape[0] - 1)", "inside = (cutlass.min(m, c_shape[1] - 1)", "residual",
+       note="rows clamped to N instead of M: rows past N read the residual of row N - 1"),
+    _p("sm90-slab-coordinates-of-slab-0", "epilogue coordinates", "6", CT90,
+       "epi.at(epi.coords[(None, j), None, 0])", "epi.at(epi.coords[(None, 0), None, 0])", "sm90",
+       note="every 32-column slab applies the bias and residual of the tile's first slab"),
+    _p("sm90-persistent-bias-along-m", "epilogue coordinates", "6", P6["sm90"],
+       "epilogue.bias_view(mBias, mC, n_mode=1)", "epilogue.bias_view(mBias, mC, n_mode=0)", "sm90 bias",
+       note="the persistent kernel's bias seen along C's rows"),
+    _p("sm90-pingpong-tile-swapped", "epilogue coordinates", "8", P8,
+       "ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile,",
+       "ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, n_tile, m_tile,", "sm90-8",
+       note="phase 8's epilogue reads the coordinates of the transposed tile"),
+    _p("sm100-chunk-row-without-warp", "epilogue coordinates", "6", CT100,
+       "row = WARP_ROWS * (warp_idx % 4) + cute.arch.lane_idx()", "row = cute.arch.lane_idx()", "sm100",
+       note="every epilogue warp reads the coordinates of the tile's first 32 rows"),
+    _p("sm100-chunk-first-column", "epilogue coordinates", "6", CT100,
+       "(row, epi_box_col(warp_idx, j, epi_warps, bn))", "(row, epi_box_col(warp_idx, 0, epi_warps, bn))", "sm100",
+       note="every TMEM chunk applies the bias and residual of the warp's first chunk of columns"),
+    _p("sm100-persistent-activation-dropped", "activation branch", "6", P6["sm100"],
+       "mBias, mD,\n                                                    c.activation)",
+       "mBias, mD,\n                                                    \"none\")", "sm100",
+       note="sm100 phase 6 hands its epilogue no activation"),
+]
