@@ -206,13 +206,13 @@ def add_timing_options(p, default_peers):
     from cute_gemm.measure.timing import COLD_L2_FACTOR
 
     p.add_argument("--data", choices=list(DATA_KINDS),
-                   help="what A and B hold while timed: " + "; ".join(f"{k}: {v}" for k, v in DATA_KINDS.items())
-                        + " (default randn; the check always uses randn)")
+                   help="what A and B hold while timed (default randn, the worklog's; ints in [-3, 3]; uniform "
+                        "in [-1, 1]); the check always uses randn")
     p.add_argument("--rounds", type=rounds_arg, metavar="N",
                    help=f"interleaved timing rounds; the median over rounds is reported (default {timing.ROUNDS})")
     p.add_argument("--sustained", type=seconds_arg, metavar="SECONDS",
-                   help="keep each kernel replaying this long before its timed replays in every round: steady "
-                        "state under the power cap (default 0; costs rounds x kernels x shapes x SECONDS)")
+                   help="replay each kernel this long before its timed replays, every round: steady state "
+                        "under the power cap (default 0)")
     p.add_argument("--peers", type=peers_arg, metavar="LIST",
                    help=f"comma list of {', '.join(peers.PEERS)}, or none (default {','.join(default_peers)}); "
                         f"a peer that is not installed, cannot take the layout or dtypes, or fails is reported, "

@@ -225,19 +225,8 @@ def add_arguments(p):
     p.add_argument("--config", action="append", metavar="P:F=V",
                    help="add a row: phase P with config F=V, e.g. 8:bn=128")
     p.add_argument("--epilogue", type=argtype(_epilogue_spec), metavar="SPEC",
-                   help="time a fused epilogue instead of the phases: SPEC is a comma list of bias, gated, one "
-                        "activation (relu, gelu [tanh form] or silu) and residual, e.g. bias,gelu or residual; gated "
-                        "is a gated MLP's pair act(z[:, 0::2]) * z[:, 1::2] of W's interleaved (gate, up) rows "
-                        "(gated,silu: SwiGLU; fused with gated=True, unfused as F.linear then the pair by torch "
-                        "ops, quack's gemm_gated). At each shape "
-                        "(--shapes, --set, --sweep) y = act(x @ W.T + b) + r three ways: fused, "
-                        "cute_gemm.gemm(phase='best', bias=, activation=, residual=); unfused, F.linear or x @ W.T "
-                        "(cuBLAS) then F.gelu/F.silu/F.relu and + r; and quack's fused GEMM where installed and "
-                        "where it has the epilogue. Each checked against float64, then timed interleaved (CUDA "
-                        "graphs, cold L2); a row per shape with the speedups and their geomean, JSON to --out "
-                        "(default bench/results/epilogue.json). Operands default to nt bf16->bf16 (an nn.Linear "
-                        "layer; --layout, --dtype, --out-dtype change them); not with --phases, --best, --config, "
-                        "--peers, --api, --ncu-check. Without a GPU: what would be timed, exit 0")
+                   help="time a fused epilogue (bias, gated, relu|gelu|silu, residual; e.g. bias,gelu) against "
+                        "F.linear + torch ops and quack (docs/usage.md)")
     p.add_argument("--ncu-check", action="store_true",
                    help="after timing, cross-check with Nsight Compute")
     p.add_argument("--out", help=f"JSON path (default on a GPU: {DEFAULT_OUT})")
