@@ -7,6 +7,8 @@ the cluster's partial tiles and rounds the 16-B vector it stores, phase 11 first
    with C's shape (stride 0 along the tokens), loaded straight into registers: each value is used once;
 2. the activation (``relu``, tanh-form ``gelu``, ``silu``) on each value, with the SFU's ``tanh.approx.f32``;
 3. ``+ residual``: the vector of a tensor of C's shape and dtype, transposed with C (the kernel stores C^T);
+   or, ``gated`` (a gated MLP's up projection, SwiGLU / GeGLU, the weight's rows interleaved gate, up, ...), step
+   2 becomes act(gate) * up of each vector's pairs: C has N / 2 columns, two stored values per vector;
 then the rounding to C's type and the store, as before. A split-K tile applies it once, after its reduce:
 the epilogue reads the *sum* of the K ranges, never a partial (with split_k = 1 the one partial tile is the sum).
 
@@ -14,6 +16,10 @@ Why: ``linear(x, w, b)`` and its activation are otherwise three kernels, and the
 and write all of y; at decode shapes each of those launches costs about as much as the GEMM's epilogue. Why
 before the rounding: the unfused sequence rounds y to bf16, then rounds gelu(y) again; here the rounding
 happens once, on the fp32 result (``phases.epilogue`` says more).
+
+The same fields sit on the persistent phases (sm90 6 and 8, sm100 6; not gated), which apply them to each
+accumulator register before its TMA-store slab (``phases.epilogue.apply_at``): ``phase="best"`` picks among those
+and this phase per shape, as it picks without an epilogue.
 
 Numbers: phase 10's tile, ring, TMEM and cluster; the epilogue adds no smem and, per 16-B C vector, one 8-B load of
 the bias and one of the residual (16-bit C), a handful of FMAs and one ``tanh.approx`` per value.

@@ -32,8 +32,8 @@ Constraints:
   M-major, B N-major (the worklog's) or K-major (a transposed [N, K] weight), C fp32 / fp16 / bf16 row-major
   (staged as in phase 5). Any M >= 1 with N and K multiples of 8 (16-B TMA rows) for the worklog's layouts;
   the contiguous extent of each operand must be a multiple of 8 (an M-major A: M too).
-- Partial tiles as in phase 5 (zero-filled loads, clipped stores). The pair-tile counts and the cluster count
-  are runtime values (``schedule``).
+- Partial tiles as in phase 5; pair-tile and cluster counts are runtime values (``schedule``). Phase 11's
+  epilogue fields (bias, activation, residual; off by default) apply to each TMEM chunk before its rounding.
 - sm_100a / sm_103a; cluster launch (2,1,1); grid min(pair tiles, sm_count // 2) x 2 CTAs; 320 threads per CTA
   (epilogue warps 0-7, MMA warp 8, TMA warp 9); TMEM 512 columns per CTA (one CTA per SM); dynamic smem ~161
   KiB per CTA.
