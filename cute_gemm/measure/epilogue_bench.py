@@ -360,20 +360,7 @@ def quack_plan(spec: Spec, gi=None):
         known = getattr(gi, "act_to_pytorch_fn_map", None)
         if known is not None and name not in known:
             return None, f"quack's gemm_act has no activation {name!r} (it has {', '.join(map(str, known))})"
-        fn, have = takes("gemm_act", "bias", "activation")
-        if fn is None:
-            return None, have
-        kw = {"store_preact": False} if "store_preact" in have else {}
-        kw.update({"tuned": False} if "tuned" in have else {})
-        into = "postact_out" in have
-
-        def make(inp):
-            extra = {"postact_out": inp.c} if into else {"postact_dtype": inp.c.dtype}
-            bias = inp.bias if spec.bias else None
-            return lambda: fn(inp.a, inp.b, bias=bias, activation=name, **kw, **extra)[1]
-
-        how = f"quack.gemm_interface.gemm_act(A, B, bias={'b' if spec.bias else 'None'}, activation={name!r}"
-        return make, how + ", postact_out=C, store_preact=False, tuned=False): its heuristic config"
+        return _quack_postact(spec, takes, "gemm_act", name)
     fn_name = "gemm_add" if spec.residual else "gemm"
     fn, have = takes(fn_name, "out", *(["bias"] if spec.bias else []))
     if fn is None:
@@ -398,7 +385,14 @@ def _quack_gated(spec: Spec, takes):
     name = QUACK_GATED.get(spec.activation)
     if name is None:
         return None, "quack's gemm_gated has no plain product gate * up (its 'glu' is sigmoid(gate) * up)"
-    fn, have = takes("gemm_gated", "bias", "activation")
+    return _quack_postact(spec, takes, "gemm_gated", name)
+
+
+def _quack_postact(spec: Spec, takes, fn_name: str, name: str):
+    """(make, how) of quack's ``gemm_act`` / ``gemm_gated`` with activation ``name``: the post-activation written
+    into C (``postact_out``, or returned in C's dtype by an older quack), no pre-activation stored, its heuristic
+    config; (None, why) where quack lacks the call or its arguments."""
+    fn, have = takes(fn_name, "bias", "activation")
     if fn is None:
         return None, have
     kw = {"store_preact": False} if "store_preact" in have else {}
@@ -410,7 +404,7 @@ def _quack_gated(spec: Spec, takes):
         bias = inp.bias if spec.bias else None
         return lambda: fn(inp.a, inp.b, bias=bias, activation=name, **kw, **extra)[1]
 
-    how = f"quack.gemm_interface.gemm_gated(A, B, bias={'b' if spec.bias else 'None'}, activation={name!r}"
+    how = f"quack.gemm_interface.{fn_name}(A, B, bias={'b' if spec.bias else 'None'}, activation={name!r}"
     return make, how + ", postact_out=C, store_preact=False, tuned=False): its heuristic config"
 
 
