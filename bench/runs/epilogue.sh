@@ -12,6 +12,7 @@
 #   epi-prefill       2. --set prefill-fwd, bias,gelu and bias,silu: fused vs unfused vs quack, 5 rounds
 #   epi-gated         3. gated,silu (SwiGLU) on --set decode and --set prefill-fwd, 5 rounds
 #   epi-residual      4. residual alone (a skip connection), --set decode and --set prefill-fwd, 5 rounds
+#   epi-gpu-tests     0. first: the GPU tests of the fused epilogue (quick subset) and of the accumulate epilogue
 # Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # epi NAME LIMIT ARGS...: `cute-gemm bench --epilogue ...` into $OUT/NAME.json (its log $OUT/NAME.log), then its table
@@ -44,6 +45,15 @@ epi-residual)
   # 4. (not yet run) the residual add alone: quack's gemm_add is its fused peer
   epi epi_decode_residual 270 --epilogue residual --set decode
   epi epi_prefill_residual 270 --epilogue residual --set prefill-fwd
+  ;;
+epi-gpu-tests)
+  # 0. (not yet run) before any timing: the fused epilogue's GPU tests, CUTE_GEMM_EPILOGUE_QUICK's covering subset
+  #    (every epilogue kind, C dtype and layout once; gated pairs; split_k 1-3 and best), and the accumulate epilogue's
+  #    (C += A @ B, which linear(..., accumulate_grad=True) uses); then the training tests
+  CUTE_GEMM_EPILOGUE_QUICK=1 timeout 400 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
+    tests/test_accumulate.py 2>&1 | tail -15 | tee "$OUT/epi_gpu_tests.log"
+  timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_train.py 2>&1 | tail -6 \
+    | tee "$OUT/train_gpu_tests.log"
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
