@@ -152,22 +152,44 @@ class EpilogueArgs:
 
 
 @cute.jit
-def apply_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activation: cutlass.Constexpr, fence=None):
-    """The persistent phases' form: ``frag`` (fp32 registers of an MMA fragment) = act(frag + bias) + residual,
-    element by element at the C coordinates ``coords`` (the same partition of an identity tensor).
+def apply_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activation: cutlass.Constexpr, fence=None,
+             group: cutlass.Constexpr = 1):
+    """The persistent phases' form: ``frag`` (fp32 registers of an MMA fragment) = act(frag + bias) + residual, at
+    the C coordinates ``coords`` (the same partition of an identity tensor), ``group`` registers at a time.
 
-    ``mBias`` / ``mD``: views with C's shape (``bias_view``) or None. A fragment element past C's edges (a partial
-    tile) reads the bias and residual at the nearest element inside C instead -- a valid address, no branch --
-    and is then clipped by the TMA store like every value of it. ``fence``: a function every register goes through
-    before the arithmetic reads it (sm90: ``fence_register``, so nothing is scheduled above the wgmma wait).
+    ``group``: how many consecutive registers hold consecutive columns of one row (sm90's wgmma fragment: a column
+    pair, 2; sm100's TMEM chunk: a row, 8 of its 32 here): the bias and residual values of a group are one vector
+    load (4 or 16 B) instead of ``group`` scalar ones. ``mBias`` / ``mD``: views with C's shape (``bias_view``) or
+    None. A group past C's edges (a partial tile) reads the nearest group inside C instead -- the row clamped to
+    M - 1, the column to N - group (N is a multiple of 8, so a group is wholly inside or outside C) -- a valid
+    address, no branch; its values are clipped by the TMA store like every value of the tile. ``fence``: a
+    function every register goes through before the arithmetic reads it (sm90: ``fence_register``, so nothing
+    is scheduled above the wgmma wait).
     """
-    for i in cutlass.range_constexpr(cute.size(frag)):
-        x = frag[i] if cutlass.const_expr(fence is None) else fence(frag[i])
-        m, n = coords[i]
-        inside = (cutlass.min(m, c_shape[0] - 1), cutlass.min(n, c_shape[1] - 1))
-        if cutlass.const_expr(mBias is not None):
-            x = x + mBias[inside].to(cutlass.Float32)
-        x = activate(x, activation)
-        if cutlass.const_expr(mD is not None):
-            x = x + mD[inside].to(cutlass.Float32)
-        frag[i] = x
+    for g in cutlass.range_constexpr(cute.size(frag) // group):
+        m, n = coords[g * group]
+        inside = (cutlass.min(m, c_shape[0] - 1), cutlass.min(n, c_shape[1] - group))
+        b = _group_at(mBias, inside, group)
+        d = _group_at(mD, inside, group)
+        for e in cutlass.range_constexpr(group):
+            x = frag[g * group + e] if cutlass.const_expr(fence is None) else fence(frag[g * group + e])
+            if cutlass.const_expr(b is not None):
+                x = x + b[e].to(cutlass.Float32)
+            x = activate(x, activation)
+            if cutlass.const_expr(d is not None):
+                x = x + d[e].to(cutlass.Float32)
+            frag[g * group + e] = x
+
+
+@cute.jit
+def _group_at(view, coord, group: cutlass.Constexpr):
+    """``group`` consecutive elements of row ``coord[0]`` of ``view`` from column ``coord[1]`` into registers (one
+    vector load: the views are contiguous along N), or None for no view."""
+    if cutlass.const_expr(view is None):
+        return None
+    # the (1, group) tile at (row, column / group): its offset is a multiple of ``group`` elements along N (the
+    # column is one of a group's) and of the row stride, so the load can be one aligned vector
+    src = cute.local_tile(view, (1, group), (coord[0], coord[1] // group))
+    out = cute.make_rmem_tensor(src.layout, view.element_type)
+    cute.autovec_copy(src, out)
+    return out

@@ -312,7 +312,7 @@ def store_chunk(tTR_rAcc, tTR_sC, tCsC, tCgC_box, tma_atom_c, warp_idx, j: cutla
         # this thread's row of the chunk: TMEM lane = row, 32 consecutive columns from the chunk's box column
         row = WARP_ROWS * (warp_idx % 4) + cute.arch.lane_idx()
         chunk = cute.local_tile(epi.coords, (1, EPI_CHUNK), (row, epi_box_col(warp_idx, j, epi_warps, bn)))
-        epilogue.apply_at(tTR_rAcc, chunk, epi.c_shape, epi.bias, epi.residual, epi.activation)
+        epilogue.apply_at(tTR_rAcc, chunk, epi.c_shape, epi.bias, epi.residual, epi.activation, group=8)
     buf = epi_staging_buffer(warp_idx, j, epi_stages)
     cute.arch.cp_async_bulk_wait_group(epi_store_wait_depth(epi_stages), read=True)
     cute.arch.sync_warp()

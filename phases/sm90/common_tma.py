@@ -207,8 +207,9 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
     ``epi``: the fused epilogue (``phases.epilogue.EpilogueArgs``) applied to ``src`` first, or None.
     """
     if cutlass.const_expr(epi is not None):
+        # a wgmma fragment's registers come in column pairs of one row: the bias and residual load a pair at a time
         epilogue.apply_at(src, epi.coords, epi.c_shape, epi.bias, epi.residual, epi.activation,
-                          fence=common.fence_register)
+                          fence=common.fence_register, group=2)
     cute.autovec_copy(common.to_c_type(src, tCsC_slab.element_type), tCsC_slab)
     cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)
     if store_thread:

@@ -190,11 +190,17 @@ def _p(id, kind, phase, path, old, new, runs, note=""):
 
 MUTANTS += [
     _p("apply-at-bias-after-activation", "term order", "6", E,
-       "        if cutlass.const_expr(mBias is not None):\n            x = x + mBias[inside].to(cutlass.Float32)\n"
-       "        x = activate(x, activation)\n",
-       "        x = activate(x, activation)\n        if cutlass.const_expr(mBias is not None):\n"
-       "            x = x + mBias[inside].to(cutlass.Float32)\n", "gelu",
+       "            if cutlass.const_expr(b is not None):\n                x = x + b[e].to(cutlass.Float32)\n"
+       "            x = activate(x, activation)\n",
+       "            x = activate(x, activation)\n            if cutlass.const_expr(b is not None):\n"
+       "                x = x + b[e].to(cutlass.Float32)\n", "gelu",
        note="the persistent form adds the bias after the activation"),
+    _p("apply-at-rows-not-clamped", "epilogue coordinates", "6", E,
+       "inside = (cutlass.min(m, c_shape[0] - 1),", "inside = (m,", "residual",
+       note="a partial tile's rows past M read the residual past its last row"),
+    _p("apply-at-next-group", "epilogue coordinates", "6", E,
+       "(coord[0], coord[1] // group))", "(coord[0], coord[1] // group + 1))", "bias",
+       note="each register group adds the bias and residual of the next group of columns"),
     _p("apply-at-row-clamped-to-n", "epilogue coordinates", "6", E,
        "inside = (cutlass.min(m, c_shape[0] - 1)", "inside = (cutlass.min(m, c_shape[1] - 1)", "residual",
        note="rows clamped to N instead of M: rows past N read the residual of row N - 1"),
