@@ -489,13 +489,19 @@ def _candidates(arch: str, m: int, n: int, k: int, accumulate: bool = False):
         yield entry, cfg, factor
 
 
+def refused(entry, cfg, kern, m: int, n: int, k: int) -> bool:
+    """True where ``kern`` (``entry`` built with ``cfg``) cannot run (m, n, k): the shape or operands, the config's
+    own rules, or (sm100) what its build would refuse -- the one test every candidate passes."""
+    return bool(kern.can_implement(m, n, k) or entry.config_problems(cfg) or sm100_build_problems(kern))
+
+
 def explain(arch: str, m: int, n: int, k: int, operands=None, accumulate: bool = False) -> list[dict]:
     """Every candidate that takes (m, n, k) with ``operands`` (None: the worklog's) with its modelled
     time in microseconds (``cost``), cheapest first; ``accumulate``: those that can add into C."""
     rows, mc = [], machine(arch)
     for entry, cfg, factor in _candidates(arch, m, n, k, accumulate):
         kern = entry.make(cfg, operands)
-        if kern.can_implement(m, n, k) or entry.config_problems(cfg) or sm100_build_problems(kern):
+        if refused(entry, cfg, kern, m, n, k):
             continue
         if hasattr(cfg, "sm_count"):  # a persistent sm100 grid: as many clusters as the machine holds (plan does so)
             kern = entry.make(dataclasses.replace(cfg, sm_count=kern_slots(entry, cfg, mc)), operands)
@@ -612,7 +618,7 @@ def phase10_rows(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]
     for phase, over in _phase10_fallback(arch, m, n, k):
         cfg = dataclasses.replace(entry.default_config(), **over)
         kern = entry.make(cfg, operands)
-        if kern.can_implement(m, n, k) or entry.config_problems(cfg) or sm100_build_problems(kern):
+        if refused(entry, cfg, kern, m, n, k):
             continue
         rows.append({"phase": phase, "config": cfg, "label": label(phase, entry.overrides(cfg)),
                      "cost": modelled_us(kern, m, n, k, 1.0, mc), "fitted": mc.fitted})
@@ -632,8 +638,7 @@ def with_epilogue(arch: str, config, bias: bool, activation: str, residual: bool
 
 def _epilogue_fits(arch: str, cfg, m: int, n: int, k: int, operands, phase: str = EPILOGUE_PHASE) -> bool:
     entry = registry.get(arch, phase)
-    kern = entry.make(cfg, operands)
-    return not (kern.can_implement(m, n, k) or entry.config_problems(cfg) or sm100_build_problems(kern))
+    return not refused(entry, cfg, entry.make(cfg, operands), m, n, k)
 
 
 def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activation, residual, gated=False):

@@ -140,11 +140,8 @@ def grad_input(dy, w, phase="best"):
 def grad_weight(dy, x, phase="best"):
     """dW = dY^T @ X: dy [..., N], x [..., K] (one dtype) -> [N, K] in x's dtype (the "tn" GEMM: A =
     dY.t() column-major, B = x as [T, K] row-major, both read in place)."""
-    n, k = dy.shape[-1], x.shape[-1]
-    d = _rows(dy, n)
-    a = x if x.dim() == 2 else x.reshape(-1, k)
     try:
-        return plan.run(d.t(), a, phase, None, None, None, x.dtype)
+        return plan.run(*_dw_operands(dy, x), phase, None, None, None, x.dtype)
     except InputError as exc:
         raise InputError(f"linear backward dW = dY^T @ X: {exc}") from exc
 
@@ -156,16 +153,20 @@ def accumulate_grad_weight(dy, x, grad, phase="best") -> bool:
     phase without it): the caller then computes dW as usual and autograd adds it."""
     from cute_gemm.errors import UnsupportedError
 
-    n, k = dy.shape[-1], x.shape[-1]
-    if tuple(grad.shape) != (n, k) or not grad.is_contiguous() or grad.device != x.device:
+    if tuple(grad.shape) != (dy.shape[-1], x.shape[-1]) or not grad.is_contiguous() or grad.device != x.device:
         return False
-    d = _rows(dy, n)
-    a = x if x.dim() == 2 else x.reshape(-1, k)
     try:
-        plan.run(d.t(), a, phase, grad, None, None, None, True)
+        plan.run(*_dw_operands(dy, x), phase, grad, None, None, None, True)
     except (InputError, UnsupportedError):
         return False
     return True
+
+
+def _dw_operands(dy, x):
+    """(A, B) of dW = dY^T @ X: dY.t() column-major ([N, T], dy made row-major first only if it is not) and x as a
+    row-major [T, K] -- both read in place."""
+    k = x.shape[-1]
+    return _rows(dy, dy.shape[-1]).t(), (x if x.dim() == 2 else x.reshape(-1, k))
 
 
 def _rows(dy, n):
