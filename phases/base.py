@@ -35,6 +35,9 @@ from phases.operands import WORKLOG, Operands
 PHASE_IDS = ("0", "1", "2a", "2b", "3", "4", "5", "6", "7", "8", "9", "10", "11")
 PHASE_ALIASES = {"2": "2b"}
 
+# the fused epilogue's activations (phases.epilogue, phase 11's ``activation`` field), here where no DSL is imported:
+# the runtime's argument checks and the bench's spec read them too
+ACTIVATIONS = ("none", "relu", "gelu", "silu")
 ROW_ALIGN = 8  # contiguous extents are multiples of 8: 16-byte rows of 16-bit A and B (TMA, 16-B cp.async)
 MAX_ELEMENTS = 2**31  # extents and element offsets are 32-bit in the compiled code
 

@@ -35,7 +35,8 @@ import dataclasses
 import cutlass
 import cutlass.cute as cute
 
-ACTIVATIONS = ("none", "relu", "gelu", "silu")
+from phases.base import ACTIVATIONS
+
 GELU_K0 = 0.7978845608028654  # sqrt(2 / pi)
 GELU_K1 = 0.044715
 

@@ -36,9 +36,10 @@ import importlib.util
 import math
 import statistics
 
+from phases import base
 from phases.operands import Operands
 
-ACTIVATIONS = ("relu", "gelu", "silu")  # phases.epilogue.ACTIVATIONS but "none" (that module imports the DSL)
+ACTIVATIONS = tuple(a for a in base.ACTIVATIONS if a != "none")  # a spec names an activation or none
 TERMS = ("bias", "gated", *ACTIVATIONS, "residual")
 DEFAULT_OPERANDS = Operands.of("nt", "bf16", "bf16")  # y = x @ W.T with an nn.Linear weight, bf16 in and out
 DEFAULT_OUT = "bench/results/epilogue.json"

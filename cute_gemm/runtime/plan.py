@@ -22,8 +22,9 @@ phases (sm90 5-8) add each C tile into ``out`` with the TMA's reduce-add. The fi
 a call has a plan (and a compile) of its own; the fast path's key carries the switch.
 
 The fused epilogue (``gemm(..., bias=, activation=, residual=)``: C = act(A @ B + bias) + residual) has a path of its
-own, ``run_epilogue``, so that a plain call pays nothing for it: phase 11's config with the call's fields (or, for
-"best", phase 11 with phase 10's pick: ``choose.resolve_epilogue``), a plan per combination, a fast-path key with
+own, ``run_epilogue``, so that a plain call pays nothing for it: the config of an epilogue phase (``EPILOGUE_PHASES``:
+phase 11, the persistent sm90 6 and 8, sm100 6) with the call's fields -- for "best" the model's cheapest row whose
+phase takes them, ``choose.resolve_epilogue`` -- a plan per combination, a fast-path key with
 (phase, (bias?, activation, residual?, gated?)) in the phase's place, and the kernel called ``fn(a, b, c[, bias][,
 residual])`` -- ``compile.epilogue_inputs``' order. An empty problem launches nothing there either: K == 0 is the
 epilogue of a zero accumulator, act(bias) + residual, computed by torch ops.
@@ -355,8 +356,8 @@ def _host_epilogue(a, p: Problem, ops: Operands, out, bias, activation, residual
 
 
 def checked_epilogue(a, b, out, phase, config, arch, out_dtype, bias, activation, residual, gated=False):
-    """The slow path of an epilogue call: the tensors (``validate_call``, ``validate_epilogue``), phase 11 (or
-    "best": its pick), then the plan; (None, problem, operands) for an empty problem, which launches nothing."""
+    """The slow path of an epilogue call: the tensors (``validate_call``, ``validate_epilogue``), the phase's config
+    with the epilogue fields (``epilogue_config``; "best": its pick), then the plan; (None, problem, operands) for an empty problem, which launches nothing."""
     p, ops = validate_call(a, b, out, out_dtype, gated)
     validate_epilogue(p, ops, a, b, out, bias, residual, gated)
     epi = (bias is not None, activation, residual is not None, gated)
@@ -395,8 +396,8 @@ def _run_checked_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activ
 
 def run_epilogue(a, b, phase="best", out=None, config=None, arch: str | None = None, out_dtype=None, bias=None,
                  activation=None, residual=None, gated=False):
-    """``cute_gemm.gemm`` with a fused epilogue, run eagerly: C = act(A @ B + bias) + residual by phase 11 (or
-    "best": phase 11 with phase 10's pick); ``gated``: C [M, N/2] = act(gate + b) * (up + b) + residual of B's
+    """``cute_gemm.gemm`` with a fused epilogue, run eagerly: C = act(A @ B + bias) + residual by an epilogue phase
+    (``EPILOGUE_PHASES``; "best": ``choose.resolve_epilogue``'s pick); ``gated``: C [M, N/2] = act(gate + b) * (up + b) + residual of B's
     column pairs (phase 11). As ``run``: a key's plan looked up and called as ``fn(a, b, c[, bias][, residual])``
     after the cheap tests (devices, overlaps, C half B's width when gated; the compiled entry checks the rest),
     the checked path for a new key or anything the cheap tests do not take."""

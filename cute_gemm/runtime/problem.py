@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from cute_gemm.errors import InputError
-from phases.base import row_alignment
+from phases.base import ACTIVATIONS, row_alignment
 from phases.operands import AB_DTYPES, C_DTYPES, WORKLOG, Operands
 
 # torch dtype name -> the Operands name
@@ -214,7 +214,6 @@ def validate(a, b, c=None, out_dtype=None) -> Problem:
 
 
 # ------------------------------------------------------------------------------------------ the fused epilogue
-ACTIVATIONS = ("none", "relu", "gelu", "silu")  # phases.epilogue.ACTIVATIONS (that module imports the DSL)
 
 
 def activation_name(activation) -> str:
