@@ -63,6 +63,14 @@ class EpilogueFields:
                        "persistent phases' TMA-store tiles do not take them yet")
         return why
 
+    def shape_problems(self, n: int, n_align: int) -> list[str]:
+        """What the fields forbid of the problem's N (empty: nothing). Gated, C holds N / 2 columns, and the
+        compiled code assumes C's rows a multiple of ``n_align`` as it does N's: N a multiple of twice that."""
+        if self.gated and n % (2 * n_align):
+            return [f"gated=True: N={n} must be a multiple of {2 * n_align}: C's N / 2 columns (one per (gate, up) "
+                    f"pair) must be a multiple of {n_align}, as N is"]
+        return []
+
 
 def epilogue_label(cfg) -> str:
     """'bias+gelu+residual', 'silu', '' (no epilogue): how a table names a config's epilogue."""

@@ -372,14 +372,65 @@ def test_linear_inference_fuses_bias_and_activation_in_one_call(act, compiled):
     torch.testing.assert_close(y, want, atol=0, rtol=0)
 
 
-def test_linear_with_another_phase_or_without_activation_is_unfused(compiled):
+def test_linear_with_another_phase_is_unfused(compiled):
     x, w, bias = _linear_args()
     y = cute_gemm.linear(x, w, bias, phase="5", activation="gelu")  # phase 5 has no epilogue: torch's gelu after
-    y0 = cute_gemm.linear(x, w, bias)  # no activation: the plain pick, the bias added after
-    assert [ph for ph, _ in compiled] == ["5", "10"] and all(not getattr(c, "bias", False) for _, c in compiled)
-    z = (x.double() @ w.double().t()).to(torch.bfloat16) + bias
+    y0 = cute_gemm.linear(x, w, bias, phase="5")
+    assert [ph for ph, _ in compiled] == ["5"] and not getattr(compiled[0][1], "bias", False)
+    z = (x.double() @ w.double().t()).to(torch.bfloat16) + bias  # rounded, then the bias added
     torch.testing.assert_close(y, F.gelu(z, approximate="tanh"), atol=0, rtol=0)
     torch.testing.assert_close(y0, z, atol=0, rtol=0)
+
+
+def test_linear_fuses_a_bias_alone_where_the_model_says_it_pays(compiled, monkeypatch):
+    """No activation, "best": the bias in the kernel (one rounding, like F.linear on cuBLASLt) where
+    ``choose.fusing_pays`` says so -- at 10 tokens phase 10's tile as phase 11 -- else the plain pick and one
+    in-place add; the answer is asked once per shape."""
+    from cute_gemm.runtime import choose
+
+    x, w, bias = _linear_args()
+    asked = []
+    real = choose.fusing_pays
+
+    def pays(*args, **kw):
+        asked.append(args[1:4])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(choose, "fusing_pays", pays)
+    y = cute_gemm.linear(x, w, bias)
+    cute_gemm.linear(x, w, bias)
+    assert asked == [(10, 96, 64)] and len(compiled) == 1
+    phase, cfg = compiled[0]
+    assert phase == "11" and cfg.bias and cfg.activation == "none" and not cfg.residual
+    torch.testing.assert_close(y, _want(x.reshape(-1, 64), w.t(), bias, dtype=torch.bfloat16).view(2, 5, 96),
+                               atol=0, rtol=0)  # the stand-in kernel rounds once, after the bias
+
+    monkeypatch.setattr(choose, "fusing_pays", lambda *a, **k: False)
+    monkeypatch.setattr(plan, "_BIAS_FUSES", {})
+    y0 = cute_gemm.linear(x, w, bias)
+    assert compiled[1][0] == "10" and not getattr(compiled[1][1], "bias", False)
+    z = (x.double() @ w.double().t()).to(torch.bfloat16) + bias
+    torch.testing.assert_close(y0, z, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("shape", [(1, 4096, 4096), (74, 4096, 1024), (1024, 11008, 4096), (8192, 5632, 2048),
+                                   (2048, 3584, 18944), (1024, 2048, 5632)])
+@pytest.mark.parametrize("arch", ["sm90", "sm100"])
+def test_fusing_pays_compares_the_fused_pick_with_the_plain_pick_and_one_pass(arch, shape):
+    """``fusing_pays`` is the modelled fused pick against the plain pick plus a launch and C read and written once;
+    where the two picks are one kernel (phase 10's tile as phase 11, a persistent phase with its fields) it pays."""
+    from cute_gemm.runtime import choose
+
+    ops = Operands.of("nt", "bf16", "bf16")
+    m, n, k = shape
+    plain = choose.explain(arch, m, n, k, ops)[0]
+    fused = choose._epilogue_pick_row(arch, m, n, k, ops, True, "none", False, False)
+    mc = choose.machine(arch)
+    one_pass = mc.launch_us + 2 * m * n * 2 / mc.hbm_bytes_per_us
+    assert choose.fusing_pays(arch, m, n, k, ops, bias=True) == (fused[2] <= plain["cost"] + one_pass)
+    assert fused[:2] == choose.pick_epilogue(arch, m, n, k, ops, bias=True)
+    if plain["phase"] in ("6", "8", "10"):  # the same tile takes the epilogue
+        assert choose.fusing_pays(arch, m, n, k, ops, bias=True)
 
 
 def test_linear_under_autograd_keeps_z_and_uses_torchs_derivative(monkeypatch):
@@ -409,6 +460,41 @@ def test_linear_under_autograd_keeps_z_and_uses_torchs_derivative(monkeypatch):
         for got, ref in zip((x.grad, w.grad, b.grad), leaves):
             assert ((got.double() - ref.grad).norm() / ref.grad.norm()).item() < 2e-2, act
     assert calls and all(ph == "best" for ph in calls)
+
+
+def test_linear_under_autograd_fuses_the_bias_of_z_where_it_pays(monkeypatch):
+    """Recorded with a bias where ``plan.bias_fuses`` says so: z = x @ w.T + b from one epilogue call (bias only,
+    rounded once), the activation by torch after it, the gradients F.linear's then the activation's."""
+    epi = []
+
+    def run_epilogue(a, b, phase, out, config, arch, out_dtype, bias, activation, residual, gated=False):
+        epi.append((phase, activation, bias is not None, residual, gated))
+        return (a.double() @ b.double() + bias.double()).to(out_dtype)
+
+    monkeypatch.setattr(plan, "bias_fuses", lambda a, b, out_dtype=None: True)
+    plain = []
+
+    def run(a, b, phase="5", out=None, config=None, arch=None, out_dtype=None):  # the backward's dX and dW
+        plain.append(phase)
+        return (a.double() @ b.double()).to(out_dtype or torch.float32)
+
+    monkeypatch.setattr(plan, "run", run)
+    monkeypatch.setattr(plan, "run_epilogue", run_epilogue)
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(7, 16, generator=g).bfloat16().requires_grad_()
+    w = (torch.randn(24, 16, generator=g) / 4).bfloat16().requires_grad_()
+    b = torch.randn(24, generator=g).bfloat16().requires_grad_()
+    y = cute_gemm.linear(x, w, b, activation="relu")
+    assert type(y.grad_fn).__name__.startswith("ReluBackward") and epi == [("best", "none", True, None, False)]
+    z = (x.double() @ w.double().t() + b.double()).bfloat16()
+    torch.testing.assert_close(y, F.relu(z), atol=0, rtol=0)
+    assert plain == []  # the forward made no plain GEMM
+    y.float().sum().backward()
+    assert plain == ["best", "best"]  # dX and dW
+    leaves = [t.detach().double().requires_grad_() for t in (x, w, b)]
+    F.relu(F.linear(*leaves)).sum().backward()
+    for got, ref in zip((x.grad, w.grad, b.grad), leaves):
+        assert ((got.double() - ref.grad).norm() / ref.grad.norm()).item() < 2e-2
 
 
 def test_the_linear_op_with_a_fused_activation_recomputes_z_in_its_backward(monkeypatch):

@@ -74,6 +74,22 @@ def test_bad_gated_tensors_are_refused(compiled):
 
 # ---- the call: phase 11's gated config, a half-width C, the fast path ----
 
+@pytest.mark.parametrize("arch", ["sm90", "sm100"])
+def test_phase_11s_own_rule_for_gated_n_is_the_apis(arch):
+    """The kernel's can_implement refuses a gated N that is not a multiple of 16, as gemm(gated=True) does: C's N / 2
+    columns are compiled as a multiple of 8 (a selftest shape with N = 3000 once reached the compiled entry)."""
+    from cute_gemm.runtime import registry
+    from phases.operands import Operands
+
+    e = registry.get(arch, "11")
+    for ops in (Operands.of("nt", "bf16", "bf16"), Operands.of("nn", "fp16", "fp32")):
+        gated = e.make(e.configured("activation=silu,gated=True"), ops)
+        assert gated.can_implement(1000, 3024, 520) == []
+        why = gated.can_implement(1000, 3000, 520)
+        assert len(why) == 1 and "gated=True: N=3000 must be a multiple of 16" in why[0]
+        assert e.make(e.configured("activation=silu"), ops).can_implement(1000, 3000, 520) == []
+
+
 @pytest.mark.parametrize("bias_on,act,res_on", [(False, "silu", False), (True, "gelu", False), (True, "none", True),
                                                  (False, "relu", True)])
 def test_the_kernel_gets_a_half_width_c_and_the_tensors_in_order(bias_on, act, res_on, compiled, monkeypatch):

@@ -34,6 +34,7 @@ def clean_plans(monkeypatch):
     monkeypatch.setattr(plan, "_PLANS", {})
     monkeypatch.setattr(plan, "_FAST", {})
     monkeypatch.setattr(plan, "_FAMILY", {})
+    monkeypatch.setattr(plan, "_BIAS_FUSES", {})
     monkeypatch.setattr(torch.cuda, "device", lambda d: contextlib.nullcontext())
     return plan
 

@@ -46,6 +46,8 @@ RAGGED = (Problem(1000, 3000, 520), "ragged: partial tiles in M, N and K")
 ALIGNED = (Problem(2048, 1024, 512), "aligned: the tile multiples phases 0-1 take")
 STREAM_K = (Problem(5120, 4096, 512), "aligned; phase 7 splits its last round (stream-K)")
 SHAPES = (RAGGED, ALIGNED, STREAM_K)
+# phase 11's gated pairs write C with N / 2 columns, which keep C's row alignment only where N is a multiple of 16
+RAGGED_GATED = (Problem(1000, 3024, 520), "ragged, N a multiple of 16 (gated: C has N / 2 columns)")
 # where best's classes live: one token to prefill, N and K multiples of 8 but not of the tiles (ragged)
 PROBES = ((1, 4104, 4104), (13, 2056, 6152), (40, 5128, 3080), (72, 4104, 1032), (100, 11008, 4104),
           (120, 11008, 4096), (200, 4104, 2056), (236, 5128, 5128), (250, 8200, 1032), (300, 4104, 8200),
@@ -202,7 +204,8 @@ def cases(phases: list[str] | None = None, shapes=SHAPES, arch: str = "sm100", b
         for over, ops_text in runs:
             kernel = e.make(e.configured(over) if over else None, operands_of(ops_text))
             key = f"{e.key} {over}".strip()
-            todo = [ragged] + ([stream_k] if e.phase == "7" and stream_k else [])
+            first = RAGGED_GATED if ragged and getattr(kernel.cfg, "gated", False) else ragged
+            todo = [first] + ([stream_k] if e.phase == "7" and stream_k else [])
             for p, note in todo:
                 why = kernel.can_implement(p.m, p.n, p.k)
                 if why and aligned and not kernel.can_implement(aligned[0].m, aligned[0].n, aligned[0].k):

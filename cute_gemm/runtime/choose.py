@@ -654,6 +654,35 @@ def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activa
     return None
 
 
+def _epilogue_pick_row(arch: str, m, n, k, operands, bias, activation, residual, gated):
+    """(phase, config, modelled us) of ``pick_epilogue``, or None where no row takes the epilogue."""
+    for row in [*explain(arch, m, n, k, operands), *phase10_rows(arch, m, n, k, operands)]:
+        pick = _epilogue_row(arch, row["phase"], row["config"], m, n, k, operands, bias, activation, residual, gated)
+        if pick is not None:
+            return (*pick, row["cost"])
+    return None
+
+
+@lru_cache(maxsize=4096)
+def fusing_pays(arch: str, m: int, n: int, k: int, operands=None, bias: bool = False, activation: str = "none",
+                residual: bool = False) -> bool:
+    """Whether best's fused pick (``pick_epilogue``) is modelled no slower than best's plain pick followed by the
+    one pass a torch op makes over C (a launch, C read and written): what ``linear`` asks before it fuses a bias
+    alone, where the unfused sequence is that one in-place add. At decode sizes the two picks share phase 10's
+    tile (the fused one is phase 11); at prefill sizes the plain pick may be a phase without the epilogue (7's
+    stream-K, 9's split-K tiles) that is faster by more than the pass costs."""
+    fused = _epilogue_pick_row(arch, m, n, k, operands, bias, activation, residual, False)
+    rows = explain(arch, m, n, k, operands)
+    if fused is None:
+        return False
+    if not rows:
+        return True
+    mc = machine(arch)
+    c_bytes = 4 if operands is None or operands.c == "fp32" else 2
+    one_pass = mc.launch_us + 2 * m * n * c_bytes / mc.hbm_bytes_per_us
+    return fused[2] <= rows[0]["cost"] + one_pass
+
+
 @lru_cache(maxsize=4096)
 def pick_epilogue(arch: str, m: int, n: int, k: int, operands=None, bias: bool = False, activation: str = "none",
                   residual: bool = False, gated: bool = False):
@@ -663,10 +692,9 @@ def pick_epilogue(arch: str, m: int, n: int, k: int, operands=None, bias: bool =
     cheapest of ``phase10_rows`` (phase 10's large-M fallback) as phase 11; LookupError if none. The epilogue is
     not in the cost (a few loads and FMAs per stored value). ``gated`` (the gated pairs, (m, n, k) the GEMM's: n
     counts gate and up): the persistent rows are skipped -- phase 11 with phase 10's cheapest tile."""
-    for row in [*explain(arch, m, n, k, operands), *phase10_rows(arch, m, n, k, operands)]:
-        pick = _epilogue_row(arch, row["phase"], row["config"], m, n, k, operands, bias, activation, residual, gated)
-        if pick is not None:
-            return pick
+    row = _epilogue_pick_row(arch, m, n, k, operands, bias, activation, residual, gated)
+    if row is not None:
+        return row[:2]
     phases = (EPILOGUE_PHASE,) if gated else EPILOGUE_PERSISTENT.get(arch, ()) + (EPILOGUE_PHASE,)
     raise LookupError(f"no {arch} config takes {m}x{n}x{k} with a fused epilogue{' (gated)' if gated else ''} "
                       f"(phases {', '.join(phases)})")

@@ -142,17 +142,18 @@ def linear(x, w, bias=None, phase="best", out_dtype=None, activation=None, accum
     is returned as usual.
 
     ``activation``: None / "none", "relu", "gelu" (tanh form) or "silu". Inference (nothing recorded) with
-    ``phase`` "best" or "11": one kernel, phase 11's fused epilogue -- the bias added and the activation
-    applied in fp32 before the one rounding (``gemm(..., bias=, activation=)``; "best" gives it phase 10's
-    tile). With another phase id the activation runs after the GEMM by torch ops. Under autograd the forward
-    is the unfused z = x @ w.T + b (the op or ``autograd.Function`` below) and y = act(z) by torch ops, so the
+    ``phase`` "best" or "11": one kernel with the fused epilogue -- the bias added and the activation applied
+    in fp32 before the one rounding (``gemm(..., bias=, activation=)``; "best" picks among the phases that
+    have it). With another phase id the activation runs after the GEMM by torch ops. Under autograd the
+    forward is z = x @ w.T + b (the op or ``autograd.Function`` below) and y = act(z) by torch ops, so the
     backward is torch's derivative of act from the saved z (recompute-free; z is kept, one [..., N] tensor).
 
-    Without an activation the bias is added after the GEMM by one in-place torch op on its output
-    (``y.add_(bias)``: one more pass over y), and "best" keeps its plain pick: fusing a bias alone would move
-    every biased layer onto phase 11 (phase 10's swap-AB tiles), unmeasured against the persistent phases at
-    prefill shapes. With a 16-bit output that bias is added to the rounded product (F.linear on cuBLASLt adds
-    it before rounding): at most one more rounding of y; the fused path rounds once.
+    A bias without an activation (and z under autograd) with "best": added in the kernel's epilogue where the
+    time model says the fused pick is no slower than the plain pick plus one pass over y (at decode sizes the
+    two are one tile; at some prefill sizes the plain pick is a phase without the epilogue, stream-K or
+    split-K tiles, faster by more than the pass), else by one in-place torch op after the plain pick
+    (``y.add_(bias)``). Fused, y is rounded once, as F.linear on cuBLASLt does; added after, a 16-bit y is
+    rounded twice -- which can flip the sign of a z near zero, and so relu's mask.
 
     Raises ``cute_gemm.InputError`` for what F.linear refuses (shapes; x and w of two dtypes, e.g. an fp32
     weight under a 16-bit x outside autocast; a bias of another dtype) or the kernels cannot take (fp32 x and

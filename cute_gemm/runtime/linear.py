@@ -5,8 +5,9 @@ The forward, ``run``: ``linear(x, w, bias)`` is ``x @ w.T + bias`` for x [..., K
 weight w [N, K]: the leading dims of x are flattened into M (a view, no copy, whenever x's layout allows
 it), ``w.t()`` is B [K, N] column-major -- the "nt" layout, read in place -- and the output [..., N] is in
 x's dtype unless ``out_dtype`` says otherwise. With an ``activation`` (and phase "best" or "11") the bias and the
-activation run in phase 11's fused epilogue, one kernel; otherwise the bias is added after the GEMM by one in-place
-torch op and an activation applied by torch: see ``cute_gemm.linear``'s docstring for why. ``run_gated`` is
+activation run in the fused epilogue, one kernel; a bias alone with "best" too where the time model says that
+pays (``fuses_bias``); otherwise the bias is added after the GEMM by one in-place torch op and an activation
+applied by torch: see ``cute_gemm.linear``'s docstring for why. ``run_gated`` is
 ``gated_linear``'s: the weight's rows interleaved (gate, up) pairs, one phase 11 kernel writing [..., N/2].
 
 The backward, for T tokens (x as [T, K]) and dY [T, N], is two more GEMMs of the same kernels, each in a
@@ -65,22 +66,28 @@ def check(x, w, bias=None) -> tuple[int, int]:
 
 def fuses(phase, activation: str) -> bool:
     """Whether ``linear`` runs the bias and the activation in the kernel's epilogue: an activation, and a phase that
-    has the epilogue ("best": phase 11 with phase 10's pick, or "11")."""
+    has the epilogue ("best": its epilogue pick, or "11")."""
     return activation != "none" and str(phase) in ("best", "11")
+
+
+def fuses_bias(a, w, bias, phase, dtype, activation: str) -> bool:
+    """Whether ``linear`` adds a bias alone (no activation) in the kernel's epilogue: with "best" where the model says
+    the fused pick is no slower than the plain pick and the add after it (``plan.bias_fuses``)."""
+    return bias is not None and activation == "none" and str(phase) == "best" and plan.bias_fuses(a, w.t(), dtype)
 
 
 def run(x, w, bias=None, phase="best", out_dtype=None, activation="none"):
     """``linear`` run eagerly, forward only (the torch op's implementation too): act(x @ w.T + bias). With an
     activation and a phase that has the fused epilogue (``fuses``) one kernel, phase 11, adds the bias and applies
     the activation before the rounding; else the GEMM's output gets the bias by one in-place add and the
-    activation by torch ops (a bias alone keeps the plain pick of "best": see ``cute_gemm.linear``)."""
+    activation by torch ops. A bias alone with "best" is fused where the model says it pays (``fuses_bias``)."""
     activation = "none" if activation is None else activation_name(activation)
     n, k = check(x, w, bias)
     lead = x.shape[:-1]
     a = x if x.dim() == 2 else x.reshape(-1, k)
     dtype = x.dtype if out_dtype is None else out_dtype
     try:
-        if fuses(phase, activation):
+        if fuses(phase, activation) or fuses_bias(a, w, bias, phase, dtype, activation):
             y = plan.run_epilogue(a, w.t(), phase, None, None, None, dtype, bias, activation, None)
             bias = None  # added by the kernel
         else:

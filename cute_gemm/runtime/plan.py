@@ -433,6 +433,36 @@ def run_epilogue(a, b, phase="best", out=None, config=None, arch: str | None = N
     return out
 
 
+_BIAS_FUSES: dict = {}  # (device, dtypes, contiguity, out dtype, M, N, K) -> whether a bias alone is fused
+
+
+def bias_fuses(a, b, out_dtype=None) -> bool:
+    """phase="best": whether a bias alone (``linear(x, w, bias)``) is added in the kernel's epilogue -- one rounding,
+    no pass over C -- rather than by one in-place add after the plain pick: where the model says the fused pick is
+    no slower than the plain one plus that pass (``choose.fusing_pays``), once per shape and operands. False where
+    the tensors are not a GEMM's (the plain path then says what is wrong)."""
+    from cute_gemm.runtime import choose
+
+    try:
+        key = (a.get_device(), a.dtype, b.dtype, a.is_contiguous(), b.is_contiguous(), out_dtype, *a.shape, b.shape[1])
+    except Exception:  # noqa: BLE001 -- not a pair of 2-D tensors
+        return False
+    hit = _BIAS_FUSES.get(key)
+    if hit is None:
+        try:
+            p, ops = validate_call(a, b, None, out_dtype)
+            dev = a.get_device()
+            if dev not in _FAMILY:
+                _FAMILY[dev] = (_arch.family(device_target(a.device)), device_name(dev))
+            hit = min(p.m, p.n, p.k) > 0 and choose.fusing_pays(_FAMILY[dev][0], p.m, p.n, p.k, ops, bias=True)
+        except (InputError, UnsupportedError, LookupError, ValueError):
+            hit = False
+        if len(_BIAS_FUSES) >= _FAST_BEST_MAX:  # bounded as the fast path's "best" keys are
+            _BIAS_FUSES.clear()
+        _BIAS_FUSES[key] = hit
+    return hit
+
+
 def _apart(a, b, out, bias, residual, dev) -> bool:
     """The epilogue call's cheap tests: the tensors on A's device, out apart from A, B and the bias, the residual out
     itself or apart from out, A and B (what the compiled entry does not check)."""

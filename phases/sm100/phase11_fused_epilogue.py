@@ -58,6 +58,9 @@ class Sm100Phase11(Sm100Phase10):
     def config_problems(self) -> list[str]:
         return super().config_problems() + self.cfg.epilogue_problems()
 
+    def can_implement(self, m: int, n: int, k: int) -> list[str]:
+        return super().can_implement(m, n, k) + self.cfg.shape_problems(n, self.divisibility()[1])
+
     def activation(self) -> str:
         return self.cfg.activation
 

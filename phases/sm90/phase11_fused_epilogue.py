@@ -60,6 +60,9 @@ class Sm90Phase11(Sm90Phase10):
     def config_problems(self) -> list[str]:
         return super().config_problems() + self.cfg.epilogue_problems()
 
+    def can_implement(self, m: int, n: int, k: int) -> list[str]:
+        return super().can_implement(m, n, k) + self.cfg.shape_problems(n, self.divisibility()[1])
+
     def register_epilogue(self) -> bool:
         """Phase 9's register epilogue only without a fused epilogue (the bias comes in C's 16-B vectors)."""
         return super().register_epilogue() and not self.cfg.epilogue_active()
