@@ -1,4 +1,4 @@
-"""The fused epilogue on the persistent phases (sm90 6 and 8, sm100 6: prefill's picks), run on the PTX machine.
+"""The fused epilogue on the persistent phases (sm90 6, 7 and 8, sm100 6: prefill's picks), run on the PTX machine.
 
 These phases apply ``phases.epilogue.apply_at`` to each accumulator register at its C coordinates before the slab
 (sm90) or the TMEM chunk (sm100) is rounded, staged in smem and stored by the TMA; the bias and the residual are
@@ -28,6 +28,11 @@ NT_BF16, NN_FP16, NT_FP32 = (Operands.of("nt", "bf16", "bf16"), Operands.of("nn"
 CASES = [
     ("sm90", "6", {"bias": True, "activation": "gelu", "residual": True}, NT_BF16, 300, 120, 72,
      {"bn": 128, "stages": 2, "sm_count": 2}),  # one cluster walks 2 cluster tiles; the second ragged in M and N
+    # phase 7: 3 cluster tiles on 2 clusters -- 2 data-parallel, the third split along K in the pair, each CTA
+    # applying the epilogue to its half of the slabs after the exchange (ragged in M and N; N = 376 leaves both
+    # halves of the split tile's columns inside C)
+    ("sm90", "7", {"bias": True, "activation": "gelu", "residual": True}, NT_BF16, 200, 376, 200,
+     {"bn": 128, "sm_count": 4}),
     ("sm90", "8", {"activation": "silu"}, NT_FP32, 520, 120, 72, {"bn": 128, "sm_count": 2}),  # 3 tiles: both turns
     ("sm90", "8", {"bias": True, "activation": "relu", "residual": True}, NN_FP16, 200, 136, 72,
      {"bn": 128, "sm_count": 2}),
@@ -58,7 +63,7 @@ def test_persistent_fused_epilogue_on_the_machine(case):
 
 def test_the_persistent_check_is_not_blind():
     """sm90 phase 8 computes silu: checked against gelu, or without the activation, its elements are wrong numbers."""
-    case = CASES[1]
+    case = CASES[2]
     for wrong in ("gelu", "none"):
         res = run(*case, expect=EpilogueSpec(False, wrong, False, "bf16", "f32"))
         assert not res.ok and all("expected" in e for e in res.errors), res.report()

@@ -342,3 +342,45 @@ def test_linear_with_an_activation_inference_and_training(act):
     (acts[act](F.linear(*ref)) * weights.double()).sum().backward()
     for got, r in zip(leaves, ref):
         assert ((got.grad.double() - r.grad).norm() / r.grad.norm()).item() < 2e-2, act
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("phase", ["6", "7", "8"])
+def test_persistent_phases_take_the_fused_epilogue(phase):
+    """sm90's persistent phases with bias + gelu + residual in their own configs, at ragged shapes: 3000x3064x1000
+    and 100x3064x1000 split phase 7's last round along K in each pair (12 split tiles; at M = 100 every tile), so
+    the epilogue is checked on the summed halves; 1000x264x520 is a partial tile in every mode. float64 reference,
+    the check's tolerance, a repeat bit-identical."""
+    if FAMILY != "sm90":
+        pytest.skip("the sm90 ladder's persistent phases")
+    import torch
+
+    import cute_gemm
+    from cute_gemm.runtime import registry
+    from cute_gemm.runtime.problem import torch_dtype
+
+    entry = registry.get("sm90", phase)
+    cfg = entry.configured("bias=true,activation=gelu,residual=true")
+    if phase == "7":
+        kern = entry.make(cfg, Operands.of("nt", "bf16", "bf16"))
+        assert kern.schedule(3000, 3064, 1000)[1] == 12 and kern.schedule(100, 3064, 1000)[0] == 0
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    for c, layout in (("bf16", "nt"), ("fp32", "nn")):
+        ops = _ops(c, layout)
+        ab, c_dtype = torch_dtype(ops.ab), torch_dtype(c)
+        for m, n, k in ((3000, 3064, 1000), (100, 3064, 1000), (1000, 264, 520)):
+            a = torch.randn(m, k, generator=gen, device="cuda").to(ab)
+            b = (torch.randn(k, n, generator=gen, device="cuda").to(ab) if layout[1] == "n"
+                 else torch.randn(n, k, generator=gen, device="cuda").to(ab).t())
+            bias = torch.randn(n, generator=gen, device="cuda").to(ab)
+            res = torch.randn(m, n, generator=gen, device="cuda").to(c_dtype)
+            want, z = _reference(a, b, bias, "gelu", res, c_dtype)
+            outs = []
+            for _ in range(2):
+                out = torch.full((m, n), float("nan"), device="cuda", dtype=c_dtype)
+                cute_gemm.gemm(a, b, phase=phase, out=out, config=cfg, bias=bias, activation="gelu", residual=res)
+                outs.append(out)
+            torch.cuda.synchronize()
+            what = f"phase {phase} {ops.label()} {m}x{n}x{k}"
+            _assert_close(outs[0], want, z, ops, k, "gelu", what)
+            assert torch.equal(outs[0], outs[1]), f"{what}: not deterministic"

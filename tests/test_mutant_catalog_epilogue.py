@@ -22,7 +22,7 @@ EPILOGUE_FILES = ("phases/epilogue.py", "phases/sm90/phase9_split_k.py", "phases
                   "phases/sm90/phase11_fused_epilogue.py", "phases/sm100/phase11_fused_epilogue.py",
                   # the persistent phases' epilogue (tests/test_epilogue_sim_persistent.py's runs)
                   "phases/sm90/common_tma.py", "phases/sm100/common_tma.py", "phases/sm90/phase6_persistent.py",
-                  "phases/sm100/phase6_persistent.py", "phases/sm90/phase8_pingpong.py")
+                  "phases/sm100/phase6_persistent.py", "phases/sm90/phase7_stream_k.py", "phases/sm90/phase8_pingpong.py")
 CASE_IDS = {SIM: [f"{RUNS}[{test_epilogue_sim.case_id(c)}]" for c in test_epilogue_sim.CASES],
             PSIM: [f"{PRUNS}[{test_epilogue_sim_persistent.case_id(c)}]" for c in test_epilogue_sim_persistent.CASES]}
 

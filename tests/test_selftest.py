@@ -248,12 +248,11 @@ def test_phase_11_joins_with_one_fused_config_per_epilogue_kind(arch):
 
 
 def test_a_plain_phase_with_the_fields_runs_the_full_epilogue():
-    """The persistent phases whose configs carry the epilogue's fields (sm90 6 and 8, sm100 6): the selftest runs
-    their full epilogue; sm90 phase 7's stream-K refuses the fields, so it runs its default only; a phase without
-    them gets nothing."""
+    """The persistent phases whose configs carry the epilogue's fields (sm90 6, 7 and 8, sm100 6): the selftest runs
+    their full epilogue; a phase without them gets nothing."""
     keys = list(dict.fromkeys(k for k, *_ in selftest.cases(["6", "7", "8", "10"], arch="sm90", best=False)))
     full = selftest.EPILOGUE_VARIANTS[-1]
-    assert keys == ["sm90:6", f"sm90:6 {full}", "sm90:7", "sm90:8", f"sm90:8 {full}", "sm90:10"]
+    assert keys == ["sm90:6", f"sm90:6 {full}", "sm90:7", f"sm90:7 {full}", "sm90:8", f"sm90:8 {full}", "sm90:10"]
     keys = list(dict.fromkeys(k for k, *_ in selftest.cases(["6"], arch="sm100", best=False)))
     assert keys == ["sm100:6", "sm100:6 use_pdl=True", f"sm100:6 {full}"]  # besides best's PDL variant
 

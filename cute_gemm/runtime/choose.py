@@ -585,7 +585,7 @@ def resolve(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = 
 EPILOGUE_PHASE = "11"  # the phase with the fused epilogue (both ladders): phase 10 + bias, activation, residual
 # the persistent phases whose configs carry the same epilogue fields (the prefill shapes' picks): a pick of theirs
 # takes the epilogue as it is; a pick of phase 10 becomes phase 11 (phase 10 + the epilogue)
-EPILOGUE_PERSISTENT = {"sm90": ("6", "8"), "sm100": ("6",)}
+EPILOGUE_PERSISTENT = {"sm90": ("6", "7", "8"), "sm100": ("6",)}
 
 
 def _phase10_fallback(arch: str, m: int, n: int, k: int) -> list[tuple[str, dict]]:

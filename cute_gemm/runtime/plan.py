@@ -306,7 +306,7 @@ def run(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dty
 # ------------------------------------------------------------------------------------------ the fused epilogue
 EPILOGUE_PHASE = "11"  # the phase whose lesson is the fused epilogue (both ladders)
 # every phase whose config takes the epilogue fields: phase 11, and the persistent phases that carry the same switch
-EPILOGUE_PHASES = {"sm90": ("6", "8", "11"), "sm100": ("6", "11")}
+EPILOGUE_PHASES = {"sm90": ("6", "7", "8", "11"), "sm100": ("6", "11")}
 
 
 def epilogue_config(entry: registry.PhaseEntry, config, bias: bool, activation: str, residual: bool,

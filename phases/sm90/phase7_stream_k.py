@@ -94,9 +94,6 @@ class Sm90Phase7(Sm90Phase6):
         elif not why and (c.bn // self.epi_n // 2) * 16 * 4 * 256 > c.stages * c.bn * c.bk * 2:
             why.append(f"stages={c.stages}: the stream-K mailbox (half of bn={c.bn}'s slabs) must fit in B's ring: "
                        f"stages x bk >= 128")
-        if c.epilogue_active():
-            why.append("bias/activation/residual: phase 7's stream-K halves do not take the fused epilogue (phases 6, 8 "
-                       "and 11 do)")
         return why
 
     def _setup_attributes(self):
@@ -288,8 +285,9 @@ class Sm90Phase7(Sm90Phase6):
 
                 # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores (phase 6's) ----
                 bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
+                epi = ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
                 ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
-                              SLABS, EPI_STAGES)
+                              SLABS, EPI_STAGES, epi)
 
             if cluster_id < sk_units:
                 # ---- stream-K unit: this CTA's half of the k-tiles of the pair's common CTA tile ----
@@ -340,8 +338,10 @@ class Sm90Phase7(Sm90Phase6):
                     # phase 1 of the peer's free barrier: its stores into this CTA are complete
                     cute.arch.mbarrier_arrive(xchg_free, peer, scope=nvvm.MemScopeKind.CLUSTER)
 
-                # ---- epilogue of my half: slabs keep_first + jj through buffers jj % EPI_STAGES
+                # ---- epilogue of my half: slabs keep_first + jj through buffers jj % EPI_STAGES; the fused
+                # epilogue (phase 6's) applies to the sum of both halves, at slab keep_first + jj's coordinates
                 bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
+                epi = ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
                 keep_first = cta_rank * HALF
                 for jj in cutlass.range_constexpr(HALF):
                     lo = acc_slabs[(None, jj), 0, 0].load()
@@ -354,6 +354,7 @@ class Sm90Phase7(Sm90Phase6):
                     ct.store_slab(
                         slab_frag, tCsC_slabs[(None, jj), 0, 0], bSG_sC[(None, jj % EPI_STAGES)],
                         bSG_gC[(None, (0, keep_first + jj))], tma_atom_c, epi_barrier, store_thread, EPI_STAGES,
+                        None if cutlass.const_expr(epi is None) else epi.at(epi.coords[(None, keep_first + jj), 0, 0]),
                     )
                 # phase 1 of my free barrier: the peer has received my half, so no st.async of mine is
                 # still in flight and the peer no longer touches this CTA's smem: safe to exit

@@ -174,11 +174,12 @@ MUTANTS.append(
        "return super().register_epilogue()", "sm90 split1 fp32C",
        note="split 1, fp32 C: phase 9's register epilogue stores the accumulators, the fused epilogue never runs"))
 
-# --- the persistent phases' form (``apply_at``: sm90 6 and 8, sm100 6; tests/test_epilogue_sim_persistent.py) ---
+# --- the persistent phases' form (``apply_at``: sm90 6, 7 and 8, sm100 6; tests/test_epilogue_sim_persistent.py) ---
 PSIM = "tests/test_epilogue_sim_persistent.py"
 PRUNS = "test_persistent_fused_epilogue_on_the_machine"
 CT90, CT100 = "phases/sm90/common_tma.py", "phases/sm100/common_tma.py"
 P6 = {"sm90": "phases/sm90/phase6_persistent.py", "sm100": "phases/sm100/phase6_persistent.py"}
+P7 = "phases/sm90/phase7_stream_k.py"
 P8 = "phases/sm90/phase8_pingpong.py"
 
 
@@ -210,6 +211,15 @@ MUTANTS += [
     _p("sm90-persistent-bias-along-m", "epilogue coordinates", "6", P6["sm90"],
        "epilogue.bias_view(mBias, mC, n_mode=1)", "epilogue.bias_view(mBias, mC, n_mode=0)", "sm90 bias",
        note="the persistent kernel's bias seen along C's rows"),
+    _p("sm90-stream-k-half-of-rank-0", "epilogue coordinates", "7", P7,
+       "epi.at(epi.coords[(None, keep_first + jj), 0, 0])", "epi.at(epi.coords[(None, jj), 0, 0])", "sm90-7",
+       note="both CTAs of a split pair apply the coordinates of the tile's first half of slabs"),
+    _p("sm90-stream-k-split-tile-unfused", "term dropped", "7", P7,
+       "None if cutlass.const_expr(epi is None) else epi.at(epi.coords[(None, keep_first + jj), 0, 0]),", "None,",
+       "sm90-7", note="the tile split along K is stored without the epilogue (the data-parallel tiles have it)"),
+    _p("sm90-stream-k-data-parallel-unfused", "term dropped", "7", P7,
+       "SLABS, EPI_STAGES, epi)", "SLABS, EPI_STAGES)", "sm90-7",
+       note="phase 7's data-parallel tiles are stored without the epilogue (the split one has it)"),
     _p("sm90-pingpong-tile-swapped", "epilogue coordinates", "8", P8,
        "ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile,",
        "ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, n_tile, m_tile,", "sm90-8",
