@@ -35,7 +35,7 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     roundings). Eager only; a phase without it raises ``UnsupportedError``. It is the config field
     ``accumulate`` (a plan of its own).
 
-    The fused epilogue (phase 11 of either ladder, the persistent sm90 phases 6 and 8 and sm100 phase 6, or
+    The fused epilogue (phase 11 of either ladder, the persistent sm90 phases 6, 7 and 8 and sm100 phase 6, or
     ``phase="best"``: the model's cheapest of those at the shape -- phase 11 with phase 10's tile at decode sizes, a
     persistent phase at prefill sizes): ``bias`` a contiguous [N] of A's dtype (as F.linear's), added to
     every row; ``activation`` None / "none", "relu", "gelu" (the tanh form, ``F.gelu(approximate="tanh")``) or

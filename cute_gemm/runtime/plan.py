@@ -23,7 +23,7 @@ a call has a plan (and a compile) of its own; the fast path's key carries the sw
 
 The fused epilogue (``gemm(..., bias=, activation=, residual=)``: C = act(A @ B + bias) + residual) has a path of its
 own, ``run_epilogue``, so that a plain call pays nothing for it: the config of an epilogue phase (``EPILOGUE_PHASES``:
-phase 11, the persistent sm90 6 and 8, sm100 6) with the call's fields -- for "best" the model's cheapest row whose
+phase 11, the persistent sm90 6, 7 and 8, sm100 6) with the call's fields -- for "best" the model's cheapest row whose
 phase takes them, ``choose.resolve_epilogue`` -- a plan per combination, a fast-path key with
 (phase, (bias?, activation, residual?, gated?)) in the phase's place, and the kernel called ``fn(a, b, c[, bias][,
 residual])`` -- ``compile.epilogue_inputs``' order. An empty problem launches nothing there either: K == 0 is the

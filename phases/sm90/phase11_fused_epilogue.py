@@ -19,7 +19,7 @@ and write all of y; at decode shapes each of those launches costs about as much 
 before the rounding: the unfused sequence rounds y to bf16, then rounds gelu(y) again; here the rounding
 happens once, on the fp32 result (``phases.epilogue`` says more).
 
-The same fields sit on the persistent phases (sm90 6 and 8, sm100 6; not gated), which apply them to each
+The same fields sit on the persistent phases (sm90 6, 7 and 8, sm100 6; not gated), which apply them to each
 accumulator register before its TMA-store slab (``phases.epilogue.apply_at``): ``phase="best"`` picks among those
 and this phase per shape, as it picks without an epilogue.
 

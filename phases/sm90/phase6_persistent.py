@@ -36,7 +36,7 @@ Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds); C row-major.
 - (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile, and
   epi_stages >= 2 (a slab's buffer is only waited for once the next slab has been written).
-- Phase 11's fused epilogue as config fields (``bias``, ``activation``, ``residual``; off by default; 8 too): each
+- Phase 11's fused epilogue as config fields (``bias``, ``activation``, ``residual``; off by default; 7, 8 too): each
   slab's registers go through ``phases.epilogue.apply_at`` before the rounding.
 """
 

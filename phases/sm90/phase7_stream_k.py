@@ -25,6 +25,8 @@ peer's mbarrier; each adds the half it receives to its own registers and stores 
 - The schedule is runtime arithmetic on the tile counts (one compile serves every shape): the split
   happens or not per call, and without it the kernel runs exactly phase 6's loop.
 - Cost: smem unchanged (the two exchange mbarriers sit in the bytes before the 1024-B aligned A ring).
+- Phase 6's fused epilogue fields (``bias``, ``activation``, ``residual``) apply here too: a split tile's
+  CTA applies them to its half of the slabs once the peer's partial sums are added, never to a partial.
 Measured numbers: ``bench/results/`` and the README.
 
 Constraints:
