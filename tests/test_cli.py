@@ -190,10 +190,11 @@ def test_list_fields(capsys):
         epilogue = {f.name for f in dataclasses.fields(EpilogueFields)}
         assert {line.split()[0] for line in ten.splitlines() if line.strip()} == set(rows) - epilogue
         assert rows["gated"] == ["false", "true, false"], block
-    # a switch shows the values the rules pass: stream-K (sm90 phase 7) refuses the epilogue, phase 6 gated pairs
+    # a switch shows the values the rules pass: the persistent phases refuse the gated pairs; 7 takes the rest
     block7 = out.split("  sm90:7\n")[1].split("  sm90:8\n")[0]
     rows7 = {line.split()[0]: line.split(None, 2)[2] for line in block7.splitlines() if line.strip()}
-    assert (rows7["bias"], rows7["activation"], rows7["use_pdl"]) == ("false", "none", "true, false"), block7
+    assert (rows7["bias"], rows7["gated"], rows7["use_pdl"]) == ("true, false", "false", "true, false"), block7
+    assert rows7["activation"] == "none, relu, gelu, silu", block7
     block6 = out.split("  sm90:6\n")[1].split("  sm90:7\n")[0]
     rows6 = {line.split()[0]: line.split(None, 2)[2] for line in block6.splitlines() if line.strip()}
     assert (rows6["bias"], rows6["gated"]) == ("true, false", "false"), block6

@@ -297,16 +297,15 @@ def test_best_past_decode_takes_the_persistent_phases_epilogue():
                                                                                residual=False))
 
 
-def test_phase_7_refuses_the_epilogue_that_6_and_8_take(compiled):
-    """sm90 phase 7's config has the fields (phase 6's) but its stream-K halves do not apply them: a config check,
-    before anything compiles; phases 6 and 8 run the call."""
-    e7 = registry.get("sm90", "7")
-    assert any("phase 7's stream-K" in w for w in e7.config_problems(dataclasses.replace(e7.default_config(),
-                                                                                         activation="relu")))
+def test_the_persistent_phases_take_the_epilogue_but_not_the_gated_pairs(compiled):
+    """sm90 phases 6, 7 (stream-K: a split tile's halves summed first) and 8 run an epilogue call in their own config;
+    the gated pairs are a config problem of each, before anything compiles."""
     a, b = _operands_for("nt")
-    for phase in ("6", "8"):
+    for phase in ("6", "7", "8"):
+        e = registry.get("sm90", phase)
+        assert any("gated=True" in w for w in e.config_problems(dataclasses.replace(e.default_config(), gated=True)))
         cute_gemm.gemm(a, b, phase=phase, activation="relu")
-    assert [(ph, cfg.activation) for ph, cfg in compiled] == [("6", "relu"), ("8", "relu")]
+    assert [(ph, cfg.activation) for ph, cfg in compiled] == [("6", "relu"), ("7", "relu"), ("8", "relu")]
 
 
 def test_plain_best_never_picks_phase_11():
