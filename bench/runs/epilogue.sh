@@ -14,6 +14,12 @@
 #   epi-residual      4. residual alone (a skip connection), --set decode and --set prefill-fwd, 5 rounds
 #   epi-gpu-tests     0. first: the GPU tests of the fused epilogue (quick subset) and of the accumulate epilogue
 # Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
+# quack's gemm_act / gemm_gated fingerprint the DSL's functions as installed code only where their path holds
+# "site-packages"; a DSL unpacked elsewhere and put on PYTHONPATH (the device's /tmp/site) makes quack raise "epilogue
+# fn depends on <ContextVar _LOC_TRANSFORMS> ... no fail-closed semantic key" (2026-12-05): link it, e.g.
+#   ln -sfn /tmp/site /tmp/site-packages; export PYTHONPATH="${PYTHONPATH//\/tmp\/site/\/tmp\/site-packages}"
+# Run 2026-12-05 (docs/results.md, "The fused epilogue ... (H200, 2026-12-05)"): bias,gelu decode 1.109, prefill-fwd
+# 1.019 (phase 8 picked where the plain pick was 7: since then 7 takes the epilogue); gated,silu 1.279 / 1.248.
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # epi NAME LIMIT ARGS...: `cute-gemm bench --epilogue ...` into $OUT/NAME.json (its log $OUT/NAME.log), then its table
 epi() {
