@@ -461,6 +461,14 @@ def test_linear_under_autograd_keeps_z_and_uses_torchs_derivative(monkeypatch):
     assert calls and all(ph == "best" for ph in calls)
 
 
+def _leaves(tokens: int):
+    """x [tokens, 16], w [24, 16], b [24] in bf16, requiring grad (seed 1)."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(tokens, 16, generator=g).bfloat16().requires_grad_()
+    w = (torch.randn(24, 16, generator=g) / 4).bfloat16().requires_grad_()
+    return x, w, torch.randn(24, generator=g).bfloat16().requires_grad_()
+
+
 def test_linear_under_autograd_fuses_the_bias_of_z_where_it_pays(monkeypatch):
     """Recorded with a bias where ``plan.bias_fuses`` says so: z = x @ w.T + b from one epilogue call (bias only,
     rounded once), the activation by torch after it, the gradients F.linear's then the activation's."""
@@ -479,10 +487,7 @@ def test_linear_under_autograd_fuses_the_bias_of_z_where_it_pays(monkeypatch):
 
     monkeypatch.setattr(plan, "run", run)
     monkeypatch.setattr(plan, "run_epilogue", run_epilogue)
-    g = torch.Generator().manual_seed(1)
-    x = torch.randn(7, 16, generator=g).bfloat16().requires_grad_()
-    w = (torch.randn(24, 16, generator=g) / 4).bfloat16().requires_grad_()
-    b = torch.randn(24, generator=g).bfloat16().requires_grad_()
+    x, w, b = _leaves(7)
     y = cute_gemm.linear(x, w, b, activation="relu")
     assert type(y.grad_fn).__name__.startswith("ReluBackward") and epi == [("best", "none", True, None, False)]
     z = (x.double() @ w.double().t() + b.double()).bfloat16()
@@ -512,10 +517,7 @@ def test_the_linear_op_with_a_fused_activation_recomputes_z_in_its_backward(monk
 
     monkeypatch.setattr(plan, "run", run)
     monkeypatch.setattr(plan, "run_epilogue", run_epilogue)
-    g = torch.Generator().manual_seed(1)
-    x = torch.randn(5, 16, generator=g).bfloat16().requires_grad_()
-    w = (torch.randn(24, 16, generator=g) / 4).bfloat16().requires_grad_()
-    b = torch.randn(24, generator=g).bfloat16().requires_grad_()
+    x, w, b = _leaves(5)
     for act in ("relu", "gelu", "silu"):
         runs.clear()
         for t in (x, w, b):
