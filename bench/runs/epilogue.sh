@@ -55,7 +55,10 @@ epi-residual)
 epi-gpu-tests)
   # 0. (not yet run) before any timing: the fused epilogue's GPU tests, CUTE_GEMM_EPILOGUE_QUICK's covering subset
   #    (every epilogue kind, C dtype and layout once; gated pairs; split_k 1-3 and best), and the accumulate epilogue's
-  #    (C += A @ B, which linear(..., accumulate_grad=True) uses); then the training tests
+  #    (C += A @ B, which linear(..., accumulate_grad=True) uses); then the training tests.
+  #    Run 2026-12-05: the epilogue's 31 of 32 passed (linear's relu gradient: fixed since); the accumulate tests' process
+  #    ended at its first test, the launch hung (out/acc_probe: phase 5 and best, 1x264x520) -- the epilogue is refused
+  #    since, and its GPU tests skip unless CUTE_GEMM_UNSAFE_ACCUMULATE=1
   CUTE_GEMM_EPILOGUE_QUICK=1 timeout 400 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
     tests/test_accumulate.py 2>&1 | tail -15 | tee "$OUT/epi_gpu_tests.log"
   timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_train.py 2>&1 | tail -6 \
