@@ -19,7 +19,8 @@
 # fn depends on <ContextVar _LOC_TRANSFORMS> ... no fail-closed semantic key" (2026-12-05): link it, e.g.
 #   ln -sfn /tmp/site /tmp/site-packages; export PYTHONPATH="${PYTHONPATH//\/tmp\/site/\/tmp\/site-packages}"
 # Run 2026-12-05 (docs/results.md, "The fused epilogue ... (H200, 2026-12-05)"): bias,gelu decode 1.109, prefill-fwd
-# 1.019 (phase 8 picked where the plain pick was 7: since then 7 takes the epilogue); gated,silu 1.279 / 1.248.
+# 1.019 (phase 8 picked where the plain pick was 7), then 1.115 with phase 7's epilogue (quack 1.036); gated,silu
+# 1.279 / 1.248.
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # epi NAME LIMIT ARGS...: `cute-gemm bench --epilogue ...` into $OUT/NAME.json (its log $OUT/NAME.log), then its table
 epi() {
