@@ -654,9 +654,11 @@ def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activa
     return None
 
 
-def _epilogue_pick_row(arch: str, m, n, k, operands, bias, activation, residual, gated):
-    """(phase, config, modelled us) of ``pick_epilogue``, or None where no row takes the epilogue."""
-    for row in [*explain(arch, m, n, k, operands), *phase10_rows(arch, m, n, k, operands)]:
+def _epilogue_pick_row(arch: str, m, n, k, operands, bias, activation, residual, gated, rows=None):
+    """(phase, config, modelled us) of ``pick_epilogue``, or None where no row takes the epilogue; ``rows``:
+    ``explain``'s rows of the shape where the caller has them."""
+    rows = explain(arch, m, n, k, operands) if rows is None else rows
+    for row in [*rows, *phase10_rows(arch, m, n, k, operands)]:
         pick = _epilogue_row(arch, row["phase"], row["config"], m, n, k, operands, bias, activation, residual, gated)
         if pick is not None:
             return (*pick, row["cost"])
@@ -671,8 +673,8 @@ def fusing_pays(arch: str, m: int, n: int, k: int, operands=None, bias: bool = F
     alone, where the unfused sequence is that one in-place add. At decode sizes the two picks share phase 10's
     tile (the fused one is phase 11); at prefill sizes the plain pick may be a phase without the epilogue (7's
     stream-K, 9's split-K tiles) that is faster by more than the pass costs."""
-    fused = _epilogue_pick_row(arch, m, n, k, operands, bias, activation, residual, False)
     rows = explain(arch, m, n, k, operands)
+    fused = _epilogue_pick_row(arch, m, n, k, operands, bias, activation, residual, False, rows)
     if fused is None:
         return False
     if not rows:

@@ -241,8 +241,8 @@ def checked(a, b, out, phase, config, arch, out_dtype=None, accumulate=False, ep
     why = refusals(kern, p.m, p.n, p.k) if min(p.m, p.n, p.k) > 0 else operand_refusals(kern)
     if why:
         raise UnsupportedError(f"{entry.key} cannot do {p} with {ops.label()}: " + "; ".join(why))
-    if getattr(config, "accumulate", False) and min(p.m, p.n, p.k) > 0 and accumulate_refusal():
-        raise UnsupportedError(f"{entry.key}: {accumulate_refusal()}")
+    if getattr(config, "accumulate", False) and min(p.m, p.n, p.k) > 0 and (refusal := accumulate_refusal()):
+        raise UnsupportedError(f"{entry.key}: {refusal}")
     return plan_for(a, phase, config, arch, ops), p
 
 
@@ -469,10 +469,7 @@ def bias_fuses(a, b, out_dtype=None) -> bool:
     if hit is None:
         try:
             p, ops = validate_call(a, b, None, out_dtype)
-            dev = a.get_device()
-            if dev not in _FAMILY:
-                _FAMILY[dev] = (_arch.family(device_target(a.device)), device_name(dev))
-            hit = min(p.m, p.n, p.k) > 0 and choose.fusing_pays(_FAMILY[dev][0], p.m, p.n, p.k, ops, bias=True)
+            hit = min(p.m, p.n, p.k) > 0 and choose.fusing_pays(_family_of(a)[0], p.m, p.n, p.k, ops, bias=True)
         except (InputError, UnsupportedError, LookupError, ValueError):
             hit = False
         if len(_BIAS_FUSES) >= _FAST_BEST_MAX:  # bounded as the fast path's "best" keys are
@@ -500,6 +497,14 @@ def _apart(a, b, out, bias, residual, dev) -> bool:
 _FAMILY: dict = {}  # device index -> ("sm90" / "sm100", the GPU's name: whose tuned table "best" reads)
 
 
+def _family_of(a) -> tuple[str, str | None]:
+    """(ladder, GPU name) of ``a``'s device, asked once per device (``_FAMILY``)."""
+    dev = a.get_device()
+    if dev not in _FAMILY:
+        _FAMILY[dev] = (_arch.family(device_target(a.device)), device_name(dev))
+    return _FAMILY[dev]
+
+
 def device_name(dev: int) -> str | None:
     """The name of CUDA device ``dev`` ('NVIDIA H200'): whose tuned table ``best`` reads; None if torch cannot say."""
     try:
@@ -520,10 +525,7 @@ def _pick_best(a, config, arch, p: Problem, ops: Operands, accumulate=False, epi
 
     if config is not None:
         raise UnsupportedError('phase="best" picks its own config; pass a phase id to run a config of yours')
-    dev = a.get_device()
-    if dev not in _FAMILY:
-        _FAMILY[dev] = (_arch.family(device_target(a.device)), device_name(dev))
-    family, gpu = _FAMILY[dev]
+    family, gpu = _family_of(a)
     try:
         fam = _arch.family(arch) if arch else family
         if epilogue:
