@@ -346,6 +346,9 @@ def driver(spec: str, shape: str, arch: str) -> int:
     cfg = entry.configured(over)
     ref = a.cpu().double() @ b.cpu().double()
     slack = 0.0
+    if getattr(cfg, "accumulate", False):  # C += A @ B: C holds random values first, and the sum is checked
+        c.copy_(torch.randn(p.m, p.n, device="cuda"))
+        ref = ref + c.cpu().double()
     if getattr(cfg, "epilogue_active", lambda: False)():  # the fused epilogue: its bias and residual written too
         import cute_gemm
         from cute_gemm.measure.selftest import TANH_APPROX, epilogue_reference

@@ -23,46 +23,6 @@ REDUCE_ADD = re.compile(r"cp\.reduce\.async\.bulk\.tensor\.2d\.global\.shared::c
 PLAIN_STORE = re.compile(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.")
 
 
-@pytest.fixture(autouse=True)
-def _accumulate_allowed(monkeypatch, request):
-    """The epilogue's launches are refused by default since it hung on the H200 (``plan.accumulate_refusal``); these
-    tests run it (the host logic with plans mocked; on a GPU, under the test timeout) unless they say otherwise."""
-    from cute_gemm.runtime import plan
-
-    if request.node.get_closest_marker("gpu"):  # the GPU tests run it only where the caller set the variable
-        return
-    if request.node.originalname not in AS_BY_DEFAULT:
-        monkeypatch.setenv(plan.UNSAFE_ACCUMULATE_ENV, "1")
-    else:
-        monkeypatch.delenv(plan.UNSAFE_ACCUMULATE_ENV, raising=False)
-
-
-AS_BY_DEFAULT = ("test_accumulate_is_refused_by_default_before_anything_compiles", "test_k_zero_adds_nothing")
-
-
-def test_accumulate_is_refused_by_default_before_anything_compiles(monkeypatch):
-    """Without the variable a launch with accumulate=True is an UnsupportedError that says why (it hung on the
-    H200), before the plan (K = 0 launches nothing and stays allowed: ``test_k_zero_adds_nothing`` runs without the
-    variable too); linear(accumulate_grad=True)'s backward falls back to a new dW."""
-    import torch
-
-    import cute_gemm
-    from cute_gemm import UnsupportedError
-    from cute_gemm.runtime import linear, plan
-
-    monkeypatch.setattr(plan, "device_target", lambda device: "sm_90a")
-    monkeypatch.setattr(plan, "plan_for", lambda *a, **k: pytest.fail("compiled"))
-    from test_operands_runtime import cuda_like
-
-    a, b = cuda_like(torch.randn(8, 16).half()), cuda_like(torch.randn(16, 24).half())
-    c = cuda_like(torch.zeros(8, 24))
-    for phase in ("5", "6", "7", "8", "best"):
-        with pytest.raises(UnsupportedError, match=r"accumulate=True .* disabled: its first GPU run hung on the H200"):
-            cute_gemm.gemm(a, b, phase=phase, out=c, accumulate=True)
-    dy, x = cuda_like(torch.randn(8, 24).half()), cuda_like(torch.randn(8, 16).half())
-    assert linear.accumulate_grad_weight(dy, x, cuda_like(torch.zeros(24, 16).half())) is False
-
-
 def accumulating(phase: str, **over):
     return dataclasses.replace(registry.get("sm90", phase).default_config(), accumulate=True, **over)
 
@@ -291,17 +251,10 @@ def test_gpu_accumulate_adds_into_c(phase, ops):
     """C = randn, then gemm(a, b, out=C, accumulate=True) equals C0 + A @ B against float64 (relative Frobenius:
     the check's limit, plus two roundings of a 16-bit C: the tile's before the add, the sum's); run twice from
     the same C0 the result is bit-identical (one reduce-add per element)."""
-    import os
-
     import torch
 
     import cute_gemm
     from cute_gemm.measure.check import REL_ERR_LIMIT, UNIT_ROUNDOFF
-    from cute_gemm.runtime import plan
-
-    if os.environ.get(plan.UNSAFE_ACCUMULATE_ENV) != "1":
-        pytest.skip(f"the accumulate epilogue hung on the H200 (2026-12-05) and is refused; "
-                    f"{plan.UNSAFE_ACCUMULATE_ENV}=1 runs these (each under the GPU test timeout)")
     from cute_gemm.runtime.problem import torch_dtype
 
     ab, c_dtype = torch_dtype(ops.ab), torch_dtype(ops.c)

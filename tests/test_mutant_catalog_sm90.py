@@ -33,9 +33,11 @@ def test_each_sm90_mutant_applies_exactly_once(m):
         assert text.count(old) == 1, f"{m.id}: {old!r} occurs {text.count(old)} times in {m.path}"
         text = text.replace(old, new)
     # its phase's checks, and for a protocol only a non-default config runs (the multicast; three consumer
-    # warpgroups and uneven splits: "wide") those cases too
+    # warpgroups and uneven splits: "wide"; the accumulate epilogue's reduce-add: the machine cases of
+    # tests/test_accumulate.py) those cases too
     assert m.checks[-2] == "-k" and m.checks[-1] in (selector(m.phase), f"{selector(m.phase)} or multicast",
-                                                     f"{selector(m.phase)} or wide")
+                                                     f"{selector(m.phase)} or wide",
+                                                     f"{selector(m.phase)} or machine_adds")
 
 
 def test_sm90_catalog_covers_the_bug_classes():

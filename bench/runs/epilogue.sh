@@ -58,8 +58,9 @@ epi-gpu-tests)
   #    (every epilogue kind, C dtype and layout once; gated pairs; split_k 1-3 and best), and the accumulate epilogue's
   #    (C += A @ B, which linear(..., accumulate_grad=True) uses); then the training tests.
   #    Run 2026-12-05: the epilogue's 31 of 32 passed (linear's relu gradient: fixed since); the accumulate tests' process
-  #    ended at its first test, the launch hung (out/acc_probe: phase 5 and best, 1x264x520) -- the epilogue is refused
-  #    since, and its GPU tests skip unless CUTE_GEMM_UNSAFE_ACCUMULATE=1
+  #    ended at its first test, the launch hung (phase 5 and best, 1x264x520: the reduce-add issued by one thread, while
+  #    the DSL elects a lane of the full warp for it). Fixed (a warp issues it); rerun 2026-12-05 04:47 UTC: the
+  #    accumulate GPU tests 15/15, the training tests 10/10
   CUTE_GEMM_EPILOGUE_QUICK=1 timeout 400 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
     tests/test_accumulate.py 2>&1 | tail -15 | tee "$OUT/epi_gpu_tests.log"
   timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_train.py 2>&1 | tail -6 \

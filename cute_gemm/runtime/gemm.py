@@ -33,8 +33,7 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     (``cp.reduce.async.bulk.tensor .add``) instead of being stored -- no load of C, no second pass, one add
     per element (deterministic). With a 16-bit C the tile is rounded to C's type before the add (two
     roundings). Eager only; a phase without it raises ``UnsupportedError``. It is the config field
-    ``accumulate`` (a plan of its own). **Disabled for now**: its first GPU run hung on the H200, so a launch
-    raises ``UnsupportedError`` unless ``CUTE_GEMM_UNSAFE_ACCUMULATE=1`` (to debug it, under a timeout).
+    ``accumulate`` (a plan of its own).
 
     The fused epilogue (phase 11 of either ladder, the persistent sm90 phases 6, 7 and 8 and sm100 phase 6, or
     ``phase="best"``: the model's cheapest of those at the shape -- phase 11 with phase 10's tile at decode sizes, a
@@ -139,8 +138,8 @@ def linear(x, w, bias=None, phase="best", out_dtype=None, activation=None, accum
     then, where ``w`` is a leaf whose ``.grad`` exists, the backward adds dW into it in place with the
     accumulate epilogue (``gemm(..., out=w.grad, accumulate=True)``, sm90) and returns no dW -- gradient
     accumulation over micro-batches without the extra pass; hooks on ``w`` (DDP's) then see no gradient, so
-    use it with ``loss.backward()`` only. Elsewhere (sm100, autocast's cast weight, the first micro-batch, and
-    while the accumulate epilogue is disabled -- see ``accumulate``) dW is returned as usual.
+    use it with ``loss.backward()`` only. Elsewhere (sm100, autocast's cast weight, the first micro-batch) dW is
+    returned as usual.
 
     ``activation``: None / "none", "relu", "gelu" (tanh form) or "silu". Inference (nothing recorded) with
     ``phase`` "best" or "11": one kernel with the fused epilogue -- the bias added and the activation applied

@@ -187,22 +187,6 @@ def refusals(kernel, m: int, n: int, k: int) -> list[str]:
 
 
 ACCUMULATE_PHASES = "sm90 phases 5, 6, 7, 8"  # those whose config has ``accumulate`` (the TMA-store epilogue)
-# The accumulate epilogue's first GPU run hung (H200, 2026-12-05: phase 5 and "best", 1x264x520 nn fp16 -> fp32, the
-# launch never returned; the same call without accumulate ran in 4 s). Until it runs, a launch is refused -- nothing
-# may hang -- unless this variable is "1" (to debug it on a GPU, under a timeout).
-UNSAFE_ACCUMULATE_ENV = "CUTE_GEMM_UNSAFE_ACCUMULATE"
-
-
-def accumulate_refusal() -> str | None:
-    """Why a launch with ``accumulate`` is refused (the epilogue hung on the H200), or None where the variable
-    ``UNSAFE_ACCUMULATE_ENV`` is "1"."""
-    import os
-
-    if os.environ.get(UNSAFE_ACCUMULATE_ENV) == "1":
-        return None
-    return ("accumulate=True (C += A @ B, the TMA reduce-add epilogue) is disabled: its first GPU run hung on the "
-            f"H200 (2026-12-05) and the cause is not found yet; compute C + A @ B unfused instead, or set "
-            f"{UNSAFE_ACCUMULATE_ENV}=1 to run it anyway (under a timeout)")
 
 
 def accumulating(entry: registry.PhaseEntry, config):
@@ -241,8 +225,6 @@ def checked(a, b, out, phase, config, arch, out_dtype=None, accumulate=False, ep
     why = refusals(kern, p.m, p.n, p.k) if min(p.m, p.n, p.k) > 0 else operand_refusals(kern)
     if why:
         raise UnsupportedError(f"{entry.key} cannot do {p} with {ops.label()}: " + "; ".join(why))
-    if getattr(config, "accumulate", False) and min(p.m, p.n, p.k) > 0 and (refusal := accumulate_refusal()):
-        raise UnsupportedError(f"{entry.key}: {refusal}")
     return plan_for(a, phase, config, arch, ops), p
 
 

@@ -73,6 +73,18 @@ def make_tma_store(mC: cute.Tensor, sC_layout, box_mn, accumulate: bool = False)
     return cpasync.make_tiled_tma_atom(op, mC, cute.slice_(sC_layout, (None, None, 0)), box_mn)
 
 
+def store_issuers(tidx, accumulate: bool):
+    """Which threads issue C's TMA stores and own their bulk groups (commit, wait): thread 0 for the store, warp 0
+    for the reduce-add (``accumulate``).
+
+    The DSL issues a TMA *store* from every thread that reaches it, so one thread must; it wraps the *reduce-add*
+    in ``elect.sync`` over the full warp itself, and an ``elect.sync`` that one lane reaches alone never
+    completes (the first accumulate kernels hung on the H200 exactly so). With a warp, lane 0 is elected: its
+    bulk groups hold the stores; the other lanes commit and wait on empty groups.
+    """
+    return tidx < 32 if accumulate else tidx == 0
+
+
 def make_shared_storage(stages: int, sA_layout, sB_layout, ab_dtype=cutlass.Float16):
     """Struct of the CTA's dynamic smem: NSTAGES full + NSTAGES empty mbarriers, then the A and B rings."""
 

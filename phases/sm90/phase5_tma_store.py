@@ -279,8 +279,8 @@ class Sm90Phase5(GemmPhase):
                 tma_atom_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2), cute.zipped_divide(gC, (BM, self.epi_n))
             )
             # one thread issues (and later waits for) the stores: unlike TMA loads, the DSL does not
-            # elect a lane for a TMA store, and bulk groups are per thread
-            store_thread = mma_tidx == 0
+            # elect a lane for a TMA store, and bulk groups are per thread (warp 0 for the reduce-add: the DSL elects)
+            store_thread = ct.store_issuers(mma_tidx, cfg.accumulate)
             for j in cutlass.range_constexpr(BN // self.epi_n):
                 cute.autovec_copy(common.to_c_type(acc_slabs[(None, j), 0, 0], self.types.c), tCsC_slabs[(None, j), 0, 0])
                 cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)

@@ -276,8 +276,8 @@ class Sm90Phase6(GemmPhase):
             # slab j of this thread's values and its place in the staging ring (slab j -> buffer j % EPI_STAGES)
             acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES)
             # one thread issues (and waits for) the stores: unlike TMA loads, the DSL does not elect a
-            # lane for a TMA store, and bulk groups are per thread
-            store_thread = mma_tidx == 0
+            # lane for a TMA store, and bulk groups are per thread (warp 0 for the reduce-add: the DSL elects)
+            store_thread = ct.store_issuers(mma_tidx, cfg.accumulate)
 
             read_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)
             release_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)

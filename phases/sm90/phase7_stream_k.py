@@ -258,8 +258,9 @@ class Sm90Phase7(Sm90Phase6):
             # slab j of this thread's values and its place in the staging ring (slab j -> buffer j % EPI_STAGES)
             acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES)
             # one thread issues (and waits for) the stores: unlike TMA loads, the DSL does not elect a
-            # lane for a TMA store, and bulk groups are per thread
-            store_thread = mma_tidx == 0
+            # lane for a TMA store, and bulk groups are per thread (warp 0 for the reduce-add: the DSL elects)
+            store_thread = ct.store_issuers(mma_tidx, cfg.accumulate)
+            xchg_thread = mma_tidx == 0  # one thread arrives on the exchange's barriers
             # stream-K exchange views. Both CTAs of the pair hold the same tile with the same thread ->
             # fragment map, so thread t's value i of slab j means the same C element in both. Mailbox
             # (in the B ring, free by then): fp32 [slab jj][quad q][thread t][4], i.e. value i of slab jj
@@ -311,7 +312,7 @@ class Sm90Phase7(Sm90Phase6):
                 # (every stage it will ever receive has landed and been consumed), so the peer may
                 # overwrite it with its half
                 epi_barrier.arrive_and_wait()
-                if store_thread:
+                if xchg_thread:
                     cute.arch.mbarrier_arrive_and_expect_tx(xchg_full, XCHG_BYTES)
                     cute.arch.mbarrier_arrive(xchg_free, peer, scope=nvvm.MemScopeKind.CLUSTER)
                 cute.arch.mbarrier_wait(xchg_free, 0)  # phase 0: the peer's ring is free for my half
@@ -336,7 +337,7 @@ class Sm90Phase7(Sm90Phase6):
                 # keep the wait below after this thread's remote stores
                 cute.arch.fence_acq_rel_cta()
                 cute.arch.mbarrier_wait(xchg_full, 0)  # the peer's half of my slabs has landed
-                if store_thread:
+                if xchg_thread:
                     # phase 1 of the peer's free barrier: its stores into this CTA are complete
                     cute.arch.mbarrier_arrive(xchg_free, peer, scope=nvvm.MemScopeKind.CLUSTER)
 

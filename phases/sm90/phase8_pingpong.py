@@ -192,7 +192,7 @@ class Sm90Phase8(Sm90Phase6):
             epi_barrier = pipeline.NamedBarrier(barrier_id=EPI_SLAB_BARRIER, num_threads=common.WARPGROUP_THREADS)
             # slab j of this thread's values (N-blocks 4j..4j+3 of both 64-row blocks) and its smem place
             acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES)
-            store_thread = wg_tidx == 0
+            store_thread = ct.store_issuers(wg_tidx, cfg.accumulate)
 
             # this warpgroup's ring positions: its tiles' k-tiles; warpgroup 1's start after tile 0's
             read_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, NSTAGES)

@@ -116,6 +116,11 @@ MUTANTS = [
        "            warpgroup.wait_group(1)\n            cute.arch.sync_threads()\n",
        "            warpgroup.wait_group(1)\n",
        note="a warp refills the slot once its own wgmma share is done, while the other warps' still read it"),
+    _m("reduce-add-one-lane", "elect.sync (TMA reduce-add)", "6", CT,
+       "    return tidx < 32 if accumulate else tidx == 0\n", "    return tidx == 0\n",
+       extra=("tests/test_accumulate.py",), select="machine_adds",
+       note="the reduce-add issued by one thread: the DSL wraps it in an elect.sync over the full warp, which one "
+            "lane alone never completes (the accumulate epilogue's hang on the H200)"),
     # --- arrival counts, transaction bytes, multicast masks -------------------------------------------
     _m("empty-arrivals-one-cta", "arrive count", "6", CT,
        "pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.cluster_m * consumer_warps)",

@@ -193,6 +193,7 @@ class Warp:
         self.cta = cta
         self.wid = wid
         self.key = ("w", cta.rank, wid)
+        self.nthreads = nthreads
         self.regs: dict = {}
         self.stack = [[0, (1 << nthreads) - 1, None]]  # [pc, active mask, reconvergence pc]
         self.done = False
@@ -593,8 +594,15 @@ class Machine:
 
     def _op_elect(self, ins: Instr):
         d, p = (x.strip() for x in ins.args[0].split("|"))
+        member = int(ins.args[1], 0) & 0xFFFFFFFF
 
         def h(w, lanes):
+            # every lane the membermask names must execute the elect.sync: one lane alone under a full mask
+            # (an elect inside `if tidx == 0:`) never completes on the GPU
+            missing = member & ((1 << w.nthreads) - 1) & ~sum(1 << l for l in lanes)
+            if missing:
+                self.error(f"{w.name()}: elect.sync with membermask {member:#010x} executed by lanes {lanes} only; "
+                           f"lanes {_mask_lanes(missing)} of the mask never join it (the warp hangs)")
             leader = lanes[0]
             for l in lanes:
                 self._set(w, d, l, leader)
