@@ -353,12 +353,18 @@ def driver(spec: str, shape: str, arch: str) -> int:
         import cute_gemm
         from cute_gemm.measure.selftest import TANH_APPROX, epilogue_reference
 
+        gated = getattr(cfg, "gated", False)  # C [M, N/2]: act(gate) * up of the column pairs
+        nc = p.n // 2 if gated else p.n
+        c = torch.full((p.m, nc), float("nan"), dtype=torch.float32, device="cuda")
         bias = torch.randn(p.n, device="cuda").half() if cfg.bias else None
-        res = torch.randn(p.m, p.n, device="cuda") if cfg.residual else None
-        cute_gemm.gemm(a, b, phase=phase, out=c, config=cfg, bias=bias, activation=cfg.activation, residual=res)
+        res = torch.randn(p.m, nc, device="cuda") if cfg.residual else None
+        cute_gemm.gemm(a, b, phase=phase, out=c, config=cfg, bias=bias, activation=cfg.activation, residual=res,
+                       gated=gated)
         z = ref + (bias.cpu().double() if bias is not None else 0.0)
-        ref = epilogue_reference(z, None, cfg.activation, None if res is None else res.cpu().double())
-        slack = TANH_APPROX * z.abs() if cfg.activation in ("gelu", "silu") else 0.0  # tanh.approx.f32
+        ref = epilogue_reference(z, None, cfg.activation, None if res is None else res.cpu().double(), gated)
+        # tanh.approx.f32 (gelu, silu): of |z|, or with the pairs |gate| |up|
+        big = z[:, 0::2].abs() * z[:, 1::2].abs() if gated else z.abs()
+        slack = TANH_APPROX * big if cfg.activation in ("gelu", "silu") else 0.0
     else:
         launch = launcher(entry, a, b, c, cfg)  # compiles (host only)
         launch()

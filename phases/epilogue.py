@@ -59,8 +59,8 @@ class EpilogueFields:
         if self.activation not in ACTIVATIONS:
             why.append(f"activation={self.activation!r}: one of {', '.join(ACTIVATIONS)}")
         if self.gated and not gated_ok:
-            why.append("gated=True: the gated pairs are phase 11's (its reduce stores half-width vectors); the "
-                       "persistent phases' TMA-store tiles do not take them yet")
+            why.append("gated=True: this kernel's epilogue does not take the gated pairs (phase 11 and sm90's "
+                       "persistent phases 6, 7 and 8 do)")
         return why
 
     def shape_problems(self, n: int, n_align: int) -> list[str]:
@@ -148,21 +148,23 @@ def apply(total: cute.Tensor, bias_vec, residual_vec, activation: cutlass.Conste
 
 
 class EpilogueArgs:
-    """What a persistent phase's fused epilogue needs for one tile, passed down as one argument: the C
-    coordinates of this thread's accumulator registers (``coords``, laid out like them), C's shape, the bias and
-    residual views with C's shape (or None) and the activation (a trace-time string)."""
+    """What a persistent phase's fused epilogue needs for one tile, passed down as one argument: the (M, N)
+    coordinates of this thread's accumulator registers (``coords``, laid out like them), the GEMM's (M, N)
+    (``c_shape``: C's, or with ``gated`` twice C's columns), the bias and residual views (or None), the activation
+    (a trace-time string) and whether the registers hold gated pairs."""
 
-    def __init__(self, coords, c_shape, bias, residual, activation):
+    def __init__(self, coords, c_shape, bias, residual, activation, gated=False):
         self.coords, self.c_shape, self.bias, self.residual, self.activation = coords, c_shape, bias, residual, activation
+        self.gated = gated
 
     def at(self, coords):
         """The same arguments for a part of the registers (a slab, a chunk): ``coords`` of that part."""
-        return EpilogueArgs(coords, self.c_shape, self.bias, self.residual, self.activation)
+        return EpilogueArgs(coords, self.c_shape, self.bias, self.residual, self.activation, self.gated)
 
 
 @cute.jit
 def apply_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activation: cutlass.Constexpr, fence=None,
-             group: cutlass.Constexpr = 1):
+             group: cutlass.Constexpr = 1, gated: cutlass.Constexpr = False):
     """The persistent phases' form: ``frag`` (fp32 registers of an MMA fragment) = act(frag + bias) + residual, at
     the C coordinates ``coords`` (the same partition of an identity tensor), ``group`` registers at a time.
 
@@ -174,7 +176,15 @@ def apply_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activat
     address, no branch; its values are clipped by the TMA store like every value of the tile. ``fence``: a
     function every register goes through before the arithmetic reads it (sm90: ``fence_register``, so nothing
     is scheduled above the wgmma wait).
+
+    ``gated`` (sm90's column pairs, ``group`` 2): each pair is (gate, up) of one C column n / 2; both registers
+    become act(gate + b) * (up + b') + residual[m, n / 2] -- the same value, so the pair's two stores to the one
+    staging element (``phases.sm90.common_tma.epilogue_slab_views``) agree. ``c_shape`` is then the GEMM's (M, N).
     """
+    if cutlass.const_expr(gated):
+        assert group == 2, "the gated pairs are a wgmma fragment's column pairs"
+        _apply_gated_at(frag, coords, c_shape, mBias, mD, activation, fence)
+        return
     for g in cutlass.range_constexpr(cute.size(frag) // group):
         m, n = coords[g * group]
         inside = (cutlass.min(m, c_shape[0] - 1), cutlass.min(n, c_shape[1] - group))
@@ -188,6 +198,26 @@ def apply_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activat
             if cutlass.const_expr(d is not None):
                 x = x + d[e].to(cutlass.Float32)
             frag[g * group + e] = x
+
+
+@cute.jit
+def _apply_gated_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activation: cutlass.Constexpr, fence):
+    """``apply_at`` with ``gated``: each register pair (gate, up) -> act(gate + b) * (up + b') + residual, into both."""
+    for g in cutlass.range_constexpr(cute.size(frag) // 2):
+        m, n = coords[g * 2]
+        inside = (cutlass.min(m, c_shape[0] - 1), cutlass.min(n, c_shape[1] - 2))
+        b = _group_at(mBias, inside, 2)
+        d = _group_at(mD, (inside[0], inside[1] // 2), 1)  # C's column n / 2
+        gate = frag[g * 2] if cutlass.const_expr(fence is None) else fence(frag[g * 2])
+        up = frag[g * 2 + 1] if cutlass.const_expr(fence is None) else fence(frag[g * 2 + 1])
+        if cutlass.const_expr(b is not None):
+            gate = gate + b[0].to(cutlass.Float32)
+            up = up + b[1].to(cutlass.Float32)
+        y = activate(gate, activation) * up
+        if cutlass.const_expr(d is not None):
+            y = y + d[0].to(cutlass.Float32)
+        frag[g * 2] = y
+        frag[g * 2 + 1] = y
 
 
 @cute.jit

@@ -190,14 +190,17 @@ def test_list_fields(capsys):
         epilogue = {f.name for f in dataclasses.fields(EpilogueFields)}
         assert {line.split()[0] for line in ten.splitlines() if line.strip()} == set(rows) - epilogue
         assert rows["gated"] == ["false", "true, false"], block
-    # a switch shows the values the rules pass: the persistent phases refuse the gated pairs; 7 takes the rest
+    # a switch shows the values the rules pass: sm90's persistent phases take the gated pairs, sm100's refuses them
     block7 = out.split("  sm90:7\n")[1].split("  sm90:8\n")[0]
     rows7 = {line.split()[0]: line.split(None, 2)[2] for line in block7.splitlines() if line.strip()}
-    assert (rows7["bias"], rows7["gated"], rows7["use_pdl"]) == ("true, false", "false", "true, false"), block7
+    assert (rows7["bias"], rows7["gated"], rows7["use_pdl"]) == ("true, false", "true, false", "true, false"), block7
     assert rows7["activation"] == "none, relu, gelu, silu", block7
     block6 = out.split("  sm90:6\n")[1].split("  sm90:7\n")[0]
     rows6 = {line.split()[0]: line.split(None, 2)[2] for line in block6.splitlines() if line.strip()}
-    assert (rows6["bias"], rows6["gated"]) == ("true, false", "false"), block6
+    assert (rows6["bias"], rows6["gated"]) == ("true, false", "true, false"), block6
+    block100 = out.split("  sm100:6\n")[1].split("  sm100:7\n")[0]
+    rows100 = {line.split()[0]: line.split(None, 2)[2] for line in block100.splitlines() if line.strip()}
+    assert (rows100["bias"], rows100["gated"]) == ("true, false", "false"), block100
 
 
 @NO_GPU

@@ -36,6 +36,13 @@ CASES = [
     ("sm90", "8", {"activation": "silu"}, NT_FP32, 520, 120, 72, {"bn": 128, "sm_count": 2}),  # 3 tiles: both turns
     ("sm90", "8", {"bias": True, "activation": "relu", "residual": True}, NN_FP16, 200, 136, 72,
      {"bn": 128, "sm_count": 2}),
+    # the gated pairs (SwiGLU / GeGLU): a slab of 32 accumulator columns is 16 columns of C, staged (BM, 16); N = 272
+    # GEMM columns = 136 of C; phase 7's split tile applies them after the exchange (N = 368: 2 tiles + 1 split)
+    ("sm90", "6", {"bias": True, "activation": "gelu", "gated": True, "residual": True}, NT_BF16, 300, 272, 72,
+     {"bn": 128, "stages": 2, "sm_count": 2}),
+    ("sm90", "7", {"activation": "silu", "gated": True}, NT_FP32, 200, 368, 200, {"bn": 128, "sm_count": 4}),
+    ("sm90", "8", {"bias": True, "activation": "silu", "gated": True, "residual": True}, NN_FP16, 200, 272, 72,
+     {"bn": 128, "sm_count": 2}),
     ("sm100", "6", {"bias": True, "activation": "gelu", "residual": True}, NT_BF16, 300, 136, 72,
      {"bn": 128, "stages": 2, "sm_count": 2, "epi_warps": 4}),
     ("sm100", "6", {"activation": "silu", "residual": True}, NT_FP32, 260, 72, 72,
@@ -67,6 +74,15 @@ def test_the_persistent_check_is_not_blind():
     for wrong in ("gelu", "none"):
         res = run(*case, expect=EpilogueSpec(False, wrong, False, "bf16", "f32"))
         assert not res.ok and all("expected" in e for e in res.errors), res.report()
+
+
+def test_the_persistent_gated_check_is_not_blind():
+    """sm90 phase 6 computes GeGLU pairs: checked as SwiGLU, or as gelu of the pair's columns one by one, wrong."""
+    case = next(c for c in CASES if c[:2] == ("sm90", "6") and c[2].get("gated"))
+    for wrong in (EpilogueSpec(True, "silu", True, "bf16", "bf16", gated=True),
+                  EpilogueSpec(True, "gelu", True, "bf16", "bf16", gated=False)):
+        res = run(*case, expect=wrong)
+        assert not res.ok, res.report()
 
 
 def test_every_persistent_epilogue_phase_has_a_run():

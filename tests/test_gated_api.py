@@ -42,13 +42,26 @@ def _plans():
 
 # ---- refusals: one clear error each, before anything compiles ----
 
-@pytest.mark.parametrize("phase", ["5", "6", "8", "9", "10"])
-def test_another_phase_with_gated_names_phase_11(phase, compiled):
+@pytest.mark.parametrize("phase", ["5", "9", "10"])
+def test_another_phase_with_gated_names_the_phases_that_have_them(phase, compiled):
     a, b = _operands_for("nt")
     for kw in ({}, {"activation": "silu"}, {"bias": _t(128, dtype=torch.float16)}):
-        with pytest.raises(UnsupportedError, match=rf"phase '{phase}' has no gated pairs .*phase 11 has them"):
+        with pytest.raises(UnsupportedError, match=r"sm90:" + phase + r" has no gated pairs .*sm90 phases 6, 7, 8, 11 "
+                                                   r"have them"):
             cute_gemm.gemm(a, b, phase=phase, gated=True, **kw)
     assert compiled == []
+
+
+def test_the_persistent_phases_take_the_gated_pairs(compiled):
+    """sm90 phases 6, 7 and 8 run a gated call in their own config (C [M, N/2]); sm100's phase 6 refuses the field
+    (a config problem, before anything compiles)."""
+    a, b = _operands_for("nt")
+    for phase in ("6", "7", "8"):
+        c = cute_gemm.gemm(a, b, phase=phase, gated=True, activation="silu")
+        assert tuple(c.shape) == (a.shape[0], b.shape[1] // 2)
+    assert [(ph, cfg.gated, cfg.activation) for ph, cfg in compiled] == [(p, True, "silu") for p in ("6", "7", "8")]
+    e = registry.get("sm100", "6")
+    assert any("gated=True" in w for w in e.config_problems(dataclasses.replace(e.default_config(), gated=True)))
 
 
 def test_bad_gated_tensors_are_refused(compiled):
@@ -174,11 +187,22 @@ def test_best_runs_phase_11_with_phase_10s_tile_at_decode(shape, compiled):
     assert {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg10)} == dataclasses.asdict(cfg10)
 
 
-@pytest.mark.parametrize("arch", ["sm90", "sm100"])
-def test_best_with_gated_skips_the_persistent_phases_at_prefill(arch):
-    """Past decode sizes the plain epilogue's pick is a persistent phase; the gated pairs are phase 11's alone, so
-    "best" takes phase 10's large-M tiles (``phase10_rows``) as phase 11, with the gated field on."""
+def test_best_with_gated_takes_the_persistent_phases_at_prefill_on_sm90():
+    """Past decode sizes the plain epilogue's pick is a persistent phase; on sm90 those take the gated pairs too, so
+    "best" runs the same phase and tile with the gated field on."""
     ops = Operands.of("nt", "bf16", "bf16")
+    for m, n, k in [(2048, 8192, 4096), (4096, 28672, 4096)]:
+        plain = choose.pick_epilogue("sm90", m, n, k, ops, False, "silu", False)
+        phase, cfg = choose.pick_epilogue("sm90", m, n, k, ops, False, "silu", False, True)
+        assert phase == plain[0] in choose.EPILOGUE_PERSISTENT["sm90"] and cfg.gated
+        assert dataclasses.replace(cfg, gated=False) == plain[1]
+        assert not registry.get("sm90", phase).config_problems(cfg)
+
+
+def test_best_with_gated_skips_sm100s_persistent_phase_at_prefill():
+    """sm100's persistent phase refuses the gated pairs, so there "best" takes phase 10's large-M tiles
+    (``phase10_rows``) as phase 11, with the gated field on."""
+    arch, ops = "sm100", Operands.of("nt", "bf16", "bf16")
     for m, n, k in [(2048, 8192, 4096), (4096, 28672, 4096)]:
         assert choose.pick_epilogue(arch, m, n, k, ops, False, "silu", False)[0] in choose.EPILOGUE_PERSISTENT[arch]
         phase, cfg = choose.pick_epilogue(arch, m, n, k, ops, False, "silu", False, True)
@@ -189,7 +213,7 @@ def test_best_with_gated_skips_the_persistent_phases_at_prefill(arch):
         assert not registry.get(arch, "11").config_problems(cfg)
 
 
-def test_a_tuned_persistent_pick_falls_back_to_phase_11_for_gated(monkeypatch, tmp_path):
+def test_a_tuned_pick_takes_the_gated_pairs_where_its_phase_does(monkeypatch, tmp_path):
     from cute_gemm.runtime import cache, tuned
 
     monkeypatch.setenv("CUTE_GEMM_CACHE_DIR", str(tmp_path))
@@ -201,7 +225,10 @@ def test_a_tuned_persistent_pick_falls_back_to_phase_11_for_gated(monkeypatch, t
     phase, _, how = choose.resolve_epilogue("sm90", 2048, 8192, 4096, ops, "NVIDIA H200", False, "silu", False, False)
     assert (phase, how) == ("8", "tuned")  # the plain epilogue keeps the tuned persistent pick
     phase, cfg, how = choose.resolve_epilogue("sm90", 2048, 8192, 4096, ops, "NVIDIA H200", False, "silu", False, True)
-    assert (phase, how) == ("11", "model") and cfg.gated
+    assert (phase, how) == ("8", "tuned") and cfg.gated  # sm90's phase 8 takes the gated pairs too
+    tuned.store("NVIDIA H200", "sm90", 2048, 8192, 4096, ops, "9", {"split_k": 1})
+    phase, cfg, how = choose.resolve_epilogue("sm90", 2048, 8192, 4096, ops, "NVIDIA H200", False, "silu", False, True)
+    assert how == "model" and cfg.gated  # phase 9 has no epilogue: the model's pick
     phase, cfg, how = choose.resolve_epilogue("sm90", 32, 8192, 4096, ops, "NVIDIA H200", True, "gelu", False, True)
     assert (phase, how) == ("11", "tuned") and (cfg.bn, cfg.split_k, cfg.gated, cfg.bias) == (32, 3, True, True)
 

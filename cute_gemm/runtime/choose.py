@@ -643,13 +643,13 @@ def _epilogue_fits(arch: str, cfg, m: int, n: int, k: int, operands, phase: str 
 
 def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activation, residual, gated=False):
     """(phase, config) that runs a model row ``(phase, config)`` with the epilogue -- phase 10's as phase 11, a
-    persistent phase's (``EPILOGUE_PERSISTENT``) with its own fields set, never for ``gated`` (phase 11's alone)
-    -- or None where that phase cannot."""
+    persistent phase's (``EPILOGUE_PERSISTENT``) with its own fields set (``gated`` too: sm90's take the gated
+    pairs, sm100's refuses them) -- or None where that phase cannot."""
     if phase in ("10", EPILOGUE_PHASE):
         cfg = with_epilogue(arch, config, bias, activation, residual, gated)
         return (EPILOGUE_PHASE, cfg) if _epilogue_fits(arch, cfg, m, n, k, operands) else None
-    if phase in EPILOGUE_PERSISTENT.get(arch, ()) and not gated:
-        cfg = dataclasses.replace(config, bias=bias, activation=activation, residual=residual)
+    if phase in EPILOGUE_PERSISTENT.get(arch, ()):
+        cfg = dataclasses.replace(config, bias=bias, activation=activation, residual=residual, gated=gated)
         return (phase, cfg) if _epilogue_fits(arch, cfg, m, n, k, operands, phase) else None
     return None
 
@@ -693,7 +693,7 @@ def pick_epilogue(arch: str, m: int, n: int, k: int, operands=None, bias: bool =
     persistent phases' with their fields; phase 7's stream-K and phase 9's unswapped tiles do not), else the
     cheapest of ``phase10_rows`` (phase 10's large-M fallback) as phase 11; LookupError if none. The epilogue is
     not in the cost (a few loads and FMAs per stored value). ``gated`` (the gated pairs, (m, n, k) the GEMM's: n
-    counts gate and up): the persistent rows are skipped -- phase 11 with phase 10's cheapest tile."""
+    counts gate and up): the same rows, where their phase takes the pairs (sm90's persistent phases and 11)."""
     row = _epilogue_pick_row(arch, m, n, k, operands, bias, activation, residual, gated)
     if row is not None:
         return row[:2]
@@ -705,7 +705,7 @@ def pick_epilogue(arch: str, m: int, n: int, k: int, operands=None, bias: bool =
 def resolve_epilogue(arch: str, m: int, n: int, k: int, operands=None, gpu: str | None = None, bias: bool = False,
                      activation: str = "none", residual: bool = False, gated: bool = False):
     """(phase, config, "tuned" or "model"): ``resolve`` for a call with a fused epilogue. The tuned pick of the shape
-    when its phase takes the epilogue (``_epilogue_row``; with ``gated`` a phase 10 or 11 pick only); any other
+    when its phase takes the epilogue (``_epilogue_row``); any other
     tuned pick falls back to ``pick_epilogue``."""
     hit = tuned.lookup(gpu, arch, m, n, k, operands) if gpu else None
     if hit:

@@ -50,8 +50,10 @@ def gemm(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dt
     columns are interleaved pairs -- column 2j is gate j, column 2j + 1 is up j -- and C is [M, N/2] with
     C[m, j] = act(acc[m, 2j] + bias[2j]) * (acc[m, 2j + 1] + bias[2j + 1]) (+ residual[m, j]), in fp32, rounded
     once. ``out`` and ``residual`` are [M, N/2]; ``bias`` stays [N] (interleaved like B's columns); N must be a
-    multiple of 16. Phase 11 only (or "best": phase 11 with phase 10's tile for the GEMM's (M, N, K)); another
-    phase raises ``UnsupportedError``. For an ``nn.Linear``-style weight see ``gated_linear``.
+    multiple of 16. Phase 11 and sm90's persistent phases 6, 7 and 8 (their slabs of 32 accumulator columns staged
+    and stored as 16 columns of C), or "best": the model's cheapest of those for the GEMM's (M, N, K) -- phase 11
+    with phase 10's tile at decode sizes, a persistent phase at prefill sizes; another phase raises
+    ``UnsupportedError``. For an ``nn.Linear``-style weight see ``gated_linear``.
 
     ``phase``: a phase id of the device's ladder (``cute-gemm list``; '2' means 2b), or "best" (the phase
     and config a model picks per shape and operands). ``config``: a phase config other than the default (the
@@ -86,9 +88,6 @@ def _gemm_epilogue(a, b, phase, out, config, arch, out_dtype, accumulate, bias, 
     """``gemm`` with a fused epilogue: refusals first (activation name, accumulate), then eagerly ``plan.run_epilogue``
     or, under ``torch.compile``, the op ``torch.ops.cute_gemm.gemm_epilogue``."""
     act = activation_name(activation)
-    if gated and str(phase) not in ("best", plan.EPILOGUE_PHASE):
-        raise UnsupportedError(f"phase {phase!r} has no gated pairs (gated=True: C [M, N/2] = act(gate) * up): phase "
-                               f"11 has them, and phase=\"best\" runs phase 11 for them")
     if accumulate:
         raise UnsupportedError("accumulate=True (C += A @ B) and a fused epilogue (bias=, activation=, residual=) do "
                                "not go together: the reduce-add epilogue of phases 5-8 adds the raw product; add "
@@ -186,7 +185,8 @@ def gated_linear(x, w_gate_up, bias=None, activation="silu", phase="best", out_d
     fp16, bf16). ``activation``: "silu" (SwiGLU, the default), "gelu" (GeGLU, tanh form), "relu" (ReGLU) or None
     / "none" (the plain product gate * up). 2 * N_out must be a multiple of 16 and K of 8.
 
-    Inference (nothing recorded) with ``phase`` "best" (phase 11 with phase 10's tile) or "11": one kernel --
+    Inference (nothing recorded) with ``phase`` "best" (the model's pick among the phases with the pairs: phase 11
+    with phase 10's tile at decode sizes, sm90's persistent phases at prefill sizes) or "11": one kernel --
     ``gemm(x, w_gate_up.t(), bias=, activation=, gated=True)``: both products, the bias, the activation and the
     product of the pair in fp32 in the epilogue, rounded once; the [..., 2 * N_out] pre-activation is never
     written. Another phase id: the GEMM, then the pair by torch ops. Under autograd (grad mode and x, the weight

@@ -8,7 +8,7 @@ x's dtype unless ``out_dtype`` says otherwise. With an ``activation`` (and phase
 activation run in the fused epilogue, one kernel; a bias alone with "best" too where the time model says that
 pays (``fuses_bias``); otherwise the bias is added after the GEMM by one in-place torch op and an activation
 applied by torch: see ``cute_gemm.linear``'s docstring for why. ``run_gated`` is
-``gated_linear``'s: the weight's rows interleaved (gate, up) pairs, one phase 11 kernel writing [..., N/2].
+``gated_linear``'s: the weight's rows interleaved (gate, up) pairs, one kernel with the gated pairs writing [..., N/2].
 
 The backward, for T tokens (x as [T, K]) and dY [T, N], is two more GEMMs of the same kernels, each in a
 layout the ladder takes without a copy:
@@ -113,8 +113,8 @@ def check_gated(x, w, bias=None) -> tuple[int, int]:
 
 def run_gated(x, w, bias=None, phase="best", out_dtype=None, activation="silu"):
     """``gated_linear`` run eagerly, forward only (the op's implementation too): act(z[..., 0::2]) * z[..., 1::2] for
-    z = x @ w.T + bias, w's rows interleaved (gate, up). With phase "best" or "11" one kernel (phase 11's gated
-    pairs: z never leaves the registers); another phase: ``run`` (z in the output's dtype), then the pair by torch
+    z = x @ w.T + bias, w's rows interleaved (gate, up). With phase "best" or "11" one kernel with the gated
+    pairs (z never leaves the registers); another phase: ``run`` (z in the output's dtype), then the pair by torch
     ops."""
     activation = "none" if activation is None else activation_name(activation)
     n, k = check_gated(x, w, bias)

@@ -29,7 +29,7 @@ phase takes them, ``choose.resolve_epilogue`` -- a plan per combination, a fast-
 residual])`` -- ``compile.epilogue_inputs``' order. An empty problem launches nothing there either: K == 0 is the
 epilogue of a zero accumulator, act(bias) + residual, computed by torch ops.
 
-The gated pairs (``gemm(..., gated=True)``, phase 11 only) are the same path with one more field: B's columns
+The gated pairs (``gemm(..., gated=True)``, ``GATED_PHASES``) are the same path with one more field: B's columns
 (2j, 2j + 1) are (gate, up), C [M, N/2] is act(gate + b) * (up + b) (+ residual [M, N/2]); the fast path's key
 carries the switch and checks that C is half B's width (the compiled entry holds C's columns as a symbol of
 their own, so it cannot).
@@ -307,24 +307,25 @@ def run(a, b, phase="5", out=None, config=None, arch: str | None = None, out_dty
 EPILOGUE_PHASE = "11"  # the phase whose lesson is the fused epilogue (both ladders)
 # every phase whose config takes the epilogue fields: phase 11, and the persistent phases that carry the same switch
 EPILOGUE_PHASES = {"sm90": ("6", "7", "8", "11"), "sm100": ("6", "11")}
+# those of them that also take the gated pairs (C [M, N/2]): sm100's persistent phase does not (its TMEM chunks)
+GATED_PHASES = {"sm90": ("6", "7", "8", "11"), "sm100": ("11",)}
 
 
 def epilogue_config(entry: registry.PhaseEntry, config, bias: bool, activation: str, residual: bool,
                     gated: bool = False):
     """``config`` (None, a config or overrides) of an epilogue phase (``EPILOGUE_PHASES``) with the call's epilogue
     fields set (what the call's tensors say, whatever the config had); UnsupportedError naming those phases for any
-    other phase, and naming phase 11 for ``gated`` on any phase but 11."""
-    if gated and entry.phase != EPILOGUE_PHASE:
-        raise UnsupportedError(f"{entry.key} has no gated pairs (gated=True: C [M, N/2] = act(gate) * up): phase 11 "
-                               f"has them (its split-K reduce stores the half-width vectors), and phase=\"best\" "
-                               f"runs phase 11 for them")
+    other phase, and naming ``GATED_PHASES`` for ``gated`` on any other phase."""
+    if gated and entry.phase not in GATED_PHASES.get(entry.arch, ()):
+        has = ", ".join(GATED_PHASES.get(entry.arch, ()))
+        raise UnsupportedError(f"{entry.key} has no gated pairs (gated=True: C [M, N/2] = act(gate) * up): {entry.arch} "
+                               f"phases {has} have them, and phase=\"best\" picks among them")
     if entry.phase not in EPILOGUE_PHASES.get(entry.arch, ()):
         has = ", ".join(EPILOGUE_PHASES.get(entry.arch, ()))
         raise UnsupportedError(f"{entry.key} has no fused epilogue (bias=, activation=, residual=): {entry.arch} "
                                f"phases {has} have it (phase 11 has it), and phase=\"best\" picks among them")
-    fields = {"gated": gated} if entry.phase == EPILOGUE_PHASE else {}
     return dataclasses.replace(entry.configured(config), bias=bias, activation=activation, residual=residual,
-                               **fields)
+                               gated=gated)
 
 
 def _epilogue_key(a, b, phase, out, config, arch, out_dtype, epi):

@@ -17,9 +17,9 @@ and write all of y; at decode shapes each of those launches costs about as much 
 before the rounding: the unfused sequence rounds y to bf16, then rounds gelu(y) again; here the rounding
 happens once, on the fp32 result (``phases.epilogue`` says more).
 
-The same fields sit on the persistent phases (sm90 6, 7 and 8, sm100 6; not gated), which apply them to each
-accumulator register before its TMA-store slab (``phases.epilogue.apply_at``): ``phase="best"`` picks among those
-and this phase per shape, as it picks without an epilogue.
+The same fields sit on the persistent phases (sm90 6, 7 and 8, the gated pairs too; sm100 6, not gated), which
+apply them to each accumulator register before its TMA-store slab (``phases.epilogue.apply_at``): ``phase="best"``
+picks among those and this phase per shape, as it picks without an epilogue.
 
 Numbers: phase 10's tile, ring, TMEM and cluster; the epilogue adds no smem and, per 16-B C vector, one 8-B load of
 the bias and one of the residual (16-bit C), a handful of FMAs and one ``tanh.approx`` per value.

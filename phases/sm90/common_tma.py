@@ -221,7 +221,7 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
     if cutlass.const_expr(epi is not None):
         # a wgmma fragment's registers come in column pairs of one row: the bias and residual load a pair at a time
         epilogue.apply_at(src, epi.coords, epi.c_shape, epi.bias, epi.residual, epi.activation,
-                          fence=common.fence_register, group=2)
+                          fence=common.fence_register, group=2, gated=epi.gated)
     cute.autovec_copy(common.to_c_type(src, tCsC_slab.element_type), tCsC_slab)
     cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)
     if store_thread:
@@ -232,7 +232,7 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
         cute.arch.cp_async_bulk_commit_group()
 
 
-def epilogue_slab_views(thr_mma, sC, sC_layout, acc, epi_n: int, slabs: int, epi_stages: int):
+def epilogue_slab_views(thr_mma, sC, sC_layout, acc, epi_n: int, slabs: int, epi_stages: int, pair: int = 1):
     """(``acc_slabs``, ``tCsC_slabs``): slab j of this thread's accumulator and where it goes in smem.
 
     The MMA's view of the staging ring as the (BM, BN) tile: column c + 32 j (slab j) lives in buffer
@@ -240,11 +240,17 @@ def epilogue_slab_views(thr_mma, sC, sC_layout, acc, epi_n: int, slabs: int, epi
     same swizzle as ``sC``, so each thread writes where the TMA box reads. The wgmma fragment is
     ((2, 2, BN/8), MMA_M, 1), 8 columns per N-block, so slab j is N-blocks 4j..4j+3: both views split
     that mode into (4, BN/32), and ``[(None, j), None, 0]`` is slab j of every 64-row block.
+
+    ``pair`` = 2 (the gated pairs): a slab's 32 accumulator columns are 16 columns of C, so a buffer is
+    (BM, 16) and the view's column mode is (2, 16) with stride (0, one column) -- the gate's and the up's
+    register of a pair land on the same element (``epilogue.apply_at`` gives both the pair's value).
     """
-    slab = cute.slice_(sC_layout.outer, (None, None, 0))  # (BM, 32)
+    slab = cute.slice_(sC_layout.outer, (None, None, 0))  # (BM, 32), or (BM, 16) with the gated pairs
+    cols = (pair, slab.shape[1]) if pair > 1 else slab.shape[1]
+    col_stride = (0, slab.stride[1]) if pair > 1 else slab.stride[1]
     ring = cute.make_layout(
-        (slab.shape[0], slab.shape[1], (epi_stages, slabs // epi_stages)),
-        stride=(slab.stride[0], slab.stride[1], (cute.cosize(slab), 0)),
+        (slab.shape[0], cols, (epi_stages, slabs // epi_stages)),
+        stride=(slab.stride[0], col_stride, (cute.cosize(slab), 0)),
     )
     sC_tile = cute.make_tensor(sC.iterator, ring)  # (BM, 32, SLABS) aliasing the epi_stages buffers
     tCsC = thr_mma.partition_C(cute.group_modes(sC_tile, 1, 3))
@@ -275,12 +281,13 @@ def store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, s
         )
 
 
-def epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile, tile_mn, epi_n: int):
+def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: int):
     """The persistent phases' ``phases.epilogue.EpilogueArgs`` of tile (m_tile, n_tile), or None when the config has no fused
-    epilogue (nothing is traced for it). The coordinates are the MMA's partition of an identity tensor over C,
-    divided into slabs as ``epilogue_slab_views`` divides the accumulators."""
+    epilogue (nothing is traced for it). The coordinates are the MMA's partition of an identity tensor over the
+    GEMM's (M, N) ``mn`` (C's shape, or with the gated pairs twice its columns), divided into slabs as
+    ``epilogue_slab_views`` divides the accumulators."""
     if not cfg.epilogue_active():
         return None
-    c_tile = cute.local_tile(cute.make_identity_tensor(mC.shape), tile_mn, (m_tile, n_tile))
+    c_tile = cute.local_tile(cute.make_identity_tensor(mn), tile_mn, (m_tile, n_tile))
     coords = cute.logical_divide(thr_mma.partition_C(c_tile), (cute.make_layout((2, 2, epi_n // 8)),))
-    return epilogue.EpilogueArgs(coords, mC.shape, mBias, mD, cfg.activation)
+    return epilogue.EpilogueArgs(coords, mn, mBias, mD, cfg.activation, cfg.gated)

@@ -36,8 +36,10 @@ Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds); C row-major.
 - (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile, and
   epi_stages >= 2 (a slab's buffer is only waited for once the next slab has been written).
-- Phase 11's fused epilogue as config fields (``bias``, ``activation``, ``residual``; off by default; 7, 8 too): each
-  slab's registers go through ``phases.epilogue.apply_at`` before the rounding.
+- Phase 11's fused epilogue as config fields (``bias``, ``activation``, ``residual``, ``gated``; off by default; 7,
+  8 too): each slab's registers go through ``phases.epilogue.apply_at`` before the rounding. With ``gated`` a slab
+  of 32 accumulator columns is 16 columns of C ((gate, up) pairs), staged in (BM, 16) buffers and stored in
+  (BM, 16) boxes; C is [M, N / 2] and N a multiple of 16.
 """
 
 import dataclasses
@@ -124,11 +126,26 @@ class Sm90Phase6(GemmPhase):
                        f"the buffers evenly (slabs a multiple of epi_stages)")
         if not why:
             why += common.ring_problems(c, extra=c.epi_stages * c.bm * self.epi_n * 2)
-        why += c.epilogue_problems(gated_ok=False)
+        why += c.epilogue_problems()
         if c.accumulate and c.epilogue_active():
             why.append("accumulate with bias/activation/residual: C += act(A @ B + bias) is not a GEMM epilogue anyone "
                        "asks for; one or the other")
         return why
+
+    def can_implement(self, m: int, n: int, k: int) -> list[str]:
+        return super().can_implement(m, n, k) + self.cfg.shape_problems(n, self.divisibility()[1])
+
+    def c_per_acc(self) -> int:
+        """Accumulator columns per C column: 2 with the gated pairs (C [M, N / 2]), else 1."""
+        return 2 if self.cfg.gated else 1
+
+    def gemm_n(self, mC):
+        """The GEMM's N from C: with the gated pairs C has N / 2 columns."""
+        return mC.shape[1] * 2 if self.cfg.gated else mC.shape[1]
+
+    def problem_mnk(self, mA, mC):
+        """(M, N, K) of the GEMM (``gemm_n``)."""
+        return mA.shape[0], self.gemm_n(mC), mA.shape[1]
 
     def _setup_attributes(self):
         cfg = self.cfg
@@ -136,8 +153,9 @@ class Sm90Phase6(GemmPhase):
         assert (cfg.bn // self.epi_n) % cfg.epi_stages == 0, "slab j must map to the static buffer j % epi_stages"
         self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
         # C staging: epi_stages buffers of one (BM, 32) fp32 slab each, SW128-swizzled, one TMA box each
+        # (the gated pairs: (BM, 16), a slab's 16 C columns)
         self.sC_layout = sm90_utils.make_smem_layout_epi(
-            self.types.c, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n), cfg.epi_stages
+            self.types.c, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n // self.c_per_acc()), cfg.epi_stages
         )
         self.shared_storage = self.storage_struct(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout, self.types)
         self.smem_bytes = self.shared_storage.size_in_bytes()
@@ -168,9 +186,11 @@ class Sm90Phase6(GemmPhase):
         # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
         tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
         # C's TMA store, or with ``accumulate`` its reduce-add (C += the tile); phases 7 and 8 build it here too
-        tma_atom_c, tma_c = ct.make_tma_store(mC, self.sC_layout, (cfg.bm, self.epi_n), cfg.accumulate)
-        # phase 11's fused epilogue on this kernel (``cfg.bias`` etc.): the bias seen with C's shape
-        bias = epilogue.bias_view(mBias, mC, n_mode=1) if cutlass.const_expr(mBias is not None) else None
+        tma_atom_c, tma_c = ct.make_tma_store(mC, self.sC_layout, (cfg.bm, self.epi_n // self.c_per_acc()),
+                                              cfg.accumulate)
+        # phase 11's fused epilogue on this kernel (``cfg.bias`` etc.): the bias seen with the GEMM's (M, N)
+        m, n, _ = self.problem_mnk(mA, mC)
+        bias = epilogue.bias_view(mBias, mC, n_mode=1, shape=(m, n)) if cutlass.const_expr(mBias is not None) else None
         self.kernel(
             tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c, tiled_mma,
             self.sA_layout, self.sB_layout, self.sC_layout, bias, mD,
@@ -205,6 +225,7 @@ class Sm90Phase6(GemmPhase):
         cfg = self.cfg
         BM, BN, NSTAGES = cfg.bm, cfg.bn, cfg.stages
         EPI_STAGES, SLABS = cfg.epi_stages, BN // self.epi_n
+        PAIR = self.c_per_acc()  # accumulator columns per C column (2: the gated pairs)
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, _, _ = cute.arch.block_idx()
@@ -216,8 +237,9 @@ class Sm90Phase6(GemmPhase):
 
         # the persistent schedule: cluster c takes cluster tiles c, c + clusters, c + 2 clusters, ...
         # (both CTAs of a pair walk the same list: their multicasts and empty arrivals stay matched)
-        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
-        cluster_tiles, clusters = self.schedule(mC.shape[0], mC.shape[1], mA.shape[1])
+        M, N, K = mC.shape[0], self.gemm_n(mC), mA.shape[1]
+        tiles_m, tiles_n = ceil_div(M, BM), ceil_div(N, BN)  # a partial last tile counts
+        cluster_tiles, clusters = self.schedule(M, N, K)
         cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
         cluster_id = bidx // cfg.cluster_m
 
@@ -238,7 +260,7 @@ class Sm90Phase6(GemmPhase):
         tAsA, tAgA, tBsB, tBgB, k_tiles = ct.tma_load_partitions(
             tma_atom_a, tma_atom_b, sA, sB, mA, mB, cfg, cta_rank
         )
-        gC = cute.local_tile(mC, (BM, BN), (None, None))  # (BM, BN, tiles_m, tiles_n)
+        gC = cute.local_tile(mC, (BM, BN // PAIR), (None, None))  # (BM, BN, tiles_m, tiles_n); BN / 2 gated
         pdl_wait(cfg)
 
         warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
@@ -274,7 +296,8 @@ class Sm90Phase6(GemmPhase):
                 barrier_id=1, num_threads=self.consumer_warpgroups * common.WARPGROUP_THREADS
             )
             # slab j of this thread's values and its place in the staging ring (slab j -> buffer j % EPI_STAGES)
-            acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES)
+            acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES,
+                                                           PAIR)
             # one thread issues (and waits for) the stores: unlike TMA loads, the DSL does not elect a
             # lane for a TMA store, and bulk groups are per thread (warp 0 for the reduce-add: the DSL elects)
             store_thread = ct.store_issuers(mma_tidx, cfg.accumulate)
@@ -290,8 +313,8 @@ class Sm90Phase6(GemmPhase):
 
                 # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
                 # no wait at the end: the last slabs' stores drain while the next tile's mainloop runs
-                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
-                epi = ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
+                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n // PAIR)
+                epi = ct.epilogue_args(cfg, thr_mma, (M, N), mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
                 ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
                               SLABS, EPI_STAGES, epi)
 

@@ -136,6 +136,7 @@ class Sm90Phase7(Sm90Phase6):
         cfg = self.cfg
         BM, BN, BK, NSTAGES = cfg.bm, cfg.bn, cfg.bk, cfg.stages
         EPI_STAGES, SLABS = cfg.epi_stages, BN // self.epi_n
+        PAIR = self.c_per_acc()  # accumulator columns per C column (2: the gated pairs)
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, _, _ = cute.arch.block_idx()
@@ -147,8 +148,9 @@ class Sm90Phase7(Sm90Phase6):
 
         # the persistent schedule: cluster c takes cluster tiles c, c + clusters, c + 2 clusters, ...
         # (both CTAs of a pair walk the same list: their multicasts and empty arrivals stay matched)
-        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
-        dp_tiles, sk_tiles, clusters = self.schedule(mC.shape[0], mC.shape[1], mA.shape[1])
+        M, N, K = mC.shape[0], self.gemm_n(mC), mA.shape[1]
+        tiles_m, tiles_n = ceil_div(M, BM), ceil_div(N, BN)  # a partial last tile counts
+        dp_tiles, sk_tiles, clusters = self.schedule(M, N, K)
         cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
         cluster_id = bidx // cfg.cluster_m
         sk_units = sk_tiles * cfg.cluster_m  # stream-K units: one per cluster 0 .. sk_units-1, after its tiles
@@ -181,7 +183,7 @@ class Sm90Phase7(Sm90Phase6):
         tAsA, tAgA, tBsB, tBgB, k_tiles = ct.tma_load_partitions(
             tma_atom_a, tma_atom_b, sA, sB, mA, mB, cfg, cta_rank
         )
-        gC = cute.local_tile(mC, (BM, BN), (None, None))  # (BM, BN, tiles_m, tiles_n)
+        gC = cute.local_tile(mC, (BM, BN // PAIR), (None, None))  # (BM, BN, tiles_m, tiles_n); BN / 2 gated
         # the stream-K unit's B loads: rank r's slice of the box, to this CTA only (mode 0 of V,M,N,L
         # has one CTA: the mask is this CTA's bit)
         gB = cute.local_tile(mB, (BN, BK), (None, None))  # (BN, BK, tiles_n, k_tiles)
@@ -256,7 +258,8 @@ class Sm90Phase7(Sm90Phase6):
                 barrier_id=1, num_threads=self.consumer_warpgroups * common.WARPGROUP_THREADS
             )
             # slab j of this thread's values and its place in the staging ring (slab j -> buffer j % EPI_STAGES)
-            acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES)
+            acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES,
+                                                           PAIR)
             # one thread issues (and waits for) the stores: unlike TMA loads, the DSL does not elect a
             # lane for a TMA store, and bulk groups are per thread (warp 0 for the reduce-add: the DSL elects)
             store_thread = ct.store_issuers(mma_tidx, cfg.accumulate)
@@ -287,8 +290,8 @@ class Sm90Phase7(Sm90Phase6):
                 )
 
                 # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores (phase 6's) ----
-                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
-                epi = ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
+                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n // PAIR)
+                epi = ct.epilogue_args(cfg, thr_mma, (M, N), mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
                 ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
                               SLABS, EPI_STAGES, epi)
 
@@ -343,8 +346,8 @@ class Sm90Phase7(Sm90Phase6):
 
                 # ---- epilogue of my half: slabs keep_first + jj through buffers jj % EPI_STAGES; the fused
                 # epilogue (phase 6's) applies to the sum of both halves, at slab keep_first + jj's coordinates
-                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
-                epi = ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
+                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n // PAIR)
+                epi = ct.epilogue_args(cfg, thr_mma, (M, N), mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
                 keep_first = cta_rank * HALF
                 for jj in cutlass.range_constexpr(HALF):
                     lo = acc_slabs[(None, jj), 0, 0].load()

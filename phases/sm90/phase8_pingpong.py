@@ -113,6 +113,7 @@ class Sm90Phase8(Sm90Phase6):
         cfg = self.cfg
         BM, BN, NSTAGES = cfg.bm, cfg.bn, cfg.stages
         EPI_STAGES, SLABS = cfg.epi_stages, BN // self.epi_n
+        PAIR = self.c_per_acc()  # accumulator columns per C column (2: the gated pairs)
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, _, _ = cute.arch.block_idx()
@@ -124,8 +125,9 @@ class Sm90Phase8(Sm90Phase6):
 
         # the persistent schedule: cluster c takes cluster tiles c, c + clusters, c + 2 clusters, ...
         # (both CTAs of a pair walk the same list: their multicasts and empty arrivals stay matched)
-        tiles_m, tiles_n = ceil_div(mC.shape[0], BM), ceil_div(mC.shape[1], BN)  # a partial last tile counts
-        cluster_tiles, clusters = self.schedule(mC.shape[0], mC.shape[1], mA.shape[1])
+        M, N, K = mC.shape[0], self.gemm_n(mC), mA.shape[1]
+        tiles_m, tiles_n = ceil_div(M, BM), ceil_div(N, BN)  # a partial last tile counts
+        cluster_tiles, clusters = self.schedule(M, N, K)
         cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
         cluster_id = bidx // cfg.cluster_m
 
@@ -144,7 +146,7 @@ class Sm90Phase8(Sm90Phase6):
         tAsA, tAgA, tBsB, tBgB, k_tiles = ct.tma_load_partitions(
             tma_atom_a, tma_atom_b, sA, sB, mA, mB, cfg, cta_rank
         )
-        gC = cute.local_tile(mC, (BM, BN), (None, None))  # (BM, BN, tiles_m, tiles_n)
+        gC = cute.local_tile(mC, (BM, BN // PAIR), (None, None))  # (BM, BN, tiles_m, tiles_n); BN / 2 gated
         pdl_wait(cfg)
 
         warp_group_idx = cute.arch.make_warp_uniform(tidx // common.WARPGROUP_THREADS)
@@ -191,7 +193,8 @@ class Sm90Phase8(Sm90Phase6):
             # only one warpgroup is in its epilogue at a time: one slab barrier of 128 threads serves both
             epi_barrier = pipeline.NamedBarrier(barrier_id=EPI_SLAB_BARRIER, num_threads=common.WARPGROUP_THREADS)
             # slab j of this thread's values (N-blocks 4j..4j+3 of both 64-row blocks) and its smem place
-            acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES)
+            acc_slabs, tCsC_slabs = ct.epilogue_slab_views(thr_mma, sC, sC_layout, acc, self.epi_n, SLABS, EPI_STAGES,
+                                                           PAIR)
             store_thread = ct.store_issuers(wg_tidx, cfg.accumulate)
 
             # this warpgroup's ring positions: its tiles' k-tiles; warpgroup 1's start after tile 0's
@@ -212,8 +215,8 @@ class Sm90Phase8(Sm90Phase6):
 
                 # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
                 my_epi_turn.arrive_and_wait()
-                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n)
-                epi = ct.epilogue_args(cfg, thr_mma, mC, mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
+                bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n // PAIR)
+                epi = ct.epilogue_args(cfg, thr_mma, (M, N), mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
                 ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
                               SLABS, EPI_STAGES, epi)
                 # the other warpgroup's epilogue rewrites the staging buffers: they must have been read
