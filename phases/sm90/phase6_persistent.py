@@ -36,10 +36,8 @@ Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds); C row-major.
 - (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile, and
   epi_stages >= 2 (a slab's buffer is only waited for once the next slab has been written).
-- Phase 11's fused epilogue as config fields (``bias``, ``activation``, ``residual``, ``gated``; off by default; 7,
-  8 too): each slab's registers go through ``phases.epilogue.apply_at`` before the rounding. With ``gated`` a slab
-  of 32 accumulator columns is 16 columns of C ((gate, up) pairs), staged in (BM, 16) buffers and stored in
-  (BM, 16) boxes; C is [M, N / 2] and N a multiple of 16.
+- Phase 11's epilogue fields (off by default; 7, 8 too): each slab through ``phases.epilogue.apply_at`` before the
+  rounding; ``gated``: a slab's 32 accumulator columns are 16 of C [M, N / 2], in (BM, 16) buffers and boxes.
 """
 
 import dataclasses
