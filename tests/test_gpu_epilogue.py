@@ -282,48 +282,6 @@ def test_gated_pairs_dtype_and_layout(combo, precompiled):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("phase", ["6", "7", "8"])
-def test_persistent_phases_take_the_gated_pairs(phase):
-    """sm90's persistent phases with SwiGLU + bias + residual (gated) in their own configs: C [M, N/2] staged in
-    (BM, 16) slabs. 3000x3056x1000 and 100x3056x1000 split 12 of phase 7's tiles along K (the pairs formed after the
-    exchange); 1000x528x520 is partial in every mode. float64 reference, the gated tolerance, a repeat bit-identical."""
-    if FAMILY != "sm90":
-        pytest.skip("the sm90 ladder's persistent phases")
-    import torch
-
-    import cute_gemm
-    from cute_gemm.runtime import registry
-    from cute_gemm.runtime.problem import torch_dtype
-
-    entry = registry.get("sm90", phase)
-    cfg = entry.configured("bias=true,activation=silu,residual=true,gated=true")
-    if phase == "7":
-        kern = entry.make(cfg, Operands.of("nt", "bf16", "bf16"))
-        assert kern.schedule(3000, 3056, 1000)[1] == 12 and kern.schedule(100, 3056, 1000)[0] == 0
-    gen = torch.Generator(device="cuda").manual_seed(11)
-    for c, layout in (("bf16", "nt"), ("fp32", "nn")):
-        ops = _ops(c, layout)
-        ab, c_dtype = torch_dtype(ops.ab), torch_dtype(c)
-        for m, n, k in ((3000, 3056, 1000), (100, 3056, 1000), (1000, 528, 520)):
-            a = torch.randn(m, k, generator=gen, device="cuda").to(ab)
-            b = (torch.randn(k, n, generator=gen, device="cuda").to(ab) if layout[1] == "n"
-                 else torch.randn(n, k, generator=gen, device="cuda").to(ab).t())
-            bias = torch.randn(n, generator=gen, device="cuda").to(ab)
-            res = torch.randn(m, n // 2, generator=gen, device="cuda").to(c_dtype)
-            want, gu, aweight = _gated_reference(a, b, bias, "silu", res)
-            outs = []
-            for _ in range(2):
-                out = torch.full((m, n // 2), float("nan"), device="cuda", dtype=c_dtype)
-                cute_gemm.gemm(a, b, phase=phase, out=out, config=cfg, bias=bias, activation="silu", residual=res,
-                               gated=True)
-                outs.append(out)
-            torch.cuda.synchronize()
-            what = f"gated phase {phase} {ops.label()} {m}x{n}x{k}"
-            _assert_close(outs[0], want, gu, ops, k, "silu", what, aweight)
-            assert torch.equal(outs[0], outs[1]), f"{what}: not deterministic"
-
-
-@pytest.mark.gpu
 @pytest.mark.parametrize("act", ["silu", "gelu"])
 def test_gated_linear_of_two_layers_inference_and_training(act):
     """A model's gate and up layers interleaved once: the fused call (inference) against float64 act(x Wg^T + bg) *
@@ -387,12 +345,14 @@ def test_linear_with_an_activation_inference_and_training(act):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("gated", [False, True], ids=["bias+gelu+residual", "gated+bias+silu+residual"])
 @pytest.mark.parametrize("phase", ["6", "7", "8"])
-def test_persistent_phases_take_the_fused_epilogue(phase):
-    """sm90's persistent phases with bias + gelu + residual in their own configs, at ragged shapes: 3000x3064x1000
-    and 100x3064x1000 split phase 7's last round along K in each pair (12 split tiles; at M = 100 every tile), so
-    the epilogue is checked on the summed halves; 1000x264x520 is a partial tile in every mode. float64 reference,
-    the check's tolerance, a repeat bit-identical."""
+def test_persistent_phases_take_the_fused_epilogue(phase, gated):
+    """sm90's persistent phases with bias + gelu + residual, or SwiGLU's pairs + bias + residual (C [M, N/2] staged in
+    (BM, 16) slabs), in their own configs at ragged shapes: 3000xNx1000 and 100xNx1000 (N = 3064, gated 3056) split
+    phase 7's last round along K in each pair (12 split tiles; at M = 100 every tile), so the epilogue is checked on
+    the summed halves; 1000x264x520 (gated 1000x528x520) is a partial tile in every mode. float64 reference, the
+    check's tolerance (the gated pairs': carried through the product), a repeat bit-identical."""
     if FAMILY != "sm90":
         pytest.skip("the sm90 ladder's persistent phases")
     import torch
@@ -401,28 +361,34 @@ def test_persistent_phases_take_the_fused_epilogue(phase):
     from cute_gemm.runtime import registry
     from cute_gemm.runtime.problem import torch_dtype
 
+    act, wide = ("silu", 3056) if gated else ("gelu", 3064)
     entry = registry.get("sm90", phase)
-    cfg = entry.configured("bias=true,activation=gelu,residual=true")
+    cfg = entry.configured(f"bias=true,activation={act},residual=true,gated={str(gated).lower()}")
     if phase == "7":
         kern = entry.make(cfg, Operands.of("nt", "bf16", "bf16"))
-        assert kern.schedule(3000, 3064, 1000)[1] == 12 and kern.schedule(100, 3064, 1000)[0] == 0
-    gen = torch.Generator(device="cuda").manual_seed(7)
+        assert kern.schedule(3000, wide, 1000)[1] == 12 and kern.schedule(100, wide, 1000)[0] == 0
+    gen = torch.Generator(device="cuda").manual_seed(11 if gated else 7)
     for c, layout in (("bf16", "nt"), ("fp32", "nn")):
         ops = _ops(c, layout)
         ab, c_dtype = torch_dtype(ops.ab), torch_dtype(c)
-        for m, n, k in ((3000, 3064, 1000), (100, 3064, 1000), (1000, 264, 520)):
+        for m, n, k in ((3000, wide, 1000), (100, wide, 1000), (1000, 528 if gated else 264, 520)):
+            nc = n // 2 if gated else n
             a = torch.randn(m, k, generator=gen, device="cuda").to(ab)
             b = (torch.randn(k, n, generator=gen, device="cuda").to(ab) if layout[1] == "n"
                  else torch.randn(n, k, generator=gen, device="cuda").to(ab).t())
             bias = torch.randn(n, generator=gen, device="cuda").to(ab)
-            res = torch.randn(m, n, generator=gen, device="cuda").to(c_dtype)
-            want, z = _reference(a, b, bias, "gelu", res, c_dtype)
+            res = torch.randn(m, nc, generator=gen, device="cuda").to(c_dtype)
+            if gated:
+                want, z, aweight = _gated_reference(a, b, bias, act, res)
+            else:
+                (want, z), aweight = _reference(a, b, bias, act, res, c_dtype), 1.0
             outs = []
             for _ in range(2):
-                out = torch.full((m, n), float("nan"), device="cuda", dtype=c_dtype)
-                cute_gemm.gemm(a, b, phase=phase, out=out, config=cfg, bias=bias, activation="gelu", residual=res)
+                out = torch.full((m, nc), float("nan"), device="cuda", dtype=c_dtype)
+                cute_gemm.gemm(a, b, phase=phase, out=out, config=cfg, bias=bias, activation=act, residual=res,
+                               gated=gated)
                 outs.append(out)
             torch.cuda.synchronize()
-            what = f"phase {phase} {ops.label()} {m}x{n}x{k}"
-            _assert_close(outs[0], want, z, ops, k, "gelu", what)
+            what = f"{'gated ' if gated else ''}phase {phase} {ops.label()} {m}x{n}x{k}"
+            _assert_close(outs[0], want, z, ops, k, act, what, aweight)
             assert torch.equal(outs[0], outs[1]), f"{what}: not deterministic"
