@@ -21,6 +21,8 @@ import dataclasses
 
 import pytest
 
+from phases.operands import Operands
+
 from cute_gemm.runtime import registry
 from sm90kit.harness90 import simulate90
 
@@ -105,6 +107,36 @@ def test_simulation_wide_tiles_and_uneven_splits(case):
     cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
     res = simulate90(f"sm90:{phase}", m, n, k, cfg)
     assert res.ok, res.report()
+
+
+# 64-column C slabs for a 16-bit C (``epi_n=64``: 128-B slab rows, half the slabs): the persistent phases' staging
+# views, boxes and phase 7's exchange halves (2 of 4 slabs); phase 8's 128 x 192 tile in 3 slabs through 3 buffers
+SLAB64 = {
+    "phase6": ("6", 300, 200, 72, {"bn": 128, "stages": 2, "sm_count": 2, "epi_n": 64}),
+    "phase7-split": ("7", 200, 376, 200, {"bn": 128, "sm_count": 4, "epi_n": 64}),  # 2 tiles + 1 split in the pair
+    "phase8-bn192": ("8", 520, 200, 72, {"bn": 192, "sm_count": 2, "epi_n": 64, "epi_stages": 3}),
+}
+
+
+@pytest.mark.parametrize("case", list(SLAB64))
+def test_simulation_64_column_slabs(case):
+    phase, m, n, k, over = SLAB64[case]
+    cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
+    res = simulate90(f"sm90:{phase}", m, n, k, cfg, Operands.of("nt", "bf16", "bf16"))
+    assert res.ok, res.report()
+
+
+def test_64_column_slabs_need_a_16_bit_c_and_even_halves():
+    """A slab row is at most 128 B (32 fp32 columns); phase 7's split pair takes half the slabs each (an even count)."""
+    e6, e7 = registry.get("sm90", "6"), registry.get("sm90", "7")
+    fp32, bf16 = Operands.of("nt", "bf16", "fp32"), Operands.of("nt", "bf16", "bf16")
+    cfg64 = dataclasses.replace(e6.default_config(), epi_n=64)
+    assert any("epi_n=64 with an fp32 C" in w for w in e6.make(cfg64, fp32).can_implement(256, 256, 64))
+    assert not e6.make(cfg64, bf16).can_implement(256, 256, 64)
+    assert e6.configured("epi_n=64") == cfg64  # a field any C takes at the config's level
+    odd = dataclasses.replace(e7.default_config(), epi_n=64, bn=192)
+    assert any("even number of slabs" in w for w in e7.make(odd, bf16).config_problems())
+    assert not e7.make(dataclasses.replace(odd, epi_n=32), bf16).config_problems()
 
 
 @pytest.mark.parametrize("case", list(MULTICAST))

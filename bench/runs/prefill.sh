@@ -9,6 +9,7 @@
 #   prefill-base      1. the 10 layers' three GEMMs, each layout a run: best, phases 7-9 configs, both vendors
 #   prefill-model     2. --set prefill with the model's new picks beside phase 7 and both vendors, 3 rounds
 #   prefill-criteria  3. issue 45's criteria: --set prefill twice, prefill-heldout once, two shapes sustained
+#   prefill-epi64     4. 64-column C slabs (epi_n=64, 16-bit C) against 32 for phases 7 and 8, forward and dX
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 prefill-base)
@@ -49,6 +50,18 @@ prefill-criteria)
     --out-dtype bf16 --best --phases 7,8 --peers cublas,cublaslt --sustained 0.5 --quiet --no-plot \
     --out "$OUT/sustained.json" > "$OUT/sustained.log" 2>&1
   grep -A8 "speed over the faster" "$OUT/sustained.log"
+  ;;
+prefill-epi64)
+  # 4. (not yet run: built 2026-12-05, the device was paused) the persistent phases stage a 16-bit C in slabs of 32
+  #    columns, 64-B rows; epi_n=64 gives 128-B rows and half the slabs (the same bytes), for every bf16-out GEMM of a
+  #    training step. Both slab widths of phases 7 and 8 beside best and the vendors, forward and dX sets
+  CFG="--phases 8 --config 8:use_pdl=true --config 8:use_pdl=true,epi_n=64,epi_stages=3 --config 7:use_pdl=true
+       --config 7:use_pdl=true,epi_n=64 --best --peers cublas,cublaslt --cold-l2 --rounds 3 --quiet --no-plot"
+  for s in fwd dx; do
+    # shellcheck disable=SC2086
+    timeout 260 python3 -m cute_gemm bench --set "prefill-$s" $CFG --out "$OUT/epi64_$s.json" > "$OUT/epi64_$s.log" 2>&1
+    tail -42 "$OUT/epi64_$s.log"
+  done
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2

@@ -34,8 +34,8 @@ kernel compiles without a GPU; the config is the compile-cache key); on fewer SM
 
 Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds); C row-major.
-- (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile, and
-  epi_stages >= 2 (a slab's buffer is only waited for once the next slab has been written).
+- (BN / epi_n) % epi_stages == 0 (slab j's buffer the same static j % epi_stages in every tile), epi_stages >= 2
+  (a slab's buffer is only waited for once the next slab has been written); ``epi_n`` 32, or 64 for a 16-bit C.
 - Phase 11's epilogue fields (off by default; 7, 8 too): each slab through ``phases.epilogue.apply_at`` before the
   rounding; ``gated``: a slab's 32 accumulator columns are 16 of C [M, N / 2], in (BM, 16) buffers and boxes.
 """
@@ -68,6 +68,7 @@ class Sm90Phase6Config(ct.TmaConfig, epilogue.EpilogueFields):
     stages: int = 4  # 4 x 48 KiB = 192 KiB: one CTA per SM
     cluster_m: int = 2  # CTAs per cluster along M: they share (multicast) the B tile
     epi_stages: int = 2  # C staging buffers of one 128x32 fp32 slab (16 KiB) each
+    epi_n: int = 32  # columns per C slab; 64 for a 16-bit C: 128-B rows, half the slabs (the slab's bytes the same)
     sm_count: int = 132  # SMs the persistent grid fills (H200); not queried, see the module docstring
     use_pdl: bool = False  # programmatic dependent launch, as phases 9 and 10 (``phase="best"`` turns it on)
     accumulate: bool = False  # C += A @ B: the TMA store becomes a reduce-add (``gemm(..., accumulate=True)``)
@@ -97,7 +98,11 @@ class Sm90Phase6(GemmPhase):
     worklog = ""
 
     consumer_warpgroups = 2  # warpgroup w owns rows 64w..64w+63
-    epi_n = 32  # columns per TMA-store slab: 32 fp32 = 128 B, the SW128 box width
+
+    @property
+    def epi_n(self) -> int:
+        """Columns per TMA-store slab (the config's ``epi_n``): 32 fp32 = 128 B, the SW128 box width; 64 16-bit too."""
+        return self.cfg.epi_n
     # One CTA per SM (224 KiB of smem): 384 threads start at 65,536 / 384 -> 168 registers each; the
     # producer drops to 40 and the consumers take 232: 128 x 40 + 256 x 232 = 64,512 of 65,536.
     ctas_per_sm = 1
@@ -116,6 +121,8 @@ class Sm90Phase6(GemmPhase):
             return why
         c = self.cfg
         why = common.store_tile_problems(c, common.WGMMA_M * self.consumer_warpgroups, self.epi_n)
+        if c.epi_n not in (32, 64):
+            why.append(f"epi_n={c.epi_n}: 32, or 64 with a 16-bit C (a slab row of at most 128 B, the SW128 box width)")
         if c.epi_stages < 2:
             why.append(f"epi_stages={c.epi_stages}: epi_stages >= 2 (a slab's buffer is freed while the next one is "
                        f"written)")
@@ -123,11 +130,19 @@ class Sm90Phase6(GemmPhase):
             why.append(f"epi_stages={c.epi_stages}: the {c.bn // self.epi_n} slabs of bn={c.bn} must cycle through "
                        f"the buffers evenly (slabs a multiple of epi_stages)")
         if not why:
-            why += common.ring_problems(c, extra=c.epi_stages * c.bm * self.epi_n * 2)
+            why += common.ring_problems(c, extra=c.epi_stages * c.bm * self.epi_n * 2)  # at a 16-bit C
         why += c.epilogue_problems()
         if c.accumulate and c.epilogue_active():
             why.append("accumulate with bias/activation/residual: C += act(A @ B + bias) is not a GEMM epilogue anyone "
                        "asks for; one or the other")
+        return why
+
+    def operand_problems(self, ops) -> list[str]:
+        """Phase 5's, and a slab row of at most 128 B (the SW128 box width): ``epi_n=64`` only with a 16-bit C."""
+        why = super().operand_problems(ops)
+        if self.cfg.epi_n * (4 if ops.c == "fp32" else 2) > 128:
+            why.append(f"epi_n={self.cfg.epi_n} with an fp32 C: a slab row of {self.cfg.epi_n * 4} B is over the 128 B "
+                       f"of the SW128 box; epi_n=32")
         return why
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:

@@ -93,7 +93,10 @@ class Sm90Phase7(Sm90Phase6):
         rows = common.WGMMA_M * self.consumer_warpgroups
         if c.bm != rows:
             why.append(f"bm={c.bm}: phase 7 needs bm == {rows} (one 64-row block per consumer warpgroup)")
-        elif not why and (c.bn // self.epi_n // 2) * 16 * 4 * 256 > c.stages * c.bn * c.bk * 2:
+        elif c.bn % self.epi_n == 0 and (c.bn // self.epi_n) % 2:
+            why.append(f"epi_n={c.epi_n}: the {c.bn // self.epi_n} slabs of bn={c.bn} must split evenly between the "
+                       f"pair's two CTAs (an even number of slabs)")
+        elif not why and (c.bn // self.epi_n // 2) * (self.epi_n // 2) * 4 * 256 > c.stages * c.bn * c.bk * 2:
             why.append(f"stages={c.stages}: the stream-K mailbox (half of bn={c.bn}'s slabs) must fit in B's ring: "
                        f"stages x bk >= 128")
         return why
