@@ -241,11 +241,12 @@ def epilogue_slab_views(thr_mma, sC, sC_layout, acc, epi_n: int, slabs: int, epi
     ((2, 2, BN/8), MMA_M, 1), 8 columns per N-block, so slab j is N-blocks 4j..4j+3: both views split
     that mode into (4, BN/32), and ``[(None, j), None, 0]`` is slab j of every 64-row block.
 
-    ``pair`` = 2 (the gated pairs): a slab's 32 accumulator columns are 16 columns of C, so a buffer is
-    (BM, 16) and the view's column mode is (2, 16) with stride (0, one column) -- the gate's and the up's
-    register of a pair land on the same element (``epilogue.apply_at`` gives both the pair's value).
+    ``pair`` = 2 (the gated pairs): a slab's ``epi_n`` accumulator columns are ``epi_n`` / 2 columns of C, so a
+    buffer is (BM, epi_n / 2) and the view's column mode is (2, epi_n / 2) with stride (0, one column) -- the
+    gate's and the up's register of a pair land on the same element (``epilogue.apply_at`` gives both the pair's
+    value).
     """
-    slab = cute.slice_(sC_layout.outer, (None, None, 0))  # (BM, 32), or (BM, 16) with the gated pairs
+    slab = cute.slice_(sC_layout.outer, (None, None, 0))  # (BM, epi_n), or (BM, epi_n / 2) with the gated pairs
     cols = (pair, slab.shape[1]) if pair > 1 else slab.shape[1]
     col_stride = (0, slab.stride[1]) if pair > 1 else slab.stride[1]
     ring = cute.make_layout(

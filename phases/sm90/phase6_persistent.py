@@ -165,8 +165,8 @@ class Sm90Phase6(GemmPhase):
         assert cfg.epi_stages >= 2, "epi_stages >= 2: a slab's buffer is freed while the next one is written"
         assert (cfg.bn // self.epi_n) % cfg.epi_stages == 0, "slab j must map to the static buffer j % epi_stages"
         self.sA_layout, self.sB_layout = common.make_smem_layouts(cfg.bm, cfg.bn, cfg.bk, cfg.stages, self.types)
-        # C staging: epi_stages buffers of one (BM, 32) fp32 slab each, SW128-swizzled, one TMA box each
-        # (the gated pairs: (BM, 16), a slab's 16 C columns)
+        # C staging: epi_stages buffers of one (BM, epi_n) slab each (32 columns; 64 of a 16-bit C are 128-B rows
+        # too), swizzled, one TMA box each (the gated pairs: (BM, epi_n / 2), a slab's C columns)
         self.sC_layout = sm90_utils.make_smem_layout_epi(
             self.types.c, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n // self.c_per_acc()), cfg.epi_stages
         )
