@@ -115,6 +115,8 @@ SLAB64 = {
     "phase6": ("6", 300, 200, 72, {"bn": 128, "stages": 2, "sm_count": 2, "epi_n": 64}),
     "phase7-split": ("7", 200, 376, 200, {"bn": 128, "sm_count": 4, "epi_n": 64}),  # 2 tiles + 1 split in the pair
     "phase8-bn192": ("8", 520, 200, 72, {"bn": 192, "sm_count": 2, "epi_n": 64, "epi_stages": 3}),
+    # the vendor's prefill tile, 256 x 128 in two warpgroups of 128 rows: 2 slabs of 64 per 64-row block
+    "phase6-bm256": ("6", 600, 200, 72, {"bm": 256, "bn": 128, "stages": 2, "sm_count": 2, "epi_n": 64}),
 }
 
 

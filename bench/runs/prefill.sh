@@ -9,7 +9,7 @@
 #   prefill-base      1. the 10 layers' three GEMMs, each layout a run: best, phases 7-9 configs, both vendors
 #   prefill-model     2. --set prefill with the model's new picks beside phase 7 and both vendors, 3 rounds
 #   prefill-criteria  3. issue 45's criteria: --set prefill twice, prefill-heldout once, two shapes sustained
-#   prefill-epi64     4. 64-column C slabs (epi_n=64, 16-bit C) against 32 for phases 7 and 8, forward and dX
+#   prefill-epi64     4. 64-column C slabs (epi_n=64, 16-bit C) against 32 for phases 7 and 8; phase 6 at 256 x 128
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 prefill-base)
@@ -54,9 +54,11 @@ prefill-criteria)
 prefill-epi64)
   # 4. (not yet run: built 2026-12-05, the device was paused) the persistent phases stage a 16-bit C in slabs of 32
   #    columns, 64-B rows; epi_n=64 gives 128-B rows and half the slabs (the same bytes), for every bf16-out GEMM of a
-  #    training step. Both slab widths of phases 7 and 8 beside best and the vendors, forward and dX sets
+  #    training step. Both slab widths of phases 7 and 8 beside best and the vendors, forward and dX sets; and phase 6
+  #    in cuBLAS's most common prefill tile, 256 x 128 in two warpgroups of 128 rows (not among best's candidates)
   CFG="--phases 8 --config 8:use_pdl=true --config 8:use_pdl=true,epi_n=64,epi_stages=3 --config 7:use_pdl=true
-       --config 7:use_pdl=true,epi_n=64 --best --peers cublas,cublaslt --cold-l2 --rounds 3 --quiet --no-plot"
+       --config 7:use_pdl=true,epi_n=64 --config 6:bm=256,bn=128,use_pdl=true --config 6:bm=256,bn=128,use_pdl=true,epi_n=64
+       --best --peers cublas,cublaslt --cold-l2 --rounds 3 --quiet --no-plot"
   for s in fwd dx; do
     # shellcheck disable=SC2086
     timeout 260 python3 -m cute_gemm bench --set "prefill-$s" $CFG --out "$OUT/epi64_$s.json" > "$OUT/epi64_$s.log" 2>&1
