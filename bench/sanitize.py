@@ -341,9 +341,11 @@ def driver(spec: str, shape: str, arch: str) -> int:
     phase, over = registry.split_spec(spec)
     entry = registry.get(arch, phase)
     a, b = make_inputs(p)  # randn, then fp16: every element written
-    c = torch.empty(p.m, p.n, dtype=torch.float32, device="cuda")
-    c.fill_(float("nan"))  # written before the launch; an element the kernel skips stays NaN
     cfg = entry.configured(over)
+    gated = getattr(cfg, "gated", False)  # C [M, N/2]: act(gate) * up of the column pairs
+    nc = p.n // 2 if gated else p.n
+    c = torch.empty(p.m, nc, dtype=torch.float32, device="cuda")
+    c.fill_(float("nan"))  # written before the launch; an element the kernel skips stays NaN
     ref = a.cpu().double() @ b.cpu().double()
     slack = 0.0
     if getattr(cfg, "accumulate", False):  # C += A @ B: C holds random values first, and the sum is checked
@@ -353,9 +355,6 @@ def driver(spec: str, shape: str, arch: str) -> int:
         import cute_gemm
         from cute_gemm.measure.selftest import TANH_APPROX, epilogue_reference
 
-        gated = getattr(cfg, "gated", False)  # C [M, N/2]: act(gate) * up of the column pairs
-        nc = p.n // 2 if gated else p.n
-        c = torch.full((p.m, nc), float("nan"), dtype=torch.float32, device="cuda")
         bias = torch.randn(p.n, device="cuda").half() if cfg.bias else None
         res = torch.randn(p.m, nc, device="cuda") if cfg.residual else None
         cute_gemm.gemm(a, b, phase=phase, out=c, config=cfg, bias=bias, activation=cfg.activation, residual=res,
