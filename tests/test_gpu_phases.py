@@ -277,3 +277,41 @@ def test_persistent_phases_with_pdl_read_the_previous_launch_output(phase):
     g.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(h, expect(), atol=0.02, rtol=0.005)
+
+
+# the persistent phases' prefill candidates beyond their defaults: 64-column C slabs of a 16-bit C (epi_n=64), the
+# 256 x 128 tile of two 128-row warpgroups, and clusters along N sharing the A tile (cuBLAS's 1 x 2; the 2 x 2 that
+# shares both operands)
+PREFILL_CONFIGS = [
+    ("7", {"epi_n": 64, "use_pdl": True}),
+    ("8", {"epi_n": 64, "epi_stages": 3, "use_pdl": True}),
+    ("6", {"bm": 256, "bn": 128, "epi_n": 64, "use_pdl": True}),
+    ("6", {"bm": 256, "bn": 128, "cluster_m": 1, "cluster_n": 2, "use_pdl": True}),
+    ("6", {"cluster_n": 2, "use_pdl": True}),
+    ("8", {"cluster_n": 2, "use_pdl": True}),
+    ("8", {"bn": 128, "cluster_m": 1, "cluster_n": 2, "epi_n": 64, "use_pdl": True}),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(FAMILY not in (None, "sm90"), reason="epi_n and cluster_n are configs of sm90's persistent phases")
+@pytest.mark.parametrize("ops", ["nt bf16 bf16", "nn fp16 fp16", "tn bf16 fp32"])
+@pytest.mark.parametrize("phase,over", PREFILL_CONFIGS, ids=lambda v: "-".join(f"{k}{x}" for k, x in v.items())
+                         if isinstance(v, dict) else v)
+def test_persistent_prefill_configs(phase, over, ops):
+    """Each config against cuBLASLt and float64 (NaN-poisoned C, a bit-identical repeat) in the three layouts of a
+    training step, at a ragged shape (a cluster's CTAs past M or N) and at one of several tile rounds (phase 7's split
+    last round)."""
+    from cute_gemm.measure.check import check_phase
+    from phases.operands import Operands
+
+    operands = Operands.of(*ops.split())
+    entry = registry.get("sm90", phase)
+    cfg = dataclasses.replace(entry.default_config(), **over)
+    if operands.c == "fp32" and entry.make(cfg, operands).operand_problems(operands):
+        pytest.skip("epi_n=64, and 256 x 128 at 4 stages, take a 16-bit C (refused with an fp32 C: test_sm90_sim)")
+    for shape in (Problem(1000, 3000, 520), Problem(2056, 4104, 1032)):
+        assert entry.make(cfg, operands).can_implement(shape.m, shape.n, shape.k) == []
+        res = check_phase(entry, shape, config=cfg, operands=operands)
+        assert res.error is None, res.error
+        assert res.passed and res.repeat_identical, res.summary()

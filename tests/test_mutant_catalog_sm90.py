@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from mutants import __main__ as cli
-from mutants.catalog_sm90 import MULTICAST_GPU, MUTANTS, PDL_GPU, WIDE_GPU, gpu_tests, selector, substitutions
+from mutants.catalog_sm90 import (CLUSTER_N_GPU, MULTICAST_GPU, MUTANTS, PDL_GPU, WIDE_GPU, gpu_tests, selector,
+                                  substitutions)
 from mutants.gpu90 import classify
 from mutants.report90 import markdown90, summarize90
 from mutants.runner import REPO, Outcome, caught_by, failed_tests
@@ -34,10 +35,11 @@ def test_each_sm90_mutant_applies_exactly_once(m):
         text = text.replace(old, new)
     # its phase's checks, and for a protocol only a non-default config runs (the multicast; three consumer
     # warpgroups and uneven splits: "wide"; the accumulate epilogue's reduce-add: the machine cases of
-    # tests/test_accumulate.py) those cases too
+    # tests/test_accumulate.py; the persistent phases' clusters along N: "along_n") those cases too
     assert m.checks[-2] == "-k" and m.checks[-1] in (selector(m.phase), f"{selector(m.phase)} or multicast",
                                                      f"{selector(m.phase)} or wide",
-                                                     f"{selector(m.phase)} or machine_adds")
+                                                     f"{selector(m.phase)} or machine_adds",
+                                                     f"{selector(m.phase)} or along_n")
 
 
 def test_sm90_catalog_covers_the_bug_classes():
@@ -76,6 +78,21 @@ def test_multicast_mutants_run_the_multicast_configs_on_the_gpu():
     ids = [line for line in out.splitlines() if "::" in line]
     assert len(ids) >= 20 and all("cluster_m" in i for i in ids)
     assert any("cluster_m4" in i and "split_k2" in i for i in ids) and any("[9-" in i for i in ids)
+
+
+def test_cluster_n_mutants_run_the_clusters_along_n():
+    """cluster_n's default 1 leaves its lines inert: those mutants' checks select the machine's cluster_n cases, and
+    their GPU tests are the persistent prefill configs with cluster_n=2 (1 x 2 and 2 x 2, phases 6 and 8)."""
+    cn = [m for m in MUTANTS if m.id.startswith("clustern-")]
+    assert len(cn) >= 5 and all(m.gpu == CLUSTER_N_GPU and m.checks[-1].endswith(" or along_n") for m in cn)
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          *CLUSTER_N_GPU], cwd=REPO, capture_output=True, text=True).stdout
+    ids = [line for line in out.splitlines() if "::" in line]
+    assert len(ids) >= 9 and all("cluster_n2" in i for i in ids)
+    assert any("[6-" in i for i in ids) and any("[8-" in i for i in ids) and any("cluster_m1" in i for i in ids)
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "tests/test_sm90_sim.py", "-k", "along_n"], cwd=REPO, capture_output=True, text=True).stdout
+    assert len([line for line in out.splitlines() if "::" in line]) >= 5
 
 
 def test_pdl_mutants_run_the_chained_launch_test_on_the_gpu():

@@ -141,6 +141,55 @@ def test_64_column_slabs_need_a_16_bit_c_and_even_halves():
     assert not e7.make(dataclasses.replace(odd, epi_n=32), bf16).config_problems()
 
 
+# clusters along N sharing the A tile (``cluster_n=2``) in the persistent phases: cuBLAS's 1 x 2 prefill cluster and the
+# 2 x 2 that shares both operands. Ragged in M, N and K, so some CTAs of a cluster compute tiles past M or N (they load
+# and multicast zero-filled slices all the same); the 2 x 2 cluster (4 CTAs) walks its tiles in the grouped raster
+CLUSTER_N = {
+    "phase6-1x2": ("6", 200, 328, 136, {"bn": 128, "stages": 2, "sm_count": 2, "cluster_m": 1, "cluster_n": 2}, None),
+    "phase6-2x2": ("6", 300, 328, 136, {"bn": 128, "stages": 2, "sm_count": 4, "cluster_n": 2}, None),
+    # A M-major (dW's layout): the A slice of each rank is one 64-row SW128 atom of M
+    "phase6-2x2-tn": ("6", 296, 328, 136, {"bn": 128, "stages": 2, "sm_count": 4, "cluster_n": 2},
+                      Operands.of("tn", "bf16", "fp32")),
+    "phase8-2x2": ("8", 300, 328, 136, {"bn": 128, "stages": 2, "sm_count": 4, "cluster_n": 2},
+                   Operands.of("nt", "bf16", "bf16")),
+    # the vendor's prefill arrangement: 256 x 128 tiles in two warpgroups of 128 rows, a pair along N sharing A
+    "phase6-bm256-1x2": ("6", 300, 328, 72, {"bm": 256, "bn": 128, "stages": 2, "sm_count": 2, "cluster_m": 1,
+                                             "cluster_n": 2, "epi_n": 64}, Operands.of("nt", "bf16", "bf16")),
+}
+
+
+@pytest.mark.parametrize("case", list(CLUSTER_N))
+def test_simulation_clusters_along_n(case):
+    phase, m, n, k, over, ops = CLUSTER_N[case]
+    cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
+    res = simulate90(f"sm90:{phase}", m, n, k, cfg, ops)
+    assert res.ok, res.report()
+
+
+def test_clusters_along_n_are_the_persistent_phases_1_or_2():
+    """cluster_n is 1 or 2 in phases 6 and 8 (cluster_m x cluster_n CTAs per cluster, as ``cute-gemm list`` counts them);
+    phase 7 refuses it (its stream-K split is a pair along M)."""
+    e6, e7, e8 = (registry.get("sm90", p) for p in "678")
+    two = dataclasses.replace(e6.default_config(), cluster_n=2)
+    assert not e6.config_problems(two) and not e8.config_problems(dataclasses.replace(e8.default_config(), cluster_n=2))
+    assert e6.cluster_ctas(two) == 4 and e6.make(two).schedule(4096, 4096, 4096) == (128, 33)  # 16 x 8 of 256 x 512
+    assert any("cluster_n=3: 1, or 2" in w for w in e6.config_problems(dataclasses.replace(two, cluster_n=3)))
+    assert any("phase 7 splits a tile inside a pair along M" in w
+               for w in e7.config_problems(dataclasses.replace(e7.default_config(), cluster_n=2)))
+
+
+def test_an_fp32_c_counts_its_staging_in_the_smem():
+    """The config's smem rule counts a 16-bit C's staging; with an fp32 C the operands' rule counts its own, twice the
+    bytes: 256 x 128 at 4 stages fits with a bf16 C and is refused, before anything compiles, with an fp32 one."""
+    e6 = registry.get("sm90", "6")
+    wide = dataclasses.replace(e6.default_config(), bm=256, bn=128)
+    assert not e6.config_problems(wide)
+    assert not e6.make(wide, Operands.of("nt", "bf16", "bf16")).can_implement(1000, 3000, 520)
+    why = e6.make(wide, Operands.of("nt", "bf16", "fp32")).can_implement(1000, 3000, 520)
+    assert len(why) == 1 and "257 KiB" in why[0] and "with an fp32 C" in why[0], why
+    assert not e6.make(dataclasses.replace(wide, stages=3), Operands.of("nt", "bf16", "fp32")).can_implement(8, 8, 8)
+
+
 @pytest.mark.parametrize("case", list(MULTICAST))
 def test_simulation_token_tile_multicast(case):
     m, n, k, over = MULTICAST[case]

@@ -10,6 +10,7 @@
 #   prefill-model     2. --set prefill with the model's new picks beside phase 7 and both vendors, 3 rounds
 #   prefill-criteria  3. issue 45's criteria: --set prefill twice, prefill-heldout once, two shapes sustained
 #   prefill-epi64     4. 64-column C slabs (epi_n=64, 16-bit C) against 32 for phases 7 and 8; phase 6 at 256 x 128
+#   prefill-clusters  5. clusters along N sharing A (cluster_n=2): cuBLAS's 256 x 128 in 1 x 2, and 2 x 2 on 6 and 8
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 prefill-base)
@@ -63,6 +64,23 @@ prefill-epi64)
     # shellcheck disable=SC2086
     timeout 260 python3 -m cute_gemm bench --set "prefill-$s" $CFG --out "$OUT/epi64_$s.json" > "$OUT/epi64_$s.log" 2>&1
     tail -42 "$OUT/epi64_$s.log"
+  done
+  ;;
+prefill-clusters)
+  # 5. (not yet run: built 2026-12-05, third session, the device paused) cluster_n=2, a config of phases 6 and 8: CTAs
+  #    along N share the A tile by multicast. Phase 6 in cuBLAS's own arrangement (256 x 128, two warpgroups of 128
+  #    rows, clusters of 1 x 2, with 32- and 64-column slabs), and 2 x 2 clusters sharing both operands on phases 6 and
+  #    8, beside best (phases 7 and 8 with PDL) and the vendors; first their GPU checks (every layout of a training step)
+  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py -k prefill_configs 2>&1 | tail -5
+  CFG="--phases 8 --config 8:use_pdl=true --config 7:use_pdl=true
+       --config 6:bm=256,bn=128,cluster_m=1,cluster_n=2,use_pdl=true
+       --config 6:bm=256,bn=128,cluster_m=1,cluster_n=2,use_pdl=true,epi_n=64
+       --config 6:cluster_n=2,use_pdl=true --config 8:cluster_n=2,use_pdl=true
+       --best --peers cublas,cublaslt --cold-l2 --rounds 3 --quiet --no-plot"
+  for s in fwd dx; do
+    # shellcheck disable=SC2086
+    timeout 200 python3 -m cute_gemm bench --set "prefill-$s" $CFG --out "$OUT/clusters_$s.json" > "$OUT/clusters_$s.log" 2>&1
+    tail -42 "$OUT/clusters_$s.log"
   done
   ;;
 *)

@@ -80,10 +80,10 @@ class PhaseEntry:
         return self.configured(dict(over)) if over else self.default_config()
 
     def cluster_ctas(self, config=None) -> int:
-        """CTAs per cluster as the phase launches it (both pairs of an sm100 stream-K cluster), read from the
-        config without compiling; the tests hold it against the compiled kernel's cluster."""
+        """CTAs per cluster as the phase launches it (both pairs of an sm100 stream-K cluster, sm90's cluster_m x
+        cluster_n), read from the config without compiling; the tests hold it against the compiled kernel's cluster."""
         cfg = config or self.default_config()
-        return cfg.cluster_m * getattr(cfg, "pairs", 1) * getattr(cfg, "split_k", 1)
+        return cfg.cluster_m * getattr(cfg, "cluster_n", 1) * getattr(cfg, "pairs", 1) * getattr(cfg, "split_k", 1)
 
     def overrides(self, config) -> dict:
         """The fields of ``config`` that differ from this phase's default, in field order."""

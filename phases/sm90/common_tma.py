@@ -4,8 +4,8 @@
 - the TMA load atoms for A and B, C's TMA store atom (or its reduce-add: ``accumulate``, C += A @ B), and
   the shared-storage struct: full/empty mbarriers + the stage ring.
 - ``cluster_tile_coord``: which (m, n) tile a CTA of a cluster computes in the grouped raster.
-- the persistent phases' (6 and later) A/B ring of a cluster pair (``make_pair_pipeline``) and their
-  TMA load partitions (``tma_load_partitions``), built the same way in each of them.
+- the persistent phases' (6 and later) A/B ring of a cluster (``make_pair_pipeline``: B shared along M, A along
+  N with ``cluster_n``) and their TMA load partitions (``tma_load_partitions``), built the same way in each of them.
 - the pieces the persistent phases (6 and later) run once per tile, as ``@cute.jit`` helpers so each
   is written once: the producer's k-tile loads, the consumers' wgmma mainloop, and the epilogue (the
   views of the C staging ring, the TMA-store boxes of a tile, the store of one C slab and of a tile).
@@ -98,58 +98,82 @@ def make_shared_storage(stages: int, sA_layout, sB_layout, ab_dtype=cutlass.Floa
     return SharedStorage
 
 
+def cluster_n(cfg) -> int:
+    """CTAs per cluster along N that share (multicast) the A tile: the persistent phases' ``cluster_n``, else 1."""
+    return getattr(cfg, "cluster_n", 1)
+
+
+def cluster_ranks(cfg: TmaConfig, cta_rank):
+    """(rank along M, rank along N) of CTA ``cta_rank`` in its cluster of ``cluster_m`` x ``cluster_n``, launched as
+    one row of that many CTAs: the ``cluster_m`` CTAs of one N column are consecutive ranks."""
+    if cluster_n(cfg) == 1:
+        return cta_rank, 0
+    return cta_rank % cfg.cluster_m, cta_rank // cfg.cluster_m
+
+
 def cluster_tile_coord(linear_cluster, tiles_m, tiles_n, cfg: TmaConfig, cta_rank):
     """(m, n) tile of CTA ``cta_rank`` of the ``linear_cluster``-th cluster in the grouped raster.
 
-    The raster walks cluster tiles (``cluster_m`` M-tiles stacked); the CTAs of a cluster take adjacent
-    M tiles of the same N tile, i.e. the same B k-tiles, which is what lets them share B by multicast.
+    The raster walks cluster tiles (``cluster_m`` M-tiles by ``cluster_n`` N-tiles); the CTAs of a cluster take
+    adjacent tiles: those of one N column read the same B k-tiles, those of one M row the same A k-tiles, which is
+    what lets them share B (and, with ``cluster_n`` > 1, A) by multicast.
     """
-    m_pair, n_tile = grouped_tile_coord(
-        linear_cluster, ceil_div(tiles_m, cfg.cluster_m), tiles_n, cfg.group_m // cfg.cluster_m
+    cn = cluster_n(cfg)
+    m_group, n_group = grouped_tile_coord(
+        linear_cluster, ceil_div(tiles_m, cfg.cluster_m), ceil_div(tiles_n, cn) if cn > 1 else tiles_n,
+        cfg.group_m // cfg.cluster_m,
     )
-    return m_pair * cfg.cluster_m + cta_rank, n_tile
+    rank_m, rank_n = cluster_ranks(cfg, cta_rank)
+    return m_group * cfg.cluster_m + rank_m, (n_group * cn + rank_n if cn > 1 else n_group)
 
 
 def make_pair_pipeline(storage, cfg: TmaConfig, consumer_warps: int, cta_rank, split_k: int = 1):
-    """(``ab_pipeline``, ``b_mcast_mask``): the A/B ring of a cluster of ``cluster_m`` CTAs along M that
-    share B by multicast (phases 6 and later). With ``split_k`` > 1 (phases 9 and 10) the cluster is
-    ``cluster_m`` x ``split_k`` CTAs, rank m + cluster_m k: B is shared along M only, among the CTAs of
-    one K range, and only those arrive on each other's empty barriers.
+    """(``ab_pipeline``, ``a_mcast_mask``, ``b_mcast_mask``): the A/B ring of a cluster of ``cluster_m`` CTAs along M
+    that share B by multicast (phases 6 and later), and with ``cluster_n`` > 1 (the persistent phases) of that many
+    columns of them along N that share A. With ``split_k`` > 1 (phases 9 and 10) the cluster is ``cluster_m`` x
+    ``split_k`` CTAs, rank m + cluster_m k: B is shared along M only, among the CTAs of one K range, and only those
+    arrive on each other's empty barriers. ``a_mcast_mask`` is None where nothing shares A.
 
-    full: 1 arrival (the producer's arrive.expect_tx) + the stage's TMA bytes (own A, both B halves).
-    empty: ``consumer_warps`` arrivals (the warps that read a stage) from *each* CTA of the cluster: the
-    peer multicasts into this slot too. Created without defer_sync: barrier init, then a cluster-wide
-    arrive/wait before any use (barriers the caller initialised before this call are published with it).
+    full: 1 arrival (the producer's arrive.expect_tx) + the stage's TMA bytes (all of A's and B's slices).
+    empty: ``consumer_warps`` arrivals (the warps that read a stage) from *each* CTA that multicasts into this
+    one or receives from it -- this CTA's row and column of the cluster, ``cluster_m + cluster_n - 1`` CTAs: the
+    peers write into this slot too. Created without defer_sync: barrier init, then a cluster-wide arrive/wait
+    before any use (barriers the caller initialised before this call are published with it).
     """
-    cta_layout_vmnk = cute.make_layout((1, cfg.cluster_m, split_k, 1))
+    cn = cluster_n(cfg)
+    assert split_k == 1 or cn == 1, "a cluster splits K or shares A, not both"
+    cta_layout_vmnk = cute.make_layout((1, cfg.cluster_m, split_k * cn, 1))
     ab_pipeline = pipeline.PipelineTmaAsync.create(
         barrier_storage=storage.full_empty.data_ptr(),
         num_stages=cfg.stages,
         producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.cluster_m * consumer_warps),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, (cfg.cluster_m + cn - 1) * consumer_warps),
         tx_count=cfg.stage_bytes(),
         cta_layout_vmnk=cta_layout_vmnk,
         # the empty arrivals go to the B partners only (mode M), not to the CTAs of other K ranges
         **({"mcast_mode_mn": (0, 1)} if split_k > 1 else {}),
     )
-    # B's multicast mask: every CTA of the cluster along M (mode 1 of V,M,N,L) -> 0b11
-    b_mcast_mask = cpasync.create_tma_multicast_mask(
-        cta_layout_vmnk, cta_layout_vmnk.get_flat_coord(cta_rank), mcast_mode=1
-    )
-    return ab_pipeline, b_mcast_mask
+    coord = cta_layout_vmnk.get_flat_coord(cta_rank)
+    # B's multicast mask: every CTA of this column of the cluster (mode 1 of V,M,N,L) -> 0b11 for a pair
+    b_mcast_mask = cpasync.create_tma_multicast_mask(cta_layout_vmnk, coord, mcast_mode=1)
+    # A's: every CTA of this row (mode 2)
+    a_mcast_mask = cpasync.create_tma_multicast_mask(cta_layout_vmnk, coord, mcast_mode=2) if cn > 1 else None
+    return ab_pipeline, a_mcast_mask, b_mcast_mask
 
 
 def tma_load_partitions(tma_atom_a, tma_atom_b, sA, sB, mA, mB, cfg: TmaConfig, cta_rank):
     """(``tAsA``, ``tAgA``, ``tBsB``, ``tBgB``, ``k_tiles``): every tile's TMA load partitions; a loop
-    over tiles only picks the tile coordinates. A is this CTA's alone (the partition is the whole box);
-    of B, rank r of the cluster loads slice r of the box and multicasts it to every CTA."""
+    over tiles only picks the tile coordinates. Of B, rank r along M of the cluster loads slice r of the box and
+    multicasts it to its column; of A, rank r along N slice r to its row (with ``cluster_n`` 1 the partition is the
+    whole box, this CTA's alone)."""
+    rank_m, rank_n = cluster_ranks(cfg, cta_rank)
     gA = cute.local_tile(mA, (cfg.bm, cfg.bk), (None, None))  # (BM, BK, tiles_m, k_tiles)
     gB = cute.local_tile(mB, (cfg.bn, cfg.bk), (None, None))  # (BN, BK, tiles_n, k_tiles)
     tAsA, tAgA = cpasync.tma_partition(
-        tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
+        tma_atom_a, rank_n, cute.make_layout(cluster_n(cfg)), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
     )
     tBsB, tBgB = cpasync.tma_partition(
-        tma_atom_b, cta_rank, cute.make_layout(cfg.cluster_m), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
+        tma_atom_b, rank_m, cute.make_layout(cfg.cluster_m), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
     )
     return tAsA, tAgA, tBsB, tBgB, cute.size(gA, mode=[3])
 
@@ -157,18 +181,24 @@ def tma_load_partitions(tma_atom_a, tma_atom_b, sA, sB, mA, mB, cfg: TmaConfig, 
 @cute.jit
 def load_k_tiles(
     ab_pipeline, prod_state, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB, m_tile, n_tile, k_first, k_count,
-    b_mcast_mask,
+    b_mcast_mask, a_mcast_mask=None,
 ):
     """Producer: k-tiles [k_first, k_first + k_count) of tile (m_tile, n_tile) into the ring.
 
     ``tAgA`` / ``tBgB`` are the TMA partitions of every tile, (box, tiles, k_tiles). Each stage: wait
-    until empty[s] (its last readers are done), arm full[s] with the stage's bytes, issue A's box and
-    this CTA's slice of B's box (multicast to ``b_mcast_mask``). Returns the advanced ring state.
+    until empty[s] (its last readers are done), arm full[s] with the stage's bytes, issue this CTA's slice of A's
+    box (the whole box, or with ``a_mcast_mask`` a slice multicast to it) and of B's box (multicast to
+    ``b_mcast_mask``). Returns the advanced ring state.
     """
     for kt in cutlass.range(k_count, unroll=1):
         ab_pipeline.producer_acquire(prod_state)  # empty wait + arrive.expect_tx on full[s]
         full = ab_pipeline.producer_get_barrier(prod_state)
-        cute.copy(tma_atom_a, tAgA[(None, m_tile, k_first + kt)], tAsA[(None, prod_state.index)], tma_bar_ptr=full)
+        if cutlass.const_expr(a_mcast_mask is None):
+            cute.copy(tma_atom_a, tAgA[(None, m_tile, k_first + kt)], tAsA[(None, prod_state.index)],
+                      tma_bar_ptr=full)
+        else:
+            cute.copy(tma_atom_a, tAgA[(None, m_tile, k_first + kt)], tAsA[(None, prod_state.index)],
+                      tma_bar_ptr=full, mcast_mask=a_mcast_mask)
         cute.copy(
             tma_atom_b, tBgB[(None, n_tile, k_first + kt)], tBsB[(None, prod_state.index)],
             tma_bar_ptr=full, mcast_mask=b_mcast_mask,

@@ -11,7 +11,7 @@ Numbers: A stage 128x32x2 = 8 KB, B stage 32x128x2 = 8 KB, 32 KB for both stages
 the 48 KB static limit). One k-block moves 16 KB for 2*128*128*32 = 1 MFLOP (1/64 B per FLOP); at the
 H200's ~4096 dense fp16 FLOP per SM-cycle that is ~256 cycles of tensor work per k-block, which the
 per-iteration round trip (issue, wgmma drain, cp.async drain, barrier) dwarfs. 128 fp32 accumulator
-registers per thread (162 in all: 3 CTAs per SM). Measured numbers: ``bench/results/`` and the README.
+registers per thread (162 in all: 3 CTAs per SM). Measured numbers: docs/results.md.
 
 Unlike the worklog's phases 0-1, the cp.async writes (generic proxy) are ordered before the wgmma
 reads (async proxy) with ``fence.proxy.async.shared::cta``: correct by guarantee, not by timing.

@@ -21,8 +21,7 @@ is the tile: 64 weight rows (``m64nNk16``, one consumer warpgroup; 128 or 192 wi
 Why: a decode step multiplies a few tokens by every weight: 16x4096x4096 moves 32 MiB of weights for
 0.5 GFLOP. Data-parallel 128-row tiles leave 100 of 132 SMs idle and each busy SM walks all of K
 alone, so the time is one CTA's k-loop, flat in M; the swap plus split-K spreads the weights over
-every SM and the time becomes bytes / bandwidth (H200: 128x14336x4096 in 32.3-33.0 us, 91-93% of the
-copy bandwidth, against 35.7 for phase 9's 128x128).
+every SM and the time becomes bytes / bandwidth (how close it comes: docs/results.md).
 
 How ``phase="best"`` configures it per shape (the measurements: docs/best.md, docs/lessons.md): bn = the tokens
 rounded up to 8 (padded token rows are wgmma work), split_k, ctas_per_sm; for token tiles of 128 or more

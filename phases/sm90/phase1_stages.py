@@ -21,7 +21,7 @@ also allow 3. The worklog's sweep on B300: NS=2 809, NS=3 801, NS=4 627 TFLOP/s 
 capped by TMEM columns, which Hopper does not have). On the H200 NS=4 measured best: NS=2 is slower
 than phase 0 (the refill waits for the previous wgmma, so the copies overlap less), NS=3 close to 4,
 NS=5 (80 KB: 2 CTAs per SM) below it; the barrier after ``wait_group 1`` costs ~1%. Measured numbers:
-``bench/results/`` and the README.
+docs/results.md.
 
 Constraints:
 - M % BM == 0, N % BN == 0, K % BK == 0 (no predication; phase 2a on takes any shape); one compile

@@ -21,7 +21,7 @@ itself: no software swizzle, no per-thread address math.
 NSTAGES=3, the worklog's choice for this step: 96 KiB + barriers, so two CTAs share an SM (2 x 97 KiB
 of 228 KiB; 154 registers x 128 threads) and one CTA's pipeline fill and epilogue overlap the other's
 mainloop. On the H200 that beat NS=4 (one CTA per SM, ~10% slower) and NS=6. Measured numbers:
-``bench/results/`` and the README.
+docs/results.md.
 
 Any shape: the tile counts are runtime values (one compile serves every M, N, K); a box that sticks
 out of A or B is zero-filled by the TMA (a partial last k-tile adds zeros), and the epilogue stores a

@@ -20,7 +20,7 @@ for a thread holding 128 accumulators; after the producer warpgroup drops to 40,
 can grow to 128 + (128 - 40) = 216. Without the reshuffle ptxas picks 232 registers per thread at
 entry and the SM holds one CTA, measurably slower. On Hopper the in-line producer of 2a costs little
 (its refill follows a wgmma wait the warpgroup makes anyway), so the split is worth about 1% here, like
-the worklog's +1.5%. Measured numbers: ``bench/results/`` and the README.
+the worklog's +1.5%. Measured numbers: docs/results.md.
 
 Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1: zero-filled loads past

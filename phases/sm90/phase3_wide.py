@@ -17,7 +17,7 @@ Worklog (B300, tcgen05): 978 -> 1153 TFLOP/s at 4096^3 (BN=256, 8 warps).
 Numbers: 4 stages x 48 KiB = 192 KiB of the 227 KiB (5 would need 240 KiB); one CTA per SM.
 Registers: 128 x 40 (producer) + 256 x 232 (consumers) = 64,512 of 65,536; a consumer thread holds
 64x256/128 = 128 fp32 accumulators. 4096^3 has 32 x 16 = 512 tiles: 3.9 waves on 132 SMs.
-Measured numbers: ``bench/results/`` and the README.
+Measured numbers: docs/results.md.
 
 Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1: zero-filled loads past

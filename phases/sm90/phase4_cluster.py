@@ -22,8 +22,7 @@ Worklog (B300, tcgen05): 1153 -> 1285 TFLOP/s at 4096^3 (2-SM pair, each CTA loa
 
 Numbers: same 128x256x64 tile, 4 stages x 48 KiB, 384 threads; clusters of 2 along M.
 On the H200 this gains little over phase 3: L2 -> SM bytes are not what limits this mainloop; smem
-traffic and per-tile fixed costs are (see phase 5's docstring). Measured numbers: ``bench/results/``
-and the README.
+traffic and per-tile fixed costs are (see phase 5's docstring). Measured numbers: docs/results.md.
 
 Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1: zero-filled loads past

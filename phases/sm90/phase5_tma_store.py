@@ -25,7 +25,7 @@ Worklog (B300, tcgen05): 1285 -> 1451 TFLOP/s at 4096^3 (staged epilogue + TMA s
 
 Numbers: tile, ring and cluster as phase 4 (4 stages x 48 KiB = 192 KiB, 384 threads, pairs along M);
 the epilogue adds no smem (it reuses the B ring) and 8 TMA stores of 16 KiB per tile.
-Measured numbers: ``bench/results/`` and the README (``cute-gemm profile`` shows where the cycles go).
+Measured numbers: docs/results.md (``cute-gemm profile`` shows where the cycles go).
 Where the time goes at 4096^3 (an estimate, docs/lessons.md): the mainloop runs at the smem bandwidth ceiling,
 and per-tile fixed costs (launch, setup, pipeline fill, the 128 KiB fp32 epilogue) stay exposed with one CTA per
 SM; the TMA store only reshapes the epilogue. Hiding them needs a persistent kernel (phase 6).

@@ -8,16 +8,13 @@ CTA each), the grid is now one CTA per SM and each CTA walks the tiles itself:
 2. the producer does not stop at a tile boundary: its ring state simply continues into the next tile's
    k-tiles, so while the consumers run the epilogue of tile i the ring fills with tile i+1, and their
    next mainloop starts on NSTAGES landed stages instead of a cold TMA round trip;
-3. the TMA store is asynchronous across tiles: the C staging tile can no longer overlay the B ring
-   (the producer is refilling it), so it gets its own ``epi_stages`` buffers of one 128x32 fp32 slab
-   (16 KiB, SW128); slab j goes to buffer j % epi_stages, and the store thread waits
-   (``cp.async.bulk.wait_group.read``) only until the buffer the *next* slab overwrites has been read:
-   a tile's last stores drain under the next tile's mainloop, and only the CTA's very last are waited for;
-4. ``use_pdl`` (off here, on in what ``phase="best"`` runs; phases 7 and 8 take it too): programmatic
-   dependent launch, as phases 9 and 10 -- the next launch takes each SM as this one's CTA leaves it,
-   runs its prologue there, and waits (``griddepcontrol.wait``) before its first global access.
-The loads, the mainloop and the epilogue are ``common_tma``'s helpers; phases 7 and 8 reuse them and
-this class's host side (setup, schedule, launch), and bring their own kernel.
+3. the TMA store is asynchronous across tiles: the C staging tile can no longer overlay the B ring (the
+   producer is refilling it), so it gets its own ``epi_stages`` buffers of one 128 x ``epi_n`` slab (16 KiB, SW128);
+   slab j goes to buffer j % epi_stages, and the store thread waits (``cp.async.bulk.wait_group.read``) only until
+   the buffer the *next* slab overwrites has been read: a tile's last stores drain under the next tile's mainloop;
+4. ``use_pdl`` (on in what ``phase="best"`` runs): programmatic dependent launch, as phases 9 and 10 -- the next
+   launch takes each SM as this CTA leaves it, runs its prologue, and waits (``griddepcontrol.wait``) to read.
+The loads, the mainloop and the epilogue are ``common_tma``'s helpers; phases 7 and 8 reuse them and the host side.
 
 Why: phase 5 pays per tile, with the tensor pipe idle, the CTA's launch and setup, the pipeline fill
 (a first TMA round trip, ~1-2 us) and the epilogue (128 KiB of fp32 per tile through smem), which a CTA
@@ -27,15 +24,18 @@ What it does not change: waves. A static round robin over 66 clusters still give
 ceil(256 / 66) = 4 tiles at 4096^3 and ceil(144 / 66) = 3 at 3072^3 (2.2 on average): phase 7 splits
 that partial last round. At M=1024 (64 cluster tiles) it is one tile per cluster, as in phase 5.
 
-Numbers: tile, cluster, ring as phase 5 (128x256x64, 4 stages x 48 KiB, pairs along M, 384 threads)
-+ 2 C staging buffers x 16 KiB = 224 KiB + 1 KiB of barriers/alignment = 230,400 of the 232,448 bytes
-a CTA may opt into. ``sm_count`` (default 132, the H200/H100 SXM) is a config field, not a device query (the
-kernel compiles without a GPU; the config is the compile-cache key); on fewer SMs a second wave, still correct.
+Numbers: tile, cluster, ring as phase 5 (128x256x64, 4 stages x 48 KiB, pairs along M, 384 threads) + 2 C staging
+buffers x 16 KiB + 1 KiB of barriers = 230,400 of the 232,448 bytes a CTA may opt into. ``sm_count`` (132, H200/H100
+SXM) is a config field, not a device query (the kernel compiles without a GPU); on fewer SMs a second wave, correct.
+``cluster_n=2`` (a config): a second column of CTAs along N shares the A tile by multicast (``common_tma``), as the
+pair shares B -- 1 x 2 with a 256 x 128 tile is cuBLAS's prefill arrangement; 2 x 2 shares both operands.
 
 Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds); C row-major.
 - (BN / epi_n) % epi_stages == 0 (slab j's buffer the same static j % epi_stages in every tile), epi_stages >= 2
-  (a slab's buffer is only waited for once the next slab has been written); ``epi_n`` 32, or 64 for a 16-bit C.
+  (a slab's buffer is only waited for once the next slab has been written); ``epi_n`` 32, or 64 for a 16-bit C; the
+  ring and the staging buffers in C's own type within the 227 KiB (an fp32 C doubles the staging).
+- ``cluster_n`` 1 or 2; a cluster of ``cluster_m`` x ``cluster_n`` CTAs fits ``sm_count``.
 - Phase 11's epilogue fields (off by default; 7, 8 too): each slab through ``phases.epilogue.apply_at`` before the
   rounding; ``gated``: a slab's 32 accumulator columns are 16 of C [M, N / 2], in (BM, 16) buffers and boxes.
 """
@@ -67,6 +67,7 @@ class Sm90Phase6Config(ct.TmaConfig, epilogue.EpilogueFields):
     bk: int = 64
     stages: int = 4  # 4 x 48 KiB = 192 KiB: one CTA per SM
     cluster_m: int = 2  # CTAs per cluster along M: they share (multicast) the B tile
+    cluster_n: int = 1  # CTAs per cluster along N: they share (multicast) the A tile (1 or 2)
     epi_stages: int = 2  # C staging buffers of one 128x32 fp32 slab (16 KiB) each
     epi_n: int = 32  # columns per C slab; 64 for a 16-bit C: 128-B rows, half the slabs (the slab's bytes the same)
     sm_count: int = 132  # SMs the persistent grid fills (H200); not queried, see the module docstring
@@ -129,6 +130,10 @@ class Sm90Phase6(GemmPhase):
         elif c.bn % self.epi_n == 0 and (c.bn // self.epi_n) % c.epi_stages:
             why.append(f"epi_stages={c.epi_stages}: the {c.bn // self.epi_n} slabs of bn={c.bn} must cycle through "
                        f"the buffers evenly (slabs a multiple of epi_stages)")
+        if c.cluster_n not in (1, 2):
+            why.append(f"cluster_n={c.cluster_n}: 1, or 2 (a pair along N sharing the A tile)")
+        elif c.sm_count < self.cluster_ctas:
+            why.append(f"sm_count={c.sm_count}: at least one cluster of {self.cluster_ctas} CTAs")
         if not why:
             why += common.ring_problems(c, extra=c.epi_stages * c.bm * self.epi_n * 2)  # at a 16-bit C
         why += c.epilogue_problems()
@@ -138,11 +143,17 @@ class Sm90Phase6(GemmPhase):
         return why
 
     def operand_problems(self, ops) -> list[str]:
-        """Phase 5's, and a slab row of at most 128 B (the SW128 box width): ``epi_n=64`` only with a 16-bit C."""
+        """Phase 5's, a slab row of at most 128 B (the SW128 box width): ``epi_n=64`` only with a 16-bit C, and the ring
+        plus the C staging buffers in this C's type within a CTA's smem (``config_problems`` counts a 16-bit C)."""
         why = super().operand_problems(ops)
-        if self.cfg.epi_n * (4 if ops.c == "fp32" else 2) > 128:
-            why.append(f"epi_n={self.cfg.epi_n} with an fp32 C: a slab row of {self.cfg.epi_n * 4} B is over the 128 B "
-                       f"of the SW128 box; epi_n=32")
+        c, c_bytes = self.cfg, 4 if ops.c == "fp32" else 2
+        if c.epi_n * c_bytes > 128:
+            why.append(f"epi_n={c.epi_n} with an fp32 C: a slab row of {c.epi_n * 4} B is over the 128 B of the SW128 "
+                       f"box; epi_n=32")
+        elif c_bytes == 4 and not self.config_problems():
+            staging = c.epi_stages * c.bm * (self.epi_n // self.c_per_acc()) * 4
+            why += [f"{w} (with an fp32 C: a 16-bit C fits)"
+                    for w in common.ring_problems(c, extra=staging + common.SMEM_ALIGN)]
         return why
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
@@ -174,16 +185,21 @@ class Sm90Phase6(GemmPhase):
         self.smem_bytes = self.shared_storage.size_in_bytes()
         assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem: fewer stages or epi_stages"
         self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers
-        self.cluster = (cfg.cluster_m, 1, 1)
+        self.cluster = (self.cluster_ctas, 1, 1)  # cluster_m x cluster_n CTAs, launched as one row
+
+    @property
+    def cluster_ctas(self) -> int:
+        """CTAs per cluster: ``cluster_m`` along M (sharing B) x ``cluster_n`` along N (sharing A)."""
+        return self.cfg.cluster_m * self.cfg.cluster_n
 
     def schedule(self, m, n, k):
-        """(cluster tiles, clusters launched) for an (m, n, k) problem: one cluster per SM pair at most."""
+        """(cluster tiles, clusters launched) for an (m, n, k) problem: one cluster per ``cluster_ctas`` SMs at most."""
         cfg = self.cfg
-        tiles = ceil_div(m, cfg.tile_m()) * ceil_div(n, cfg.bn)
-        return tiles, persistent_clusters(tiles, cfg.sm_count // cfg.cluster_m)
+        tiles = ceil_div(m, cfg.tile_m()) * ceil_div(n, cfg.bn * cfg.cluster_n)
+        return tiles, persistent_clusters(tiles, cfg.sm_count // self.cluster_ctas)
 
     def grid(self, m, n, k):
-        return (self.schedule(m, n, k)[-1] * self.cfg.cluster_m, 1, 1)  # the last field: clusters launched
+        return (self.schedule(m, n, k)[-1] * self.cluster_ctas, 1, 1)  # the last field: clusters launched
 
     def make_tiled_mma(self):
         """Both consumer warpgroups on one tile: warpgroup w issues the wgmma of rows 64w..64w+63."""
@@ -195,7 +211,8 @@ class Sm90Phase6(GemmPhase):
         self._setup_attributes()
         cfg = self.cfg
         tiled_mma = self.make_tiled_mma()
-        tma_atom_a, tma_a = ct.make_tma_load(mA, self.sA_layout, (cfg.bm, cfg.bk))
+        # A: this CTA's box; with cluster_n > 1 each CTA of a row loads 1/cluster_n of it and multicasts it to the row
+        tma_atom_a, tma_a = ct.make_tma_load(mA, self.sA_layout, (cfg.bm, cfg.bk), num_multicast=cfg.cluster_n)
         # B: each CTA of the pair loads 1/cluster_m of the box and multicasts it to the whole pair
         tma_atom_b, tma_b = ct.make_tma_load(mB, self.sB_layout, (cfg.bn, cfg.bk), num_multicast=cfg.cluster_m)
         # C's TMA store, or with ``accumulate`` its reduce-add (C += the tile); phases 7 and 8 build it here too
@@ -210,7 +227,7 @@ class Sm90Phase6(GemmPhase):
         ).launch(
             grid=self.grid(*self.problem_mnk(mA, mC)),
             block=[self.threads, 1, 1],
-            cluster=[cfg.cluster_m, 1, 1],  # consecutive block ids pair up
+            cluster=[self.cluster_ctas, 1, 1],  # consecutive block ids form a cluster
             smem=self.smem_bytes,
             # .minnctapersm: fixes the entry register count (168) that setmaxnreg moves registers from
             min_blocks_per_mp=self.ctas_per_sm,
@@ -254,7 +271,7 @@ class Sm90Phase6(GemmPhase):
         tiles_m, tiles_n = ceil_div(M, BM), ceil_div(N, BN)  # a partial last tile counts
         cluster_tiles, clusters = self.schedule(M, N, K)
         cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-        cluster_id = bidx // cfg.cluster_m
+        cluster_id = bidx // self.cluster_ctas
 
         # ---- smem: barriers + A/B rings + C staging buffers ----
         smem = cutlass.memory.SmemAllocator()
@@ -265,7 +282,7 @@ class Sm90Phase6(GemmPhase):
 
         # the A/B ring, its full/empty mbarriers cluster-wide (empty: every consumer warp of both CTAs),
         # and B's multicast mask
-        ab_pipeline, b_mcast_mask = ct.make_pair_pipeline(
+        ab_pipeline, a_mcast_mask, b_mcast_mask = ct.make_pair_pipeline(
             storage, cfg, self.consumer_warpgroups * common.WARPS_PER_WARPGROUP, cta_rank
         )
 
@@ -289,7 +306,7 @@ class Sm90Phase6(GemmPhase):
                     # slots the consumers free while they are still in the previous tile's epilogue
                     prod_state = ct.load_k_tiles(
                         ab_pipeline, prod_state, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB,
-                        m_tile, n_tile, 0, k_tiles, b_mcast_mask,
+                        m_tile, n_tile, 0, k_tiles, b_mcast_mask, a_mcast_mask,
                     )
                 # do not exit while the peer may still arrive on this CTA's empty barriers
                 ab_pipeline.producer_tail(prod_state)

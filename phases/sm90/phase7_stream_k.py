@@ -27,16 +27,16 @@ peer's mbarrier; each adds the half it receives to its own registers and stores 
 - Cost: smem unchanged (the two exchange mbarriers sit in the bytes before the 1024-B aligned A ring).
 - Phase 6's fused epilogue fields (``bias``, ``activation``, ``residual``) apply here too: a split tile's
   CTA applies them to its half of the slabs once the peer's partial sums are added, never to a partial.
-Measured numbers: ``bench/results/`` and the README.
+Measured numbers: docs/results.md.
 
 Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1.
-- A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
-- (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile.
+- Phase 6's otherwise: any operand majors and C type (C row-major), slabs of ``epi_n`` columns cycling evenly through
+  ``epi_stages`` buffers -- and an even number of slabs (the pair splits them).
 - bm == 128: one 64-row block per consumer warpgroup (the exchange moves that block's slabs).
 - The split needs cluster_m == 2 (the pair is the workspace) and an even number of k-tiles (both CTAs
   of a pair run rings of equal length: the empty barriers count both CTAs' releases); otherwise every
-  tile is data-parallel.
+  tile is data-parallel. ``cluster_n`` stays 1: the split tile belongs to the pair along M.
 """
 
 import dataclasses
@@ -91,6 +91,9 @@ class Sm90Phase7(Sm90Phase6):
         why = super().config_problems()
         c = self.cfg
         rows = common.WGMMA_M * self.consumer_warpgroups
+        if c.cluster_n != 1:
+            why.append(f"cluster_n={c.cluster_n}: phase 7 splits a tile inside a pair along M (cluster_n=1); a cluster "
+                       f"along N is phase 6's or 8's")
         if c.bm != rows:
             why.append(f"bm={c.bm}: phase 7 needs bm == {rows} (one 64-row block per consumer warpgroup)")
         elif c.bn % self.epi_n == 0 and (c.bn // self.epi_n) % 2:
@@ -107,6 +110,7 @@ class Sm90Phase7(Sm90Phase6):
         # mode is 1); a taller tile would give each warpgroup several blocks and leave all but the first
         # unexchanged (measured: bm=256 summed only half of each split tile)
         rows = 64 * self.consumer_warpgroups
+        assert self.cfg.cluster_n == 1, "phase 7's split tile is shared by a pair along M only"
         assert self.cfg.bm == rows, f"phase 7 needs bm == {rows} (one 64-row block per consumer warpgroup)"
 
     def schedule(self, m, n, k):
@@ -178,7 +182,7 @@ class Sm90Phase7(Sm90Phase6):
 
         # the A/B ring, its full/empty mbarriers cluster-wide (empty: every consumer warp of both CTAs),
         # and B's multicast mask
-        ab_pipeline, b_mcast_mask = ct.make_pair_pipeline(
+        ab_pipeline, a_mcast_mask, b_mcast_mask = ct.make_pair_pipeline(
             storage, cfg, self.consumer_warpgroups * common.WARPS_PER_WARPGROUP, cta_rank
         )
 
@@ -216,7 +220,7 @@ class Sm90Phase7(Sm90Phase6):
                     # slots the consumers free while they are still in the previous tile's epilogue
                     prod_state = ct.load_k_tiles(
                         ab_pipeline, prod_state, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB,
-                        m_tile, n_tile, 0, k_tiles, b_mcast_mask,
+                        m_tile, n_tile, 0, k_tiles, b_mcast_mask, a_mcast_mask,
                     )
                 if cluster_id < sk_units:
                     # stream-K unit: both CTAs of the pair compute the same CTA tile, this one over

@@ -24,9 +24,8 @@ with B multicast in the pair, L2 -> smem (128 + 96) / (128 x 192) = 0.0091 again
 buys: the tensor pipe no longer stops for the epilogue, and a narrower tile splits N=3072, 6144 evenly
 (16 and 32 tiles) with more tiles per SM (finer waves). It does not split N=4096 evenly (22 tiles,
 the last one 2/3 empty), so ``phase="best"`` keeps phase 7 there; ``bn=128`` is the variant for it.
-On the H200 (details and what did not pay: docs/lessons.md): the tensor pipe busy 96.4% of the cycles at 8192^3
-against 91.9% for phase 6 (Nsight Compute); under the 700 W cap the saved cycles come back as a lower clock:
-1.02x / 1.01x the better vendor library at 3072^3 / 8192^3, 0.96x at 6144^3.
+What it measured (docs/lessons.md, with what did not pay): the tensor pipe busier than in phase 6, and under a power
+cap the saved cycles come back as a lower clock -- the gain is largest where K is short and the epilogue a large share.
 
 Numbers: 4 stages x (128 + 192) x 64 x 2 B = 160 KiB + 2 C staging buffers x 16 KiB = 192 KiB (+1 KiB
 barriers/alignment); 384 threads: the producer drops to 40 registers, the consumers take 232.
@@ -34,8 +33,8 @@ barriers/alignment); 384 threads: the producer drops to 40 registers, the consum
 Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds: zero-filled
   loads, clipped stores).
-- A K-major, B N-major (MN-major wgmma operand), C fp32 row-major, 16-B aligned rows.
-- (BN / 32) % epi_stages == 0, so slab j's buffer is the same static j % epi_stages in every tile.
+- Phase 6's otherwise: any operand majors and C type (C row-major), slabs of ``epi_n`` columns cycling evenly through
+  ``epi_stages`` buffers, ``cluster_n`` 1 or 2.
 """
 
 import dataclasses
@@ -129,7 +128,7 @@ class Sm90Phase8(Sm90Phase6):
         tiles_m, tiles_n = ceil_div(M, BM), ceil_div(N, BN)  # a partial last tile counts
         cluster_tiles, clusters = self.schedule(M, N, K)
         cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-        cluster_id = bidx // cfg.cluster_m
+        cluster_id = bidx // self.cluster_ctas
 
         # ---- smem: barriers + A/B rings + C staging buffers ----
         smem = cutlass.memory.SmemAllocator()
@@ -140,7 +139,7 @@ class Sm90Phase8(Sm90Phase6):
 
         # the A/B ring, its full/empty mbarriers cluster-wide (empty: one warpgroup reads a stage: its warps, in both CTAs),
         # and B's multicast mask
-        ab_pipeline, b_mcast_mask = ct.make_pair_pipeline(storage, cfg, common.WARPS_PER_WARPGROUP, cta_rank)
+        ab_pipeline, a_mcast_mask, b_mcast_mask = ct.make_pair_pipeline(storage, cfg, common.WARPS_PER_WARPGROUP, cta_rank)
 
         # ---- every tile's TMA partitions (the loop below only picks the tile coordinates) ----
         tAsA, tAgA, tBsB, tBgB, k_tiles = ct.tma_load_partitions(
@@ -162,7 +161,7 @@ class Sm90Phase8(Sm90Phase6):
                     # is read by warpgroup i % 2
                     prod_state = ct.load_k_tiles(
                         ab_pipeline, prod_state, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB,
-                        m_tile, n_tile, 0, k_tiles, b_mcast_mask,
+                        m_tile, n_tile, 0, k_tiles, b_mcast_mask, a_mcast_mask,
                     )
                 # do not exit while the peer may still arrive on this CTA's empty barriers
                 ab_pipeline.producer_tail(prod_state)

@@ -309,7 +309,7 @@ class Sm90Phase9(GemmPhase):
         consumer_warps = self.consumer_warpgroups * common.WARPS_PER_WARPGROUP
         if cutlass.const_expr(CM > 1):
             # B multicast: phase 4's ring -- empty[s] counts the consumers of every CTA of the cluster
-            ab_pipeline, b_mcast_mask = ct.make_pair_pipeline(storage, cfg, consumer_warps, cta_rank, split_k=S)
+            ab_pipeline, _, b_mcast_mask = ct.make_pair_pipeline(storage, cfg, consumer_warps, cta_rank, split_k=S)
         else:
             # the ring is this CTA's alone (nothing is multicast): CTA-local barriers, a CTA-wide init sync
             ab_pipeline = pipeline.PipelineTmaAsync.create(

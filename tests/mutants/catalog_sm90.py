@@ -73,6 +73,7 @@ CT = P + "common_tma.py"
 
 MULTICAST_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and cluster_m")
 # three consumer warpgroups (bm=192), two of 128 rows (bm=256) and 3-way splits: the split/swap GPU tests of those configs
+CLUSTER_N_GPU = ("tests/test_gpu_phases.py", "-k", "test_persistent_prefill_configs and cluster_n2")
 WIDE_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and (bm192 or bm256 or split_k3)")
 
 PDL_GPU = ("tests/test_gpu_phases.py", "-k", "persistent_phases_with_pdl")
@@ -123,7 +124,7 @@ MUTANTS = [
             "lane alone never completes (the accumulate epilogue's hang on the H200)"),
     # --- arrival counts, transaction bytes, multicast masks -------------------------------------------
     _m("empty-arrivals-one-cta", "arrive count", "6", CT,
-       "pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.cluster_m * consumer_warps)",
+       "pipeline.CooperativeGroup(pipeline.Agent.Thread, (cfg.cluster_m + cn - 1) * consumer_warps)",
        "pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps)",
        note="the cluster-wide empty barrier counts one CTA's consumer warps, not the pair's"),
     _m("empty-arrivals-one-warpgroup", "arrive count", "3", P + "phase3_wide.py",
@@ -143,6 +144,28 @@ MUTANTS = [
     _m("sk-mask-both", "multicast mask", "7", P + "phase7_stream_k.py",
        "get_flat_coord(cta_rank), mcast_mode=0", "get_flat_coord(cta_rank), mcast_mode=1",
        note="a stream-K unit's B loads land in the peer CTA too"),
+    # --- clusters along N sharing the A tile (the persistent phases' cluster_n; its default 1 leaves these inert) --
+    _m("clustern-empty-column-only", "arrive count", "6", CT,
+       "pipeline.CooperativeGroup(pipeline.Agent.Thread, (cfg.cluster_m + cn - 1) * consumer_warps)",
+       "pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.cluster_m * consumer_warps)", select="along_n",
+       gpu=CLUSTER_N_GPU, note="the empty barrier counts the CTAs sharing B, not those of the row that multicast A into it"),
+    _m("clustern-a-mask-self", "multicast mask", "6", CT,
+       "coord, mcast_mode=2) if cn > 1", "coord, mcast_mode=0) if cn > 1", select="along_n",
+       gpu=CLUSTER_N_GPU, note="A's slice is multicast to this CTA only: the row's other CTA never gets it"),
+    _m("clustern-a-slice-rank-zero", "multicast slice", "6", CT,
+       "tma_atom_a, rank_n, cute.make_layout(cluster_n(cfg)),", "tma_atom_a, 0, cute.make_layout(cluster_n(cfg)),",
+       select="along_n", gpu=CLUSTER_N_GPU, note="both CTAs of a row load and multicast slice 0 of the A box"),
+    _m("clustern-tile-n-rank-dropped", "tile coordinate (N)", "6", CT,
+       "(n_group * cn + rank_n if cn > 1 else n_group)", "(n_group * cn if cn > 1 else n_group)", select="along_n",
+       gpu=CLUSTER_N_GPU, note="both CTAs of a row compute the first N tile of the cluster's pair"),
+    _m("clustern-ranks-row-major", "tile coordinate (ranks)", "6", CT,
+       "    return cta_rank % cfg.cluster_m, cta_rank // cfg.cluster_m\n",
+       "    return cta_rank // cluster_n(cfg), cta_rank % cluster_n(cfg)\n", select="along_n", gpu=CLUSTER_N_GPU,
+       note="ranks read row-major while the multicast masks (the cluster layout) number them column-major"),
+    _m("clustern-cluster-id-pair", "tile coordinate (cluster)", "6", P + "phase6_persistent.py",
+       "        cluster_id = bidx // self.cluster_ctas\n", "        cluster_id = bidx // cfg.cluster_m\n",
+       select="along_n", gpu=CLUSTER_N_GPU,
+       note="a 2 x 2 cluster's CTAs take two cluster ids: the halves walk different tiles"),
     # --- the split-K reduce through DSMEM ----------------------------------------------------------------
     _m("splitk-no-first-cluster-barrier", "cluster barrier (DSMEM)", "9", P + "phase9_split_k.py",
        "            cute.arch.cluster_arrive()\n            cute.arch.cluster_wait()\n            if warp_group_idx > 0:\n",
@@ -228,7 +251,7 @@ MUTANTS = [
                "            cute.arch.setmaxregister_increase(self.consumer_regs)\n            pdl_wait(cfg)\n"))),
     # --- tile coordinates, raster, epilogue mapping -----------------------------------------------------
     _m("cluster-tile-rank-dropped", "tile coordinate (M)", "6", CT,
-       "return m_pair * cfg.cluster_m + cta_rank, n_tile", "return m_pair * cfg.cluster_m, n_tile", fast="machine",
+       "return m_group * cfg.cluster_m + rank_m, (", "return m_group * cfg.cluster_m, (", fast="machine",
        note="both CTAs of a pair compute the pair's first M tile"),
     _m("b-coord-k-zero", "tile coordinate (K)", "2b", P + "phase2b_ws.py",
        "tBgB[(None, prod_state.count)]", "tBgB[(None, 0)]", note="every stage of B loads k-tile 0"),
