@@ -13,6 +13,7 @@
 #   epi-gated         3. gated,silu (SwiGLU) on --set decode and --set prefill-fwd, 5 rounds
 #   epi-residual      4. residual alone (a skip connection), --set decode and --set prefill-fwd, 5 rounds
 #   epi-gpu-tests     0. first: the GPU tests of the fused epilogue (quick subset) and of the accumulate epilogue
+#   epi-gpu-full      5. the fused epilogue's whole GPU product: every epilogue x C dtype x layout, gated, persistent
 # Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
 # quack's gemm_act / gemm_gated fingerprint the DSL's functions as installed code only where their path holds
 # "site-packages"; a DSL unpacked elsewhere and put on PYTHONPATH (the device's /tmp/site) makes quack raise "epilogue
@@ -65,6 +66,14 @@ epi-gpu-tests)
     tests/test_accumulate.py 2>&1 | tail -15 | tee "$OUT/epi_gpu_tests.log"
   timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_train.py 2>&1 | tail -6 \
     | tee "$OUT/train_gpu_tests.log"
+  ;;
+epi-gpu-full)
+  # 5. (not yet run) the fused epilogue's GPU tests without CUTE_GEMM_EPILOGUE_QUICK: every epilogue x C dtype x layout
+  #    on ragged shapes (about 180 tests; the kernels compile in worker processes first), the gated pairs, and the
+  #    persistent phases 6-8 with bias+gelu+residual and with SwiGLU (one test parametrized by `gated` since
+  #    2026-12-05: the merged form has not run on a GPU)
+  timeout 560 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py 2>&1 | tail -15 \
+    | tee "$OUT/epi_gpu_full.log"
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
