@@ -285,7 +285,7 @@ def test_persistent_phases_with_pdl_read_the_previous_launch_output(phase):
 PREFILL_CONFIGS = [
     ("7", {"epi_n": 64, "use_pdl": True}),
     ("8", {"epi_n": 64, "epi_stages": 3, "use_pdl": True}),
-    ("6", {"bm": 256, "bn": 128, "epi_n": 64, "use_pdl": True}),
+    ("6", {"bm": 256, "bn": 128, "stages": 3, "epi_n": 64, "use_pdl": True}),
     ("6", {"bm": 256, "bn": 128, "cluster_m": 1, "cluster_n": 2, "use_pdl": True}),
     ("6", {"cluster_n": 2, "use_pdl": True}),
     ("8", {"cluster_n": 2, "use_pdl": True}),

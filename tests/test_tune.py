@@ -186,3 +186,27 @@ def test_families_add_the_cheapest_of_every_kind_the_top_leaves_out():
     r = _cli("--shapes", "192,5120,27648", "--families", "--top", "3")
     assert r.returncode == 2 and "every family's cheapest" in r.stderr
     assert [line.split("us  ", 1)[1] for line in r.stdout.splitlines() if "model" in line] == [c[2] for c in more]
+
+
+def test_explore_adds_the_untimed_configs_that_take_the_shape_and_best_never_picks_them():
+    """--explore: after the model's candidates, every ``choose.EXPLORE`` config that takes the shape and its operands
+    -- at a bf16-out prefill GEMM all six (64-column slabs, 256 x 128 in 1 x 2, 2 x 2 on phases 6 and 8); with an fp32
+    C (dW) those a 16-bit C needs (epi_n=64, 256 x 128 at 4 stages) are left out. The model's own pick never is one."""
+    bf16, fp32 = Operands.of("nt", "bf16", "bf16"), Operands.of("tn", "bf16", "fp32")
+    p = Problem(2048, 4096, 4096)
+    top = tune.candidates("sm90", p, 2, bf16)
+    more = tune.candidates("sm90", p, 2, bf16, explore=True)
+    assert more[:2] == top
+    explored = [(e.phase, cfg) for e, cfg, _, _ in more[2:]]
+    untimed = {(ph, registry.get("sm90", ph).configured(over)) for ph, over in choose.EXPLORE["sm90"]}
+    assert len(explored) == len(untimed) == 6 and set(explored) == untimed
+    assert all(e.make(cfg, bf16).can_implement(p.m, p.n, p.k) == [] for e, cfg, _, _ in more)
+    dw = [cfg for e, cfg, _, _ in tune.candidates("sm90", Problem(4096, 4096, 2048), 2, fp32, explore=True)[2:]]
+    assert dw and all(cfg.epi_n == 32 and cfg.bm == 128 for cfg in dw)
+    for shape, ops in ((p, bf16), (Problem(4096, 4096, 2048), fp32), (Problem(1024, 11008, 4096), bf16)):
+        row = choose.explain("sm90", shape.m, shape.n, shape.k, ops)[0]
+        assert (row["phase"], row["config"]) not in untimed
+    r = _cli("--shapes", "2048,4096,4096", "--layout", "nt", "--dtype", "bf16", "--out-dtype", "bf16", "--explore",
+             "--top", "2")
+    assert r.returncode == 2 and "the untimed configs" in r.stderr
+    assert [line.split("us  ", 1)[1] for line in r.stdout.splitlines() if "model" in line] == [c[2] for c in more]

@@ -56,9 +56,12 @@ prefill-epi64)
   # 4. (not yet run: built 2026-12-05, the device was paused) the persistent phases stage a 16-bit C in slabs of 32
   #    columns, 64-B rows; epi_n=64 gives 128-B rows and half the slabs (the same bytes), for every bf16-out GEMM of a
   #    training step. Both slab widths of phases 7 and 8 beside best and the vendors, forward and dX sets; and phase 6
-  #    in cuBLAS's most common prefill tile, 256 x 128 in two warpgroups of 128 rows (not among best's candidates)
+  #    in cuBLAS's most common prefill tile, 256 x 128 in two warpgroups of 128 rows (not among best's candidates);
+  #    at 256 rows a 64-column slab is 32 KiB, so that variant runs a 3-stage ring (4 were over the smem, which bench
+  #    refuses before timing anything: fixed before it ran, tests/test_run_script.py now checks every --config)
   CFG="--phases 8 --config 8:use_pdl=true --config 8:use_pdl=true,epi_n=64,epi_stages=3 --config 7:use_pdl=true
-       --config 7:use_pdl=true,epi_n=64 --config 6:bm=256,bn=128,use_pdl=true --config 6:bm=256,bn=128,use_pdl=true,epi_n=64
+       --config 7:use_pdl=true,epi_n=64 --config 6:bm=256,bn=128,use_pdl=true
+       --config 6:bm=256,bn=128,stages=3,use_pdl=true,epi_n=64
        --best --peers cublas,cublaslt --cold-l2 --rounds 3 --quiet --no-plot"
   for s in fwd dx; do
     # shellcheck disable=SC2086
@@ -74,7 +77,7 @@ prefill-clusters)
   timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py -k prefill_configs 2>&1 | tail -5
   CFG="--phases 8 --config 8:use_pdl=true --config 7:use_pdl=true
        --config 6:bm=256,bn=128,cluster_m=1,cluster_n=2,use_pdl=true
-       --config 6:bm=256,bn=128,cluster_m=1,cluster_n=2,use_pdl=true,epi_n=64
+       --config 6:bm=256,bn=128,stages=3,cluster_m=1,cluster_n=2,use_pdl=true,epi_n=64
        --config 6:cluster_n=2,use_pdl=true --config 8:cluster_n=2,use_pdl=true
        --best --peers cublas,cublaslt --cold-l2 --rounds 3 --quiet --no-plot"
   for s in fwd dx; do

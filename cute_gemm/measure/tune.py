@@ -79,10 +79,12 @@ def family_cheapest(rows, chosen, limit: float | None = None) -> list[dict]:
     return out
 
 
-def candidates(arch: str, p: Problem, top: int = TOP, operands=WORKLOG, families: bool = False) -> list[tuple]:
+def candidates(arch: str, p: Problem, top: int = TOP, operands=WORKLOG, families: bool = False,
+               explore: bool = False) -> list[tuple]:
     """The model's ``top`` cheapest candidates of ``p``: [(entry, config, label, modelled us)], cheapest first; with
     ``families``, then the cheapest candidate of every ``family`` none of those belongs to, if modelled within
-    ``FAMILY_REACH`` of the cheapest."""
+    ``FAMILY_REACH`` of the cheapest; with ``explore``, then every untimed config that takes ``p``
+    (``choose.EXPLORE``: built, checked on the PTX machine, never measured)."""
     from cute_gemm.runtime import choose, registry
 
     rows, seen = [], set()
@@ -93,6 +95,8 @@ def candidates(arch: str, p: Problem, top: int = TOP, operands=WORKLOG, families
     chosen = rows[:top]
     if families and rows:
         chosen += family_cheapest(rows[top:], chosen, FAMILY_REACH * rows[0]["cost"])
+    if explore:
+        chosen += [r for r in choose.explore(arch, p.m, p.n, p.k, operands) if (r["phase"], r["config"]) not in seen]
     return [(registry.get(arch, r["phase"]), r["config"], r["label"], r["cost"]) for r in chosen]
 
 
@@ -110,12 +114,13 @@ def time_candidates(p: Problem, todo, peer_list=(), *, rounds: int = timing.ROUN
 
 def tune_shape(arch: str, p: Problem, *, top: int = TOP, peer_list=(), rounds: int = timing.ROUNDS,
                sustained_s: float = 0.0, cold_l2: bool = True, operands=WORKLOG, gpu: str | None = None,
-               progress: bool = False, families: bool = False) -> tuple[Tuned, dict]:
-    """Time the model's ``top`` candidates of ``p`` (with ``families`` also each family's cheapest); with ``gpu``
-    (the GPU's name), store the fastest in its table. Returns (the tuning, the bench document of its run)."""
+               progress: bool = False, families: bool = False, explore: bool = False) -> tuple[Tuned, dict]:
+    """Time the model's ``top`` candidates of ``p`` (with ``families`` also each family's cheapest, with ``explore``
+    the untimed configs); with ``gpu`` (the GPU's name), store the fastest in its table. Returns (the tuning, the
+    bench document of its run)."""
     from cute_gemm.runtime import tuned
 
-    todo = candidates(arch, p, top, operands, families)
+    todo = candidates(arch, p, top, operands, families, explore)
     if not todo:
         return Tuned(p, {}, "", None, operands=operands), {}
     doc = time_candidates(p, [t[:2] for t in todo], peer_list, rounds=rounds, sustained_s=sustained_s,

@@ -37,7 +37,8 @@ tile, split and residency their rules allow), the rates from the B200 / B300 dat
 - ``resolve``: what ``phase="best"`` runs -- the config ``cute-gemm tune`` measured fastest for the shape on this
   GPU when its table (``tuned``) holds one, else ``pick``'s.
 - tuning (``cute-gemm tune``, ``cute_gemm.measure.tune``): times the model's cheapest few candidates per shape on
-  this GPU and keeps the fastest in that table, for where the model's ~10% per config is a coin toss.
+  this GPU and keeps the fastest in that table, for where the model's ~10% per config is a coin toss; with
+  ``--explore`` also the configs no GPU has timed yet (``EXPLORE``), which the model never picks.
 """
 
 from __future__ import annotations
@@ -179,6 +180,17 @@ PERSISTENT = {
     "sm100": (("7", _PDL, 1.0), ("6", _PDL, 1.0), ("7", {"bn": 128, **_PDL}, 1.08)),
 }
 _PERSISTENT_PHASES = frozenset(phase for cands in PERSISTENT.values() for phase, _, _ in cands)
+# configs built and checked on the PTX machine but never timed on a GPU, so the model has nothing to rank them by:
+# never ``pick``'s, offered to ``cute-gemm tune --explore``, which checks and times them beside the model's candidates
+# and keeps the fastest. sm90: 64-column C slabs (16-bit C); cuBLAS's prefill arrangement, 256 x 128 tiles of two
+# warpgroups in clusters of 1 x 2 sharing A; 2 x 2 clusters sharing both operands
+EXPLORE = {
+    "sm90": (("7", {"epi_n": 64, **_PDL}), ("8", {"epi_n": 64, "epi_stages": 3, **_PDL}),
+             ("6", {"bm": 256, "bn": 128, "cluster_m": 1, "cluster_n": 2, **_PDL}),
+             ("6", {"bm": 256, "bn": 128, "stages": 3, "cluster_m": 1, "cluster_n": 2, "epi_n": 64, **_PDL}),
+             ("6", {"cluster_n": 2, **_PDL}), ("8", {"cluster_n": 2, **_PDL})),
+    "sm100": (),
+}
 
 
 def clusters_that_fit(size: int, mc: Machine = MACHINE) -> int:
@@ -498,8 +510,21 @@ def refused(entry, cfg, kern, m: int, n: int, k: int) -> bool:
 def explain(arch: str, m: int, n: int, k: int, operands=None, accumulate: bool = False) -> list[dict]:
     """Every candidate that takes (m, n, k) with ``operands`` (None: the worklog's) with its modelled
     time in microseconds (``cost``), cheapest first; ``accumulate``: those that can add into C."""
+    return _rows(arch, _candidates(arch, m, n, k, accumulate), m, n, k, operands)
+
+
+def explore(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
+    """``explain``'s rows of the ``EXPLORE`` configs that take (m, n, k) with ``operands``: their ``cost`` is the
+    formula's, which no measurement of theirs has tested (``cute-gemm tune --explore`` times them)."""
+    cands = [(registry.get(arch, phase), dataclasses.replace(registry.get(arch, phase).default_config(), **over), 1.0)
+             for phase, over in EXPLORE[arch]]
+    return _rows(arch, cands, m, n, k, operands)
+
+
+def _rows(arch: str, cands, m: int, n: int, k: int, operands) -> list[dict]:
+    """``explain``'s rows of ``cands`` ((entry, config, factor) each), those that take (m, n, k), cheapest first."""
     rows, mc = [], machine(arch)
-    for entry, cfg, factor in _candidates(arch, m, n, k, accumulate):
+    for entry, cfg, factor in cands:
         kern = entry.make(cfg, operands)
         if refused(entry, cfg, kern, m, n, k):
             continue

@@ -36,6 +36,9 @@ def add_arguments(p):
                    help=f"candidates timed per shape: the model's N cheapest (default {tune.TOP})")
     p.add_argument("--families", action="store_true",
                    help="also time the cheapest of every kernel family the --top leave out (modelled within 1.5x)")
+    p.add_argument("--explore", action="store_true",
+                   help="also time the configs built but not yet timed on any GPU, which best never picks by itself "
+                        "(64-column C slabs, 256x128 tiles in 1x2 clusters, 2x2 clusters); one that wins is kept")
     p.add_argument("--rounds", type=rounds_arg, default=timing.ROUNDS, metavar="N",
                    help=f"interleaved timing rounds (default {timing.ROUNDS})")
     p.add_argument("--sustained", type=seconds_arg, default=0.0, metavar="SECONDS",
@@ -75,7 +78,8 @@ def run(args) -> int:
     if args.out:
         writable_file(args.out, "--out")
     tgt = steps.gpu_target()
-    also = " and every family's cheapest" if args.families else ""  # what each shape times, said once per line
+    # what each shape times, said once per line
+    also = (" and every family's cheapest" if args.families else "") + (" and the untimed configs" if args.explore else "")
     if tgt is None and (args.show or args.forget):
         if args.forget:
             raise UsageError(f"--forget deletes the table of the GPU it runs on ({steps.no_gpu_reason()})")
@@ -86,7 +90,7 @@ def run(args) -> int:
               f"the model's {args.top} cheapest candidates per shape{also}:", file=sys.stderr)
         for p, ops in shapes:
             print(f"\n{p}" + ("" if ops == operands_from(args) else f" {ops.label()}"))
-            for _, _, label, cost in tune.candidates(fam, p, args.top, ops, args.families):
+            for _, _, label, cost in tune.candidates(fam, p, args.top, ops, args.families, args.explore):
                 print(f"  model {cost:8.1f} us  {label}")
         return 2
     fam, gpu = _arch.family(tgt), plan.device_name(0)
@@ -100,7 +104,7 @@ def run(args) -> int:
               flush=True)
         t, doc = tune.tune_shape(fam, p, top=args.top, peer_list=peer_list, rounds=args.rounds,
                                  sustained_s=args.sustained, cold_l2=not args.warm_l2, operands=ops, gpu=gpu,
-                                 progress=not args.quiet, families=args.families)
+                                 progress=not args.quiet, families=args.families, explore=args.explore)
         done.append(t)
         docs.append(doc)
         _print_shape(t)
