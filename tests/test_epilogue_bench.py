@@ -552,7 +552,7 @@ def test_the_run_file_lists_its_cases():
                        capture_output=True, text=True, timeout=60)
     mine = [line.split() for line in r.stdout.splitlines() if line.split()[1:2] == ["epilogue.sh"]]
     assert r.returncode == 0 and [m[0] for m in mine] == ["epi-decode", "epi-prefill", "epi-gated", "epi-residual",
-                                                          "epi-gpu-tests"]
+                                                          "epi-gpu-tests", "epi-gpu-full"]
     assert "epilogue.sh" in open(os.path.join(ROOT, "bench", "run_h200.sh")).read()  # in the dispatcher's index
 
 

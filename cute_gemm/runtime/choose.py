@@ -37,8 +37,7 @@ tile, split and residency their rules allow), the rates from the B200 / B300 dat
 - ``resolve``: what ``phase="best"`` runs -- the config ``cute-gemm tune`` measured fastest for the shape on this
   GPU when its table (``tuned``) holds one, else ``pick``'s.
 - tuning (``cute-gemm tune``, ``cute_gemm.measure.tune``): times the model's cheapest few candidates per shape on
-  this GPU and keeps the fastest in that table, for where the model's ~10% per config is a coin toss; with
-  ``--explore`` also the configs no GPU has timed yet (``EXPLORE``), which the model never picks.
+  this GPU (``--explore``: and the untimed ``EXPLORE`` configs) and keeps the fastest in that table.
 """
 
 from __future__ import annotations
