@@ -18,6 +18,7 @@
 #   token_tiles.sh    129-512 tokens: token-tile arrangements probed beside best's pick
 #   prefill.sh        512-16384 tokens: the prefill/training set's three GEMMs beside the vendors (issue 45)
 #   epilogue.sh       fused epilogues (bias, gelu/silu, residual) beside the unfused torch ops and quack (issue 47)
+#   train.sh          whole training steps on the kernels beside nn.Linear: micro-batches, tuned picks (issue 46)
 # bench/runs/common.sh holds what every case shares (the shell's options, $OUT, the GPU's clocks into $OUT/gpu.txt,
 # beside()); each topic file sources it, so `bash bench/runs/FILE.sh CASE` runs a case too.
 set -uo pipefail

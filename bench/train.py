@@ -26,6 +26,11 @@ of the last 10 steps' mean loss.
 
     python bench/train.py --out DIR            # sized to end within ~4 minutes on an H200, compiles included
     python bench/train.py --out DIR --quick    # a smoke run: small sizes, 3 rounds of 3 steps, 40 loss steps
+    python bench/train.py --out DIR --micro-batches 4   # gradient accumulation: 4 micro-batches per optimizer step
+
+With ``--micro-batches N`` a step is N forward/backward passes over tokens / N tokens each, then one optimizer step,
+and a fourth model joins: cute-gemm with ``accumulate_grad`` (from the second micro-batch on, the backward adds dW
+into the existing ``weight.grad`` with the TMA's reduce-add, where the others compute dW and autograd adds it).
 
 Writes DIR/train.json (after each part: ``"complete": false`` until the end), DIR/train_loss.png (with
 matplotlib), and prints a line per model and size. Needs a CUDA GPU that a ladder runs on (Hopper or
@@ -61,6 +66,7 @@ class Size:
         return 6 * self.tokens * self.linear_params()
 
 
+ACCUMULATING = "cute-gemm accumulate_grad"  # the model of --micro-batches N > 1
 SIZES = (Size("S", 2048, 5632, 4, 8192), Size("M", 4096, 11008, 2, 4096), Size("L", 8192, 28672, 1, 2048))
 QUICK = (Size("quick-S", 1024, 2816, 1, 1024), Size("quick-M", 2048, 5632, 1, 1024))
 LOSS_VOCAB, LOSS_HIDDEN, LOSS_MLP, LOSS_LAYERS, LOSS_TOKENS = 512, 256, 704, 2, 2048
@@ -155,9 +161,24 @@ def _swap_class(model, cls, torch):
             m.__class__ = cls
 
 
-def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_only=False) -> dict | None:
-    """Time one size's models (``warm_only``: build the cute-gemm model, run two steps -- its plans compile
-    or load -- and return None)."""
+def accumulating(model, torch):
+    """A copy of ``model`` on the kernels whose every linear layer has ``accumulate_grad`` on: from a step's second
+    micro-batch on, its backward adds dW into the existing ``weight.grad`` in place."""
+    import cute_gemm.nn
+
+    acc = copy.deepcopy(model)
+    left = cute_gemm.nn.swap_linear(acc)
+    assert not left, left
+    for m in acc.modules():
+        if isinstance(m, cute_gemm.nn.Linear):
+            m.accumulate_grad = True
+    return acc
+
+
+def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_only=False,
+              micro: int = 1) -> dict | None:
+    """Time one size's models, a step of ``micro`` micro-batches each (``warm_only``: build the cute-gemm models,
+    run two steps -- their plans compile or load -- and return None)."""
     import cute_gemm.nn
 
     torch.manual_seed(0)
@@ -165,15 +186,18 @@ def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_o
     models = {"cute-gemm": base} if warm_only else {"nn.Linear": base, "cute-gemm": copy.deepcopy(base)}
     left = cute_gemm.nn.swap_linear(models["cute-gemm"])
     assert not left, left
+    if micro > 1:
+        models[ACCUMULATING] = accumulating(base, torch)
     if quack_cls is not None and not warm_only:
         models["quack"] = copy.deepcopy(base)
         _swap_class(models["quack"], quack_cls, torch)
     opts = {k: torch.optim.AdamW(m.parameters(), lr=1e-5, fused=True) for k, m in models.items()}
-    x = torch.randn(size.tokens, size.hidden, device="cuda", dtype=torch.bfloat16)
+    xs = torch.randn(size.tokens, size.hidden, device="cuda", dtype=torch.bfloat16).chunk(micro)
 
     def step(name):
         opts[name].zero_grad(set_to_none=True)
-        models[name](x).float().pow(2).mean().backward()
+        for x in xs:  # the gradients of the micro-batches add up in .grad
+            models[name](x).float().pow(2).mean().backward()
         opts[name].step()
 
     for name in models:  # warm: plans, autotuners, the optimizer's state
@@ -201,13 +225,13 @@ def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_o
             ms[name].append(this[name])
         for k in ratios:
             ratios[k].append(this["nn.Linear"] / this[k])
-    out = {**dataclasses.asdict(size), "linear_params": size.linear_params(), "gemm_tflop_per_step":
-           size.gemm_flops() / 1e12, "models": {k: summary(v) for k, v in ms.items()},
+    out = {**dataclasses.asdict(size), "micro_batches": micro, "linear_params": size.linear_params(),
+           "gemm_tflop_per_step": size.gemm_flops() / 1e12, "models": {k: summary(v) for k, v in ms.items()},
            "vs_nn_linear": {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
                             for k, v in ratios.items()}}
     for k in names:
         med = out["models"][k]["median_ms"]
-        log(f"  {size.name} {k:10s} {med:8.2f} ms/step  ({out['models'][k]['min_ms']:.2f}-"
+        log(f"  {size.name} {k:{len(ACCUMULATING)}s} {med:8.2f} ms/step  ({out['models'][k]['min_ms']:.2f}-"
             f"{out['models'][k]['max_ms']:.2f})  GEMMs at {size.gemm_flops() / med / 1e9:6.0f} TFLOP/s"
             + (f"  nn.Linear / this {out['vs_nn_linear'][k]['median']:.3f}" if k in ratios else ""))
     del models, opts
@@ -279,6 +303,9 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=None, help="steps per model per round (default 10)")
     ap.add_argument("--loss-steps", type=int, default=None, help="steps of the loss curve (default 200)")
     ap.add_argument("--no-quack", action="store_true", help="leave quack out even where it imports")
+    ap.add_argument("--micro-batches", type=int, default=1, metavar="N",
+                    help="micro-batches per optimizer step, the tokens split evenly (default 1); N > 1 also times "
+                         "cute-gemm with accumulate_grad")
     args = ap.parse_args(argv)
     sizes = QUICK if args.quick else SIZES
     if args.sizes:
@@ -290,8 +317,11 @@ def main(argv=None) -> int:
     rounds = args.rounds or (3 if args.quick else 7)
     steps = args.steps or (3 if args.quick else 10)
     loss_steps = args.loss_steps or (40 if args.quick else 200)
-    if min(rounds, steps, loss_steps) < 1:
-        ap.error("--rounds, --steps and --loss-steps take a positive number")
+    if min(rounds, steps, loss_steps, args.micro_batches) < 1:
+        ap.error("--rounds, --steps, --loss-steps and --micro-batches take a positive number")
+    uneven = [f"{s.name} ({s.tokens})" for s in sizes if s.tokens % args.micro_batches]
+    if uneven:
+        ap.error(f"--micro-batches {args.micro_batches}: the tokens of {', '.join(uneven)} do not split evenly")
     try:  # the output folder first, before minutes of work
         os.makedirs(args.out, exist_ok=True)
         probe = os.path.join(args.out, ".train-write-test")
@@ -323,7 +353,8 @@ def main(argv=None) -> int:
         "what": "training step (fwd + bwd + fused AdamW) of a Llama-style block's linears, attention left out",
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__, "cute_gemm": cute_gemm.__version__, "python": platform.python_version(),
-        "quick": args.quick, "rounds": rounds, "steps_per_round": steps, "complete": False, "sizes": [],
+        "quick": args.quick, "rounds": rounds, "steps_per_round": steps, "micro_batches": args.micro_batches,
+        "complete": False, "sizes": [],
     }
 
     def save():  # after each part, so a run cut short keeps what it measured
@@ -337,13 +368,13 @@ def main(argv=None) -> int:
     save()
     log(f"compiling (or loading) the plans of {len(sizes)} sizes ...")
     for size in sizes:
-        time_size(size, 0, 0, torch, None, log, warm_only=True)
+        time_size(size, 0, 0, torch, None, log, warm_only=True, micro=args.micro_batches)
     quack_cls, quack_why = (None, "--no-quack") if args.no_quack else _quack_linear(torch)
     doc["quack"] = "linear_func(tuned=False)" if quack_cls else quack_why
     log("quack: " + ("quack.linear.linear_func(tuned=False)" if quack_cls else quack_why))
     log(f"timing ({rounds} rounds x {steps} steps per model, interleaved):")
     for size in sizes:
-        doc["sizes"].append(time_size(size, rounds, steps, torch, quack_cls, log))
+        doc["sizes"].append(time_size(size, rounds, steps, torch, quack_cls, log, micro=args.micro_batches))
         save()
     doc["complete"] = True
     save()

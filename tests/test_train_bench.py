@@ -68,3 +68,21 @@ def test_loss_data_are_fixed_by_the_seed():
 def test_summary():
     assert train.summary([3.0, 1.0, 2.0]) == {"median_ms": 2.0, "min_ms": 1.0, "max_ms": 3.0,
                                               "rounds_ms": [3.0, 1.0, 2.0]}
+
+
+def test_micro_batches_split_the_tokens_evenly_and_add_the_accumulating_model(tmp_path, capsys):
+    """--micro-batches N: refused in one line where a size's tokens do not split into N; the fourth model is a copy on
+    the kernels with accumulate_grad on every linear layer (the backward adds into weight.grad), the base untouched."""
+    import cute_gemm.nn
+
+    for argv, message in ((["--micro-batches", "3"], "--micro-batches 3: the tokens of S (8192), M (4096), L (2048)"),
+                          (["--micro-batches", "0"], "take a positive number")):
+        with pytest.raises(SystemExit) as exc:
+            train.main(["--out", str(tmp_path), *argv])
+        assert exc.value.code == 2 and message in capsys.readouterr().err.strip().splitlines()[-1]
+    base = train.build((32, 88, 2), torch, torch.bfloat16, device="cpu")
+    acc = train.accumulating(base, torch)
+    linears = [m for m in acc.modules() if isinstance(m, torch.nn.Linear)]
+    assert len(linears) == 14 and all(type(m) is cute_gemm.nn.Linear and m.accumulate_grad for m in linears)
+    assert all(type(m) is torch.nn.Linear for m in base.modules() if isinstance(m, torch.nn.Linear))
+    assert all(torch.equal(a, b) for a, b in zip(acc.parameters(), base.parameters()))

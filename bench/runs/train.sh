@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# bench/runs/train.sh: one topic of the H200 runs (bash bench/run_h200.sh --list shows every case).
+# Training on the kernels (issue 46): bench/train.py's whole steps -- forward, backward and a fused AdamW step of a
+# Llama-style block's linear layers -- with cute_gemm.nn against the same model on torch.nn.Linear (cuBLAS), and
+# `cute-gemm tune --explore` over the prefill set, whose GEMMs are the step's.
+#
+# Run from the repository root: bash bench/run_h200.sh CASE. Each case's comment says what it ran and, once run,
+# what came back; docs/results.md and docs/training.md hold the tables. Cases (the number orders the device runs):
+#   train-accumulate  1. gradient accumulation: 4 micro-batches per step, accumulate_grad's reduce-add vs autograd's add
+#   prefill-explore   2. tune --explore over the prefill set's forward and dX thirds, then the training step again
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+case "${1:-}" in
+train-accumulate)
+  # 1. (not yet run: built 2026-12-05, third session, the device paused) the three sizes with 4 micro-batches per
+  #    optimizer step: nn.Linear, cute-gemm, and cute-gemm with accumulate_grad (from the second micro-batch on, dW is
+  #    added into weight.grad by the TMA's reduce-add instead of a new dW that autograd adds); 5 rounds of 3 steps
+  timeout 500 python3 bench/train.py --out "$OUT/train_acc" --micro-batches 4 --rounds 5 --steps 3 --loss-steps 20 \
+    --no-quack 2>&1 | grep -v -i warn | tail -14
+  ;;
+prefill-explore)
+  # 2. (not yet run) the forward and dX thirds of the prefill set tuned with --explore (the model's 2 cheapest and the
+  #    configs no GPU has timed: choose.EXPLORE), the tuned table then used by the training step (S and M sizes)
+  for s in fwd dx; do
+    timeout 200 python3 -m cute_gemm tune --set "prefill-$s" --top 2 --explore --rounds 3 --quiet \
+      --out "$OUT/tune_explore_$s.json" > "$OUT/tune_explore_$s.log" 2>&1
+    tail -14 "$OUT/tune_explore_$s.log"
+  done
+  timeout 150 python3 bench/train.py --out "$OUT/train_tuned" --sizes S,M --rounds 5 --steps 5 --loss-steps 10 \
+    --no-quack 2>&1 | grep -v -i warn | tail -8
+  ;;
+*)
+  echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
+  exit 2
+  ;;
+esac
