@@ -19,6 +19,7 @@
 #   gen512-checks      87. phase 10's token halves past 256 tokens (gen512): GPU tests, sanitizers; two-wave picks; heldout11
 #   m512-stress        89. 257-512 tokens: the stress run of the configs best picks there
 #   t3w64-checks       95. three token tiles past 256 tokens and phase 9's deep 64 x 64 pair: GPU tests, sanitizers, stress run
+#   clusters-checks    96. clusters along N sharing A (cluster_n=2, phases 6 and 8): sanitizers, stress run
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 regime6)
@@ -183,6 +184,18 @@ t3w64-checks)
     --out "$OUT/sanitize" 2>&1 | tail -8
   timeout 100 python3 bench/stress.py --phases none $C --shapes 317,1032,1032 120,2056,4104 463,1544,776 \
     --calls 200 --thread-calls 100 --timeout 90 --out "$OUT/stress" 2>&1 | tail -8
+  ;;
+clusters-checks)
+  # 96. (not yet run: built 2026-12-05, third session) cluster_n=2 -- 2 x 2 clusters on phases 6 and 8, and 256 x 128
+  #     tiles in 1 x 2 (3 stages: the worklog's fp32 C, which these tools run, doubles the staging) -- under the four
+  #     sanitizers at a ragged shape (a cluster's CTAs past M and N), and the stress run (two streams, two threads,
+  #     every call checked). Their GPU tests are prefill-clusters' first step
+  C="--config 6:cluster_n=2,use_pdl=True --config 8:cluster_n=2,use_pdl=True"
+  C="$C --config 6:bm=256,bn=128,stages=3,cluster_m=1,cluster_n=2,use_pdl=True"
+  timeout 200 python3 bench/sanitize.py --phases none $C --shapes 1000,3000,520 --deadline 160 --jobs 4 \
+    --out "$OUT/sanitize" 2>&1 | tail -8
+  timeout 120 python3 bench/stress.py --phases none $C --shapes 1000,3000,520 317,1032,1032 2056,4104,1032 \
+    --calls 200 --thread-calls 100 --timeout 100 --out "$OUT/stress" 2>&1 | tail -8
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
