@@ -515,9 +515,9 @@ def explain(arch: str, m: int, n: int, k: int, operands=None, accumulate: bool =
 def explore(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
     """``explain``'s rows of the ``EXPLORE`` configs that take (m, n, k) with ``operands``: their ``cost`` is the
     formula's, which no measurement of theirs has tested (``cute-gemm tune --explore`` times them)."""
-    cands = [(registry.get(arch, phase), dataclasses.replace(registry.get(arch, phase).default_config(), **over), 1.0)
-             for phase, over in EXPLORE[arch]]
-    return _rows(arch, cands, m, n, k, operands)
+    entries = [(registry.get(arch, phase), over) for phase, over in EXPLORE[arch]]
+    return _rows(arch, [(e, dataclasses.replace(e.default_config(), **over), 1.0) for e, over in entries], m, n, k,
+                 operands)
 
 
 def _rows(arch: str, cands, m: int, n: int, k: int, operands) -> list[dict]:
