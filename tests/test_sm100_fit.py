@@ -1,6 +1,7 @@
-"""Phase 7's (and 6's) cluster count comes from what fits: at plan time on a GPU, the persistent sm100
-phases' ``sm_count`` left at its default becomes the cluster's CTAs x ``cudaOccupancyMaxActiveClusters``
-(``plan.max_active_clusters``, the DSL's ``HardwareInfo``); compiled without a GPU the documented default
+"""Phase 7's (and 6's) cluster count comes from what fits: at plan time on a GPU, the persistent phases'
+(sm100's, and sm90's: the last test) ``sm_count`` left at its default becomes the cluster's CTAs x
+``cudaOccupancyMaxActiveClusters`` (``plan.max_active_clusters``, the DSL's ``HardwareInfo``); compiled without a
+GPU the documented default
 stays (148: a B200's SMs, 74 pairs / 37 clusters of 4, an upper bound). No GPU here: the query is
 mocked, and what is checked is the plan's arithmetic and that the compile key (the config) changes only
 when the field does."""
@@ -47,7 +48,7 @@ def test_a_chosen_sm_count_other_phases_and_a_failed_query_are_kept(monkeypatch,
     e7 = registry.get("sm100", "7")
     mine = dataclasses.replace(e7.default_config(), sm_count=96)
     assert plan.fitted_config(e7, mine, 0) is mine
-    for key in ("sm100:5", "sm100:9", "sm90:6", "sm90:7"):
+    for key in ("sm100:5", "sm100:9", "sm90:5", "sm90:9"):  # no persistent grid: nothing to fit
         e = registry.resolve(key, "sm100")
         assert plan.fitted_config(e, None, 0) is None, key
     assert gpu == []
@@ -116,3 +117,17 @@ def test_the_query_is_the_dsl_hardware_info(monkeypatch):
             assert plan.max_active_clusters(2, 1) is None
     finally:
         plan.max_active_clusters.cache_clear()
+
+
+def test_sm90_persistent_grids_fit_the_h200_too(monkeypatch):
+    """sm90's persistent phases the same way, with the H200's answers (66 pairs, 30 clusters of 4, measured with the
+    same query): pairs fill its 132 SMs, so the default config is compiled unchanged; a 2 x 2 cluster (cluster_n=2)
+    gets 4 x 30 = 120, where 132 / 4 = 33 clusters would leave 3 for a second wave."""
+    calls: list = []
+    monkeypatch.setattr(plan, "max_active_clusters", _query({2: 66, 4: 30}, calls))
+    e6, e7 = registry.get("sm90", "6"), registry.get("sm90", "7")
+    assert plan.fitted_config(e7, None, 0) == e7.default_config()
+    two_by_two = dataclasses.replace(e6.default_config(), cluster_n=2)
+    fitted = plan.fitted_config(e6, two_by_two, 0)
+    assert fitted.sm_count == 120 and e6.config_problems(fitted) == []
+    assert e6.make(fitted).schedule(4096, 4096, 4096)[1] == 30 and calls == [(2, 0), (4, 0)]

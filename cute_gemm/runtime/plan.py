@@ -119,15 +119,15 @@ def entry_for(phase, target: str, arch: str | None) -> registry.PhaseEntry:
 
 
 def fitted_config(entry: registry.PhaseEntry, config, device: int):
-    """The config to compile for ``device``: a persistent sm100 phase (a config with ``sm_count``) whose
+    """The config to compile for ``device``: a persistent phase of either ladder (a config with ``sm_count``) whose
     ``sm_count`` is left at the phase's default gets ``sm_count`` = its cluster's CTAs x the clusters of that
-    size the GPU holds at once (``max_active_clusters``): a B200 may hold fewer than 148 / 4 clusters of 4
-    (clusters do not straddle GPCs), and a persistent grid larger than what fits runs its last clusters
-    after others exit. Anything else -- no GPU (``device`` < 0), another phase or ladder, an ``sm_count``
-    the caller chose, a failed query -- keeps ``config`` (None: the default), so the compile key (the
-    config) changes only when the field does."""
+    size the GPU holds at once (``max_active_clusters``): a B200 may hold fewer than 148 / 4 clusters of 4, an
+    H200 holds 30 of 4 on its 132 SMs (clusters do not straddle GPCs), and a persistent grid larger than what
+    fits runs its last clusters after others exit, a second wave. Pairs fill an H200 (66 of 2: the same config).
+    Anything else -- no GPU (``device`` < 0), another phase, an ``sm_count`` the caller chose, a failed query --
+    keeps ``config`` (None: the default), so the compile key (the config) changes only when the field does."""
     cfg = entry.configured(config)
-    if device < 0 or entry.arch != "sm100" or not hasattr(cfg, "sm_count"):
+    if device < 0 or not hasattr(cfg, "sm_count"):
         return config
     if cfg.sm_count != entry.default_config().sm_count:
         return config
@@ -140,7 +140,7 @@ def fitted_config(entry: registry.PhaseEntry, config, device: int):
 
 def compile_plan(entry: registry.PhaseEntry, target: str, device: int, config=None, operands=None) -> Plan:
     """Compile (or load from the disk cache) the phase's kernel for ``target`` (``device`` -1: none) and
-    ``operands`` (None: the worklog's). On a GPU a persistent sm100 phase's grid is what fits
+    ``operands`` (None: the worklog's). On a GPU a persistent phase's grid is what fits
     (``fitted_config``)."""
     from cute_gemm.runtime.compile import compile_kernel
 

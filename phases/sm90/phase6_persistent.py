@@ -26,7 +26,7 @@ that partial last round. At M=1024 (64 cluster tiles) it is one tile per cluster
 
 Numbers: tile, cluster, ring as phase 5 (128x256x64, 4 stages x 48 KiB, pairs along M, 384 threads) + 2 C staging
 buffers x 16 KiB + 1 KiB of barriers = 230,400 of the 232,448 bytes a CTA may opt into. ``sm_count`` (132, H200/H100
-SXM) is a config field, not a device query (the kernel compiles without a GPU); on fewer SMs a second wave, correct.
+SXM) is a config field (the kernel compiles without a GPU); on a GPU a default one becomes what fits (``plan``).
 ``cluster_n=2`` (a config): a second column of CTAs along N shares the A tile by multicast (``common_tma``), as the
 pair shares B -- 1 x 2 with a 256 x 128 tile is cuBLAS's prefill arrangement; 2 x 2 shares both operands.
 
@@ -70,7 +70,7 @@ class Sm90Phase6Config(ct.TmaConfig, epilogue.EpilogueFields):
     cluster_n: int = 1  # CTAs per cluster along N: they share (multicast) the A tile (1 or 2)
     epi_stages: int = 2  # C staging buffers of one 128x32 fp32 slab (16 KiB) each
     epi_n: int = 32  # columns per C slab; 64 for a 16-bit C: 128-B rows, half the slabs (the slab's bytes the same)
-    sm_count: int = 132  # SMs the persistent grid fills (H200); not queried, see the module docstring
+    sm_count: int = 132  # SMs the persistent grid fills (H200); on a GPU: the cluster's CTAs x the clusters that fit
     use_pdl: bool = False  # programmatic dependent launch, as phases 9 and 10 (``phase="best"`` turns it on)
     accumulate: bool = False  # C += A @ B: the TMA store becomes a reduce-add (``gemm(..., accumulate=True)``)
 
