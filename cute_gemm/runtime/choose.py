@@ -527,7 +527,7 @@ def _rows(arch: str, cands, m: int, n: int, k: int, operands) -> list[dict]:
         kern = entry.make(cfg, operands)
         if refused(entry, cfg, kern, m, n, k):
             continue
-        if hasattr(cfg, "sm_count"):  # a persistent sm100 grid: as many clusters as the machine holds (plan does so)
+        if hasattr(cfg, "sm_count"):  # a persistent grid: as many clusters as the machine holds (plan does so)
             kern = entry.make(dataclasses.replace(cfg, sm_count=kern_slots(entry, cfg, mc)), operands)
         rows.append({"phase": entry.phase, "config": cfg, "label": label(entry.phase, entry.overrides(cfg)),
                      "cost": modelled_us(kern, m, n, k, factor, mc), "fitted": mc.fitted})
@@ -535,7 +535,7 @@ def _rows(arch: str, cands, m: int, n: int, k: int, operands) -> list[dict]:
 
 
 def kern_slots(entry, cfg, mc: Machine) -> int:
-    """A persistent sm100 phase's ``sm_count`` on ``mc``: its cluster's CTAs x the clusters of that size that fit
+    """A persistent phase's ``sm_count`` on ``mc``: its cluster's CTAs x the clusters of that size that fit
     (what ``plan.fitted_config`` compiles on a GPU)."""
     ctas = entry.cluster_ctas(cfg)
     return ctas * clusters_that_fit(ctas, mc)
