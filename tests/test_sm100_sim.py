@@ -150,6 +150,33 @@ def test_simulation(case):
     assert result.mma_kinds
 
 
+# phase 6 with two pairs along N sharing the A tile (``cluster_n=2``, clusters of 4): each pair loads half of each CTA's
+# A box and multicasts it to the same rank of the other pair; both pairs' MMA commits release a slot. Ragged in M, N and
+# K (a cluster's second pair past N), an M-major A, two clusters at bn=256 (ids without "phase6": the phase's own
+# mutants do not pay for these runs; the cluster_n mutants select them)
+CLUSTER_N = [
+    ("6", 300, 1032, 136, {"sm_count": 4, "cluster_n": 2, "bn": 128, "stages": 2}),
+    ("6", 296, 1032, 136, {"sm_count": 4, "cluster_n": 2, "bn": 128, "stages": 2}, Operands.of("tn", "bf16", "fp32")),
+    ("6", 300, 1032, 136, {"sm_count": 8, "cluster_n": 2, "stages": 2}, Operands.of("nt", "fp16", "fp16")),
+]
+
+
+@pytest.mark.parametrize("case", CLUSTER_N, ids=lambda c: _id(c).replace("phase6", "p6"))
+def test_pairs_along_n_share_a(case):
+    test_simulation(case)
+
+
+def test_pairs_along_n_are_1_or_2_in_whole_clusters():
+    """cluster_n is 1 or 2; with 2 the cluster is 4 CTAs, so sm_count is a multiple of 4 (as phase 7's clusters), and
+    ``cute-gemm list`` counts the 4 without compiling."""
+    e6 = registry.get("sm100", "6")
+    two = dataclasses.replace(e6.default_config(), cluster_n=2)
+    assert e6.config_problems(two) == [] and e6.cluster_ctas(two) == 4
+    assert e6.make(two).schedule(4096, 4096, 4096) == (128, 37) and e6.make(two).grid(4096, 4096, 4096) == (148, 1, 1)
+    assert any("cluster_n=3: 1, or 2" in w for w in e6.config_problems(dataclasses.replace(two, cluster_n=3)))
+    assert any("multiple of 4 SMs" in w for w in e6.config_problems(dataclasses.replace(two, sm_count=146)))
+
+
 def test_every_phase_has_a_run():
     assert {case[0] for case in CASES} == {e.phase for e in registry.all_entries("sm100")}
 

@@ -150,11 +150,14 @@ def make_ab_smem_layouts(tiled_mma: cute.TiledMma, mma_tiler_mnk, stages: int, a
     return a_layout, b_layout
 
 
-def make_ab_tma_atoms(op, mA, mB, a_smem_layout, b_smem_layout, mma_tiler_mnk, tiled_mma, cluster_vmnk=None):
-    """TMA load atoms (and TMA coordinate tensors) for one stage of A and of B."""
+def make_ab_tma_atoms(op, mA, mB, a_smem_layout, b_smem_layout, mma_tiler_mnk, tiled_mma, cluster_vmnk=None,
+                      a_op=None):
+    """TMA load atoms (and TMA coordinate tensors) for one stage of A and of B; ``a_op``: A's own copy operation
+    (the multicast one where pairs along N share A; None: ``op``)."""
     a_stage = cute.select(a_smem_layout, mode=[0, 1, 2])
     b_stage = cute.select(b_smem_layout, mode=[0, 1, 2])
-    tma_atom_a, mA_tma = cute.nvgpu.make_tiled_tma_atom_A(op, mA, a_stage, mma_tiler_mnk, tiled_mma, cluster_vmnk)
+    tma_atom_a, mA_tma = cute.nvgpu.make_tiled_tma_atom_A(a_op or op, mA, a_stage, mma_tiler_mnk, tiled_mma,
+                                                          cluster_vmnk)
     tma_atom_b, mB_tma = cute.nvgpu.make_tiled_tma_atom_B(op, mB, b_stage, mma_tiler_mnk, tiled_mma, cluster_vmnk)
     return tma_atom_a, mA_tma, tma_atom_b, mB_tma
 
@@ -221,17 +224,20 @@ def allocate_ab_ring(smem, a_smem_layout, b_smem_layout, ab_dtype=AB_DTYPE):
 
 
 @cute.jit
-def load_k_tiles(ab_producer, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB, m_pair, n_tile, k_first, k_count):
+def load_k_tiles(ab_producer, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB, m_pair, n_tile, k_first, k_count,
+                 a_mcast_mask=None):
     """TMA producer: k-tiles [k_first, k_first + k_count) of pair tile (m_pair, n_tile) into the ring.
 
     ``tAgA`` / ``tBgB`` are the TMA partitions of every tile, (box, tiles, k_tiles). Per k-tile: wait
     until the slot is empty (the MMAs that last read it committed), the leader arms the slot's full
-    barrier with the pair's bytes (expect_tx), then this CTA's A box and B slabs. Returns the producer.
+    barrier with the pair's bytes (expect_tx), then this CTA's A box (or with ``a_mcast_mask`` its slice of it,
+    multicast to the CTAs of that mask: the pairs along N) and B slabs. Returns the producer.
     """
     for kt in cutlass.range(k_count, unroll=1):
         ab_empty = ab_producer.acquire_and_advance()
         k = k_first + kt
-        cute.copy(tma_atom_a, tAgA[(None, m_pair, k)], tAsA[(None, ab_empty.index)], tma_bar_ptr=ab_empty.barrier)
+        cute.copy(tma_atom_a, tAgA[(None, m_pair, k)], tAsA[(None, ab_empty.index)], tma_bar_ptr=ab_empty.barrier,
+                  **({} if a_mcast_mask is None else {"mcast_mask": a_mcast_mask}))
         cute.copy(tma_atom_b, tBgB[(None, n_tile, k)], tBsB[(None, ab_empty.index)], tma_bar_ptr=ab_empty.barrier)
     return ab_producer
 

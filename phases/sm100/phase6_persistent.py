@@ -23,9 +23,9 @@ when the SM's other resident CTA happens to be in its mainloop; here they run un
 except after a CTA's last tile. Persistence removes per-tile fixed costs, not waves (256 pair tiles over 74
 clusters = 3.46 rounds at 4096^3): phase 7 splits the partial last round along K. Nothing here is measured
 (no Blackwell GPU in this workplace: compile-verified only; the estimates, TMEM and smem: docs/lessons.md).
-``use_pdl`` (off as taught, on in what ``phase="best"`` runs): programmatic dependent launch, as sm90's phases
-6-8. ``sm_count`` is a config field (the compile-cache key; default 148, a B200's SMs); on a GPU a default one
-becomes 2 x the clusters of 2 it holds at once (``cute_gemm.runtime.plan.fitted_config``).
+``use_pdl`` (on in what ``phase="best"`` runs): programmatic dependent launch, as sm90's phases 6-8. ``sm_count``: a
+config field (default 148, a B200's SMs); on a GPU a default one becomes the CTAs of what fits (``plan``).
+``cluster_n=2`` (a config, as sm90 phase 6's): two pairs along N share the A tile, each multicasting half of it.
 
 Constraints:
 - Operands (``phases.operands``, read from the tensors): fp16 or bf16 A and B, A K-major (the worklog's) or
@@ -34,9 +34,8 @@ Constraints:
   the contiguous extent of each operand must be a multiple of 8 (an M-major A: M too).
 - Partial tiles as in phase 5; pair-tile and cluster counts are runtime values (``schedule``). Phase 11's
   epilogue fields (bias, activation, residual; off by default) apply to each TMEM chunk before its rounding.
-- sm_100a / sm_103a; cluster launch (2,1,1); grid min(pair tiles, sm_count // 2) x 2 CTAs; 320 threads per CTA
-  (epilogue warps 0-7, MMA warp 8, TMA warp 9); TMEM 512 columns per CTA (one CTA per SM); dynamic smem ~161
-  KiB per CTA.
+- sm_100a / sm_103a; cluster launch (2 x cluster_n,1,1), grid min(cluster tiles, sm_count / its CTAs) x its CTAs;
+  320 threads per CTA (epilogue warps 0-7, MMA warp 8, TMA warp 9); TMEM 512 columns, ~161 KiB smem per CTA.
 - (BN / (epi_warps / 4) / 32) % epi_stages == 0: a tile's chunk j uses the same staging buffer in every tile.
 """
 
@@ -69,6 +68,7 @@ class Sm100Phase6Config(TileConfig, epilogue.EpilogueFields):
     bn: int = 256  # per CTA and accumulator stage 128 x 256 fp32 = 256 TMEM columns; the pair's MMA is m256n256k16
     stages: int = 6  # NSTAGES: phase 5's 2 resident CTAs x 3 stages per SM, now in the SM's one CTA
     cluster_m: int = 2  # __cluster_dims__(2,1,1): the pair; tile_m() = 256 is the M divisibility unit
+    cluster_n: int = 1  # pairs per cluster along N: 2 share (multicast) the A tile, sm90 phase 6's cluster_n
     epi_warps: int = 8  # warps 0-7 drain the accumulator (lanes (w%4)*32, column half w//4); warp 8 MMA, warp 9 TMA
     epi_stages: int = 2  # staging buffers per warp: the st.shared of chunk j+1 overlaps the TMA store of chunk j
     acc_stages: int = 2  # TMEM accumulators: the MMA fills one while the epilogue drains the other (2 x 256 columns)
@@ -87,8 +87,15 @@ class Sm100Phase6(common.Guarded, GemmPhase):
 
     def config_problems(self) -> list[str]:
         c = self.cfg
-        return (common.tile_problems(c, 2) + common.epilogue_warp_problems(c.epi_warps)
-                + common.persistent_problems(c, c.cluster_m, c.cluster_m) + c.epilogue_problems(gated_ok=False))
+        why = [] if c.cluster_n in (1, 2) else [f"cluster_n={c.cluster_n}: 1, or 2 (two pairs along N sharing A)"]
+        return (common.tile_problems(c, 2) + common.epilogue_warp_problems(c.epi_warps) + why
+                + common.persistent_problems(c, self.cluster_ctas, self.cluster_ctas)
+                + c.epilogue_problems(gated_ok=False))
+
+    @property
+    def cluster_ctas(self) -> int:
+        """CTAs per cluster: the pair (``cluster_m`` 2) x ``cluster_n`` pairs along N, launched as one row."""
+        return self.cfg.cluster_m * self.cfg.cluster_n
 
     def _setup_attributes(self):
         self.refuse_bad_config()
@@ -101,10 +108,11 @@ class Sm100Phase6(common.Guarded, GemmPhase):
             f"acc_stages={c.acc_stages} accumulators of bn={c.bn} columns take {self.tmem_cols} TMEM columns, more "
             f"than the {common.TMEM_COLUMNS} an SM has"
         )
-        self.cluster = (c.cluster_m, 1, 1)
+        self.cluster = (self.cluster_ctas, 1, 1)
         self.tiled_mma = ct.make_tiled_mma(c.bm * c.cluster_m, c.bn, tcgen05.CtaGroup.TWO, self.types)
-        # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA, no further multicast along M or N
-        self.cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, 1, 1)), (self.tiled_mma.thr_id,))
+        # (V, M, N, K) cluster layout: V = the 2 CTAs of one MMA; with cluster_n 2, N = the pairs that share A by
+        # multicast (rank = v + 2 n: the cluster launched as one row of CTAs)
+        self.cluster_vmnk = cute.tiled_divide(cute.make_layout((c.cluster_m, c.cluster_n, 1)), (self.tiled_mma.thr_id,))
         self.a_smem_layout, self.b_smem_layout = ct.make_ab_smem_layouts(
             self.tiled_mma, self.mma_tiler, c.stages, self.types.ab
         )
@@ -132,20 +140,31 @@ class Sm100Phase6(common.Guarded, GemmPhase):
         """(pair tiles, clusters launched) for an (m, n, k) problem: one cluster per SM pair, never more than
         the pair tiles. Python or DSL integers (the kernel runs the same arithmetic on its runtime extents)."""
         c = self.cfg
-        tiles = ceil_div(m, c.tile_m()) * ceil_div(n, c.bn)
-        return tiles, persistent_clusters(tiles, c.sm_count // c.cluster_m)
+        tiles = ceil_div(m, c.tile_m()) * ceil_div(n, c.bn * c.cluster_n)
+        return tiles, persistent_clusters(tiles, c.sm_count // self.cluster_ctas)
 
     def grid(self, m, n, k):
-        return (self.schedule(m, n, k)[1] * self.cfg.cluster_m, 1, 1)
+        return (self.schedule(m, n, k)[1] * self.cluster_ctas, 1, 1)
+
+    def pair_tile(self, tile, pair_tiles_m, tiles_n, groups_n, pair_n):
+        """(pair row, N tile) of pair ``pair_n`` of the cluster in cluster tile ``tile`` of the grouped raster: the
+        raster walks cluster tiles, one pair row by ``cluster_n`` N tiles (``groups_n`` of them per row)."""
+        c = self.cfg
+        if c.cluster_n == 1:
+            return grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)
+        m_pair, n_group = grouped_pair_tile(tile, pair_tiles_m, groups_n, c.group_m)
+        return m_pair, n_group * c.cluster_n + pair_n
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream, mBias=None, mD=None):
         self.types = operands.read(mA, mB, mC)  # element types and majors, as given
         self._setup_attributes()
         tma_op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO)
+        # A multicast to the pairs along N (cluster_n 2): each loads 1/cluster_n of its A box, for every pair
+        a_op = cpasync.CopyBulkTensorTileG2SMulticastOp(tcgen05.CtaGroup.TWO) if self.cfg.cluster_n > 1 else tma_op
         tma_atom_a, mA_tma, tma_atom_b, mB_tma = ct.make_ab_tma_atoms(
             tma_op, mA, mB, self.a_smem_layout, self.b_smem_layout, self.mma_tiler, self.tiled_mma,
-            self.cluster_vmnk.shape,
+            self.cluster_vmnk.shape, a_op=a_op,
         )
         # the TMA store atom: one {32 columns, 16 rows} box of the staging tile, SWIZZLE_128B; boxes that
         # stick out of C are clipped by the TMA unit
@@ -184,16 +203,18 @@ class Sm100Phase6(common.Guarded, GemmPhase):
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         bidx, _, _ = cute.arch.block_idx()
-        require_cluster_dims((c.cluster_m, 1, 1))  # PTX .reqnctapercluster 2, 1, 1
+        require_cluster_dims(self.cluster)  # PTX .reqnctapercluster 2, 1, 1 (4 with cluster_n 2)
         mma_v = bidx % c.cluster_m  # rank of this CTA in the pair (cluster (2,1,1) along M)
+        pair_n = (bidx // c.cluster_m) % c.cluster_n if c.cluster_n > 1 else 0  # the cluster's pair along N
         is_leader_cta = mma_v == 0  # rank 0 issues the pair's MMAs and owns the full barriers
 
         # the persistent schedule: the pair in slot s (here: cluster s) takes pair tiles s, s + clusters,
         # s + 2 clusters, ...; both CTAs of the pair walk the same list, so their TMA bytes, MMAs and
         # arrivals stay matched
-        slot = bidx // c.cluster_m
+        slot = bidx // self.cluster_ctas
         pair_tiles_m = ceil_div(mC_tma.shape[0], self.mma_tiler[0])  # a partial last tile counts
         tiles_n = ceil_div(mC_tma.shape[1], self.mma_tiler[1])
+        groups_n = ceil_div(tiles_n, c.cluster_n) if c.cluster_n > 1 else tiles_n  # the raster's cluster columns
         pair_tiles, clusters = self.schedule(mC_tma.shape[0], mC_tma.shape[1], mA_tma.shape[1])
 
         # --- smem: barriers, the A and B rings (1024-B aligned for SW64/SW128), the C staging tiles ---
@@ -222,11 +243,12 @@ class Sm100Phase6(common.Guarded, GemmPhase):
 
         # full[s]: armed with expect_tx(tx_bytes) by the leader's producer, completed by both CTAs' TMA bytes.
         # empty[s]: arrived in both CTAs by one tcgen05.commit.multicast::cluster (mask 0b11) once the
-        # pair's MMAs that read slot s have finished, so each CTA's producer may refill its half.
+        # pair's MMAs that read slot s have finished, so each CTA's producer may refill its half; with cluster_n 2
+        # by each pair's commit (mask 0b1111): a CTA's A slice lands in both pairs, so both must be done with it
         ab_producer, ab_consumer = common.cluster_scoped(pipeline.PipelineTmaUmma.create(
             num_stages=NSTAGES,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, c.cluster_n),
             tx_count=self.tx_bytes,
             barrier_storage=storage.ab_mbar.data_ptr(),
             cta_layout_vmnk=cluster_vmnk,
@@ -269,10 +291,16 @@ class Sm100Phase6(common.Guarded, GemmPhase):
         # (MMA, MMA_M, MMA_N, ACC_STAGES): stage s is 256 TMEM columns after stage s-1
         acc_shape = tiled_mma.partition_shape_C(self.mma_tiler[:2])
         tCtAcc_fake = tiled_mma.make_fragment_C(cute.append(acc_shape, c.acc_stages))
-        # one TMA copy per stage and operand: A is one box, this CTA's half of B is (BN/2)/64 = 2 slab boxes
+        # one TMA copy per stage and operand: A is one box (with cluster_n 2, pair n loads slice n of it and
+        # multicasts it to the same rank of both pairs), this CTA's half of B is (BN/2)/64 = 2 slab boxes
         tAsA, tAgA = cpasync.tma_partition(
-            tma_atom_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 3), cute.group_modes(tCgA, 0, 3)
+            tma_atom_a, pair_n, cute.make_layout(c.cluster_n), cute.group_modes(sA, 0, 3), cute.group_modes(tCgA, 0, 3)
         )
+        a_mcast_mask = None
+        if cutlass.const_expr(c.cluster_n > 1):
+            a_mcast_mask = cpasync.create_tma_multicast_mask(
+                cluster_vmnk, cluster_vmnk.get_flat_coord(bidx % self.cluster_ctas), mcast_mode=2
+            )
         tBsB, tBgB = cpasync.tma_partition(
             tma_atom_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 3), cute.group_modes(tCgB, 0, 3)
         )
@@ -283,9 +311,10 @@ class Sm100Phase6(common.Guarded, GemmPhase):
         if warp_idx == TMA_WARP:
             # --- producer warp: runs up to NSTAGES k-tiles ahead, across tile boundaries too ---
             for tile in cutlass.range(slot, pair_tiles, clusters, unroll=1):
-                m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)
+                m_pair, n_tile = self.pair_tile(tile, pair_tiles_m, tiles_n, groups_n, pair_n)
                 ab_producer = ct.load_k_tiles(
-                    ab_producer, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB, m_pair, n_tile, 0, k_tiles
+                    ab_producer, tma_atom_a, tAgA, tAsA, tma_atom_b, tBgB, tBsB, m_pair, n_tile, 0, k_tiles,
+                    a_mcast_mask,
                 )
             ab_producer.tail()  # wait for the last empty arrivals so no commit lands after this CTA exits
         else:
@@ -311,7 +340,7 @@ class Sm100Phase6(common.Guarded, GemmPhase):
                 # --- epilogue warps 0..7: per tile, warp w drains TMEM lanes (w%4)*32.. of column half w//4,
                 # chunk by chunk: TMEM -> registers -> staging smem -> TMA store (the stores drain behind) ---
                 for tile in cutlass.range(slot, pair_tiles, clusters, unroll=1):
-                    m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)
+                    m_pair, n_tile = self.pair_tile(tile, pair_tiles_m, tiles_n, groups_n, pair_n)
                     acc_full = acc_consumer.wait_and_advance()
                     common.tmem_acquired()  # the tcgen05.ld's below read what the MMAs wrote
                     tiled_t2r, tTR_tAcc, tTR_sC, tCsC, tCgC_box = ct.epi_views(

@@ -268,7 +268,7 @@ MUTANTS += [
     # --- issue 19: the classes an independent mutation run found surviving -----------------------------
     # bugs that only show with two or more clusters in the persistent loop
     _m("p6-slot-cluster-of-4", "persistent: two or more clusters", "6", P + "phase6_persistent.py",
-       "        slot = bidx // c.cluster_m\n", "        slot = bidx // 4\n", fast=True,
+       "        slot = bidx // self.cluster_ctas\n", "        slot = bidx // 4\n", fast=True,
        note="the cluster slot from the CTA index divided by phase 7's cluster size: with one cluster every "
             "slot is 0, with three the second cluster recomputes the first one's tiles"),
     _m("p6-acc-stage-by-tile", "persistent: two or more clusters", "6", P + "phase6_persistent.py",
@@ -282,9 +282,24 @@ MUTANTS += [
        "                    m_pair, n_tile = grouped_pair_tile(dp_tiles, pair_tiles_m, tiles_n, c.group_m)\n"
        "                    acc_full = acc_consumer.wait_and_advance()  # no MMA reads",
        note="every cluster's split tile is stored as the first split tile: right while only one tile is split"),
+    # pairs along N sharing A (phase 6's cluster_n=2; its default 1 leaves these lines inert: the machine's
+    # test_pairs_along_n_share_a cases run them)
+    _m("p6-cn-empty-one-pair", "arrive count", "6", P + "phase6_persistent.py",
+       "consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, c.cluster_n),",
+       "consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),", select="pairs_along_n",
+       note="a slot's empty barrier waits for one pair's commit: the other pair may still read the A slice it refills"),
+    _m("p6-cn-a-slice-zero", "multicast slice", "6", P + "phase6_persistent.py",
+       "tma_atom_a, pair_n, cute.make_layout(c.cluster_n),", "tma_atom_a, 0, cute.make_layout(c.cluster_n),",
+       select="pairs_along_n", note="both pairs load and multicast the first half of each CTA's A box"),
+    _m("p6-cn-a-mask-pair", "multicast mask", "6", P + "phase6_persistent.py",
+       "get_flat_coord(bidx % self.cluster_ctas), mcast_mode=2", "get_flat_coord(bidx % self.cluster_ctas), mcast_mode=0",
+       select="pairs_along_n", note="A's slice multicast to the pair's two CTAs instead of the same rank of both pairs"),
+    _m("p6-cn-n-tile-pair-dropped", "tile coordinate (N)", "6", P + "phase6_persistent.py",
+       "return m_pair, n_group * c.cluster_n + pair_n", "return m_pair, n_group * c.cluster_n",
+       select="pairs_along_n", note="both pairs of a cluster compute its first N tile"),
     # bugs that only show with more than one raster band
     _m("p6-epilogue-band-default", "persistent: several raster bands", "6", P + "phase6_persistent.py",
-       "                    m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, c.group_m)\n"
+       "                    m_pair, n_tile = self.pair_tile(tile, pair_tiles_m, tiles_n, groups_n, pair_n)\n"
        "                    acc_full = acc_consumer.wait_and_advance()",
        "                    m_pair, n_tile = grouped_pair_tile(tile, pair_tiles_m, tiles_n, 8)\n"
        "                    acc_full = acc_consumer.wait_and_advance()",

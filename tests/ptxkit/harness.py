@@ -64,7 +64,9 @@ class SimResult:
 
 @contextlib.contextmanager
 def _recording_tma_atoms(record: list):
-    """Record, in creation order, each TMA atom a phase builds: (operand, atom type, smem layout)."""
+    """Record, in creation order, each TMA atom a phase builds: (operand, atom type, smem layout, multicast CTAs).
+    An A or B atom of a multicast operation is split over the cluster's CTAs along N (A) or M (B): mode 2 or 1 of
+    the (V, M, N, K) cluster shape its builder takes after the tiled MMA."""
     originals = {}
 
     def wrap(owner, name, operand):
@@ -75,7 +77,12 @@ def _recording_tma_atoms(record: list):
             out = fn(*args, **kwargs)
             smem_layout = args[2]  # (op, gmem tensor, smem layout of one box or stage, ...)
             swizzle = str(smem_layout.inner) if hasattr(smem_layout, "inner") else ""
-            record.append((operand, str(out[0]._trait.value.type), swizzle))
+            atom_type = str(out[0]._trait.value.type)
+            cluster = kwargs.get("cluster_shape_vmnk", args[5] if len(args) > 5 else None)
+            multicast = 1
+            if "multicast" in atom_type and cluster is not None:
+                multicast = int(cluster[2 if operand == "A" else 1])
+            record.append((operand, atom_type, swizzle, multicast))
             return out
         setattr(owner, name, spy)
 
@@ -92,7 +99,9 @@ def _recording_tma_atoms(record: list):
 DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
 
 
-def _tensormap(operand: str, atom_type: str, swizzle_text: str) -> TensorMap:
+def _tensormap(operand: str, atom_type: str, swizzle_text: str, multicast: int = 1) -> TensorMap:
+    """The tensor map the host encodes for a TMA atom. A multicast atom's basis is the box of all the CTAs it
+    multicasts to; each CTA's instruction moves 1/``multicast`` of it, split along the box's outer mode."""
     m = re.search(r'tma_gbasis = <"\(([\d,]+)\):\(([^)]*)\)">', atom_type)
     if not m:
         raise SimError(f"cannot read the box of the TMA atom {atom_type}")
@@ -107,6 +116,9 @@ def _tensormap(operand: str, atom_type: str, swizzle_text: str) -> TensorMap:
     elem = DTYPE_BYTES[dtype]
     if len(box) != 2:
         raise SimError(f"only 2-D TMA boxes are modelled: {atom_type}")
+    if box[1] % multicast:
+        raise SimError(f"{operand}: a box of {box} does not split over {multicast} CTAs")
+    box = (box[0], box[1] // multicast)
     if swizzle is not None and box[0] * elem != swizzle:
         raise SimError(f"{operand}: a box row of {box[0] * elem} B under a {swizzle} B swizzle is not modelled")
     return TensorMap(operand, box, dims, swizzle, elem, dtype)
@@ -126,8 +138,8 @@ def compile_for_sim(key: str, config=None, operands=None):
         with _recording_tma_atoms(record):
             comp = compile_kernel(kernel, "sm_100a", keep=True)
         maps = {}
-        for operand, atom_type, swizzle_text in record:
-            maps[operand] = _tensormap(operand, atom_type, swizzle_text)
+        for operand, atom_type, swizzle_text, multicast in record:
+            maps[operand] = _tensormap(operand, atom_type, swizzle_text, multicast)
         _COMPILED[cache_key] = (kernel, parse(comp.ptx), maps)
         _PTX[cache_key] = (comp.ptx, comp.ptxas)
     return _COMPILED[cache_key]

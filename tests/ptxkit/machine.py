@@ -1163,11 +1163,14 @@ class Machine:
                 coords = [g(w, l) for g in gcoords]
                 dst, bar = gdst(w, l), gbar(w, l)
                 # multicast: the box lands at the same offset in every CTA of the mask, each counting it on
-                # its own mbarrier at the barrier's offset
+                # its own mbarrier at the barrier's offset -- with .cta_group::2 on the mbarrier at that offset in
+                # the CTA of the destination's pair that [mbar] names (its rank's low bit: the leader's, 0, as
+                # the DSL and CUTLASS clear the peer bit), where a 2-CTA MMA's full barriers live
                 targets = [(dst >> RANK_SHIFT, bar)]
                 if gmask is not None:
                     mask = gmask(w, l)
-                    targets = [(r, (bar & OFFSET_MASK) | r << RANK_SHIFT)
+                    pair_bit = (bar >> RANK_SHIFT) & 1
+                    targets = [(r, (bar & OFFSET_MASK) | ((r & ~1 | pair_bit) if cta_group2 else r) << RANK_SHIFT)
                                for r in range(len(self.ctas)) if mask >> r & 1]
                 if not cta_group2 and bar >> RANK_SHIFT != dst >> RANK_SHIFT:
                     self.error(f"{w.name()}: a TMA load into CTA {dst >> RANK_SHIFT} signals CTA "
