@@ -193,12 +193,8 @@ def load_k_tiles(
     for kt in cutlass.range(k_count, unroll=1):
         ab_pipeline.producer_acquire(prod_state)  # empty wait + arrive.expect_tx on full[s]
         full = ab_pipeline.producer_get_barrier(prod_state)
-        if cutlass.const_expr(a_mcast_mask is None):
-            cute.copy(tma_atom_a, tAgA[(None, m_tile, k_first + kt)], tAsA[(None, prod_state.index)],
-                      tma_bar_ptr=full)
-        else:
-            cute.copy(tma_atom_a, tAgA[(None, m_tile, k_first + kt)], tAsA[(None, prod_state.index)],
-                      tma_bar_ptr=full, mcast_mask=a_mcast_mask)
+        cute.copy(tma_atom_a, tAgA[(None, m_tile, k_first + kt)], tAsA[(None, prod_state.index)], tma_bar_ptr=full,
+                  **({} if a_mcast_mask is None else {"mcast_mask": a_mcast_mask}))
         cute.copy(
             tma_atom_b, tBgB[(None, n_tile, k_first + kt)], tBsB[(None, prod_state.index)],
             tma_bar_ptr=full, mcast_mask=b_mcast_mask,
