@@ -11,6 +11,8 @@
 #   prefill-criteria  3. issue 45's criteria: --set prefill twice, prefill-heldout once, two shapes sustained
 #   prefill-epi64     4. 64-column C slabs (epi_n=64, 16-bit C) against 32 for phases 7 and 8; phase 6 at 256 x 128
 #   prefill-clusters  5. clusters along N sharing A (cluster_n=2): cuBLAS's 256 x 128 in 1 x 2, and 2 x 2 on 6 and 8
+#   prefill-cand-fwd  6. 4 and 5 in one run per layout: every untimed persistent config beside best and the vendors
+#   prefill-cand-dx   6. as prefill-cand-fwd, the dX third (nn)
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 prefill-base)
@@ -85,6 +87,21 @@ prefill-clusters)
     timeout 200 python3 -m cute_gemm bench --set "prefill-$s" $CFG --out "$OUT/clusters_$s.json" > "$OUT/clusters_$s.log" 2>&1
     tail -42 "$OUT/clusters_$s.log"
   done
+  ;;
+prefill-cand-fwd|prefill-cand-dx)
+  # 6. (2026-12-05, fourth session) prefill-epi64's and prefill-clusters' configs in one bench per layout, so that
+  #    each shape times them all in the same interleaved rounds: the 64-column slabs of phases 7 and 8, phase 6 in
+  #    256 x 128 tiles (clusters of 2 x 1 and of 1 x 2, 32- and 64-column slabs), 2 x 2 clusters on 6 and 8
+  s=${1#prefill-cand-}
+  CFG="--phases 8 --config 8:use_pdl=true --config 8:use_pdl=true,epi_n=64,epi_stages=3 --config 7:use_pdl=true
+       --config 7:use_pdl=true,epi_n=64 --config 6:bm=256,bn=128,use_pdl=true
+       --config 6:bm=256,bn=128,cluster_m=1,cluster_n=2,use_pdl=true
+       --config 6:bm=256,bn=128,stages=3,cluster_m=1,cluster_n=2,use_pdl=true,epi_n=64
+       --config 6:cluster_n=2,use_pdl=true --config 8:cluster_n=2,use_pdl=true
+       --best --peers cublas,cublaslt --cold-l2 --rounds 3 --quiet --no-plot"
+  # shellcheck disable=SC2086
+  timeout 320 python3 -m cute_gemm bench --set "prefill-$s" $CFG --out "$OUT/cand_$s.json" > "$OUT/cand_$s.log" 2>&1
+  tail -45 "$OUT/cand_$s.log"
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
