@@ -15,7 +15,11 @@ The three models start from one set of weights. Every cute-gemm plan is compiled
 disk cache) before quack is imported -- importing it patches the DSL's tensor classes process-wide --
 then each size is timed in ``--rounds`` interleaved rounds (the models' order rotates), ``--steps``
 steps each, CUDA events around a round: per model the median ms per step, min and max, and the median
-of the per-round ratios nn.Linear / cute-gemm (> 1: cute-gemm faster).
+of the per-round ratios nn.Linear / cute-gemm (> 1: cute-gemm faster). Also per model ``host_ms``: the time
+the Python takes to issue a step (the clock read before the end event is recorded). The GPU runs behind the host,
+so while host_ms stays well below ms, ms is the GPU's time. Where host_ms comes near ms, either the host sets the
+pace (small micro-batches, many layers: the per-call overhead of the layers is what is timed) or the launch queue
+filled and the host waited for the GPU. A profile of the GPU's kernel time tells the two apart.
 
 Then the loss curve: a small language model (vocab 512, hidden 256, mlp 704, 2 blocks, an embedding and
 an lm head, fp32 master weights under a bf16 ``torch.autocast``) trained ``--loss-steps`` steps (200)
@@ -210,6 +214,7 @@ def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_o
         return None
     names = list(models)
     ms = {k: [] for k in names}
+    host = {k: [] for k in names}  # the Python's time to issue a step: near ms, the step waits for the host
     ratios = {k: [] for k in names if k != "nn.Linear"}
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
@@ -217,8 +222,10 @@ def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_o
         for name in order:
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
+            t0 = time.perf_counter()
             for _ in range(steps):
                 step(name)
+            host[name].append((time.perf_counter() - t0) * 1e3 / steps)
             end.record()
             end.synchronize()
             this[name] = start.elapsed_time(end) / steps
@@ -226,13 +233,15 @@ def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_o
         for k in ratios:
             ratios[k].append(this["nn.Linear"] / this[k])
     out = {**dataclasses.asdict(size), "micro_batches": micro, "linear_params": size.linear_params(),
-           "gemm_tflop_per_step": size.gemm_flops() / 1e12, "models": {k: summary(v) for k, v in ms.items()},
+           "gemm_tflop_per_step": size.gemm_flops() / 1e12,
+           "models": {k: {**summary(v), "host_ms": statistics.median(host[k])} for k, v in ms.items()},
            "vs_nn_linear": {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
                             for k, v in ratios.items()}}
     for k in names:
         med = out["models"][k]["median_ms"]
         log(f"  {size.name} {k:{len(ACCUMULATING)}s} {med:8.2f} ms/step  ({out['models'][k]['min_ms']:.2f}-"
-            f"{out['models'][k]['max_ms']:.2f})  GEMMs at {size.gemm_flops() / med / 1e9:6.0f} TFLOP/s"
+            f"{out['models'][k]['max_ms']:.2f}, host {out['models'][k]['host_ms']:.2f})  GEMMs at "
+            f"{size.gemm_flops() / med / 1e9:6.0f} TFLOP/s"
             + (f"  nn.Linear / this {out['vs_nn_linear'][k]['median']:.3f}" if k in ratios else ""))
     del models, opts
     torch.cuda.empty_cache()

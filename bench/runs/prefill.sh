@@ -55,7 +55,7 @@ prefill-criteria)
   grep -A8 "speed over the faster" "$OUT/sustained.log"
   ;;
 prefill-epi64)
-  # 4. (not yet run: built 2026-12-05, the device was paused) the persistent phases stage a 16-bit C in slabs of 32
+  # 4. (timed as part of prefill-cand-fwd/-dx, 2026-12-05, on an H100) the persistent phases stage a 16-bit C in slabs of 32
   #    columns, 64-B rows; epi_n=64 gives 128-B rows and half the slabs (the same bytes), for every bf16-out GEMM of a
   #    training step. Both slab widths of phases 7 and 8 beside best and the vendors, forward and dX sets; and phase 6
   #    in cuBLAS's most common prefill tile, 256 x 128 in two warpgroups of 128 rows (not among best's candidates);
@@ -72,7 +72,8 @@ prefill-epi64)
   done
   ;;
 prefill-clusters)
-  # 5. (not yet run: built 2026-12-05, third session, the device paused) cluster_n=2, a config of phases 6 and 8: CTAs
+  # 5. (its GPU tests ran 2026-12-05 on an H100: 16 passed, 5 skipped; its timing ran as prefill-cand-fwd/-dx)
+  #    (built 2026-12-05, third session, the device paused) cluster_n=2, a config of phases 6 and 8: CTAs
   #    along N share the A tile by multicast. Phase 6 in cuBLAS's own arrangement (256 x 128, two warpgroups of 128
   #    rows, clusters of 1 x 2, with 32- and 64-column slabs), and 2 x 2 clusters sharing both operands on phases 6 and
   #    8, beside best (phases 7 and 8 with PDL) and the vendors; first their GPU checks (every layout of a training step)
@@ -91,7 +92,9 @@ prefill-clusters)
 prefill-cand-fwd|prefill-cand-dx)
   # 6. (2026-12-05, fourth session) prefill-epi64's and prefill-clusters' configs in one bench per layout, so that
   #    each shape times them all in the same interleaved rounds: the 64-column slabs of phases 7 and 8, phase 6 in
-  #    256 x 128 tiles (clusters of 2 x 1 and of 1 x 2, 32- and 64-column slabs), 2 x 2 clusters on 6 and 8
+  #    256 x 128 tiles (clusters of 2 x 1 and of 1 x 2, 32- and 64-column slabs), 2 x 2 clusters on 6 and 8.
+  #    Ran twice each on an H100 (the H200 did not start), 2026-12-05: no config near best over the set (fwd best
+  #    0.976 / 0.982, the others 0.81-0.93; dX best 1.002 / 0.996, the others 0.73-0.95); 2 x 2 wins at 3 long-K shapes
   s=${1#prefill-cand-}
   CFG="--phases 8 --config 8:use_pdl=true --config 8:use_pdl=true,epi_n=64,epi_stages=3 --config 7:use_pdl=true
        --config 7:use_pdl=true,epi_n=64 --config 6:bm=256,bn=128,use_pdl=true

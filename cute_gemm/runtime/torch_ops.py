@@ -214,7 +214,7 @@ def backward(ctx, dy):
     if need_b and ctx.bias_dtype is not None:
         db = dy.reshape(-1, dy.shape[-1]).sum(0).to(ctx.bias_dtype)  # in dy's type (fp32 for an fp32 y)
     g = dy if dy.dtype == ctx.x_dtype else dy.to(ctx.x_dtype)  # out_dtype= gave y (and dY) another type
-    if _traced(g):  # AOTAutograd (torch.compile) traces this: the ops, whose fakes give the shapes
+    if not getattr(ctx, "eager", False) and _traced(g):  # AOTAutograd traces this: the ops, whose fakes give shapes
         dx = torch.ops.cute_gemm.linear_dx(g, w, ctx.phase) if need_x else None
         dw = torch.ops.cute_gemm.linear_dw(g, x, ctx.phase) if need_w else None
     else:
@@ -279,15 +279,23 @@ def _traced(t) -> bool:
 
 class LinearFunction(torch.autograd.Function):
     """``cute_gemm.linear`` as an eager autograd node: the forward is ``linear.run``, the backward the
-    module's ``backward`` (the same as the custom op's registered autograd)."""
+    module's ``backward`` (the same as the custom op's registered autograd).
+
+    The forward takes ``ctx`` and saves what the backward needs itself (``setup_context`` called from it), rather
+    than declaring a separate ``setup_context``: with one declared, ``Function.apply`` binds its arguments to
+    ``forward``'s signature through ``inspect`` on every call, a large share of the Python a training step's linear
+    layer costs on the host (tests/test_autograd.py checks it is gone), which a step of small micro-batches waits
+    for."""
 
     @staticmethod
-    def forward(x, w, bias, phase, out_dtype):
+    def forward(ctx, x, w, bias, phase, out_dtype):
         from cute_gemm.runtime import linear as _linear
 
-        return _linear.run(x, w, bias, phase, out_dtype)
+        y = _linear.run(x, w, bias, phase, out_dtype)
+        setup_context(ctx, (x, w, bias, phase, out_dtype), y)
+        ctx.eager = True  # its backward is never traced (the compiler traces the op): no need to ask
+        return y
 
-    setup_context = staticmethod(setup_context)
     # the kernels' GEMMs record no history: a double backward (create_graph=True) is refused, not wrong
     backward = staticmethod(torch.autograd.function.once_differentiable(backward))
 
@@ -302,10 +310,10 @@ class LinearIntoGradFunction(LinearFunction):
     a strided ``.grad``) the backward is ``LinearFunction``'s."""
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
-        setup_context(ctx, inputs, output)
-        w = inputs[1]
+    def forward(ctx, x, w, bias, phase, out_dtype):
+        y = LinearFunction.forward(ctx, x, w, bias, phase, out_dtype)
         ctx.weight = w if w.is_leaf and w.requires_grad else None  # the Parameter whose .grad the backward reads
+        return y
 
 
 torch.library.register_autograd("cute_gemm::linear", backward, setup_context=setup_context)
