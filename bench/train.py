@@ -19,7 +19,9 @@ of the per-round ratios nn.Linear / cute-gemm (> 1: cute-gemm faster). Also per 
 the Python takes to issue a step (the clock read before the end event is recorded). The GPU runs behind the host,
 so while host_ms stays well below ms, ms is the GPU's time. Where host_ms comes near ms, either the host sets the
 pace (small micro-batches, many layers: the per-call overhead of the layers is what is timed) or the launch queue
-filled and the host waited for the GPU. A profile of the GPU's kernel time tells the two apart.
+filled and the host waited for the GPU. ``--kernel-time`` tells the two apart: it profiles ``--steps`` more steps
+of each model (``torch.profiler``) for ``gpu_kernel_ms``, the GPU's kernel time per step; well below ms, the step
+waits for the host.
 
 Then the loss curve: a small language model (vocab 512, hidden 256, mlp 704, 2 blocks, an embedding and
 an lm head, fp32 master weights under a bf16 ``torch.autocast``) trained ``--loss-steps`` steps (200)
@@ -179,10 +181,29 @@ def accumulating(model, torch):
     return acc
 
 
+def kernel_ms(events, steps: int) -> float:
+    """The GPU's kernel time per step, in ms, from a ``torch.profiler`` run of ``steps`` steps: the sum of the
+    events' own device time (``self_device_time_total``, in microseconds), so a kernel counts once."""
+    return sum(getattr(e, "self_device_time_total", 0) or 0 for e in events) / steps / 1e3
+
+
+def profiled_kernel_ms(step, steps: int, torch) -> float:
+    """``kernel_ms`` of ``steps`` calls of ``step()`` under ``torch.profiler`` (CUDA activity only)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    return kernel_ms(prof.key_averages(), steps)
+
+
 def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_only=False,
-              micro: int = 1) -> dict | None:
+              micro: int = 1, kernel_time: bool = False) -> dict | None:
     """Time one size's models, a step of ``micro`` micro-batches each (``warm_only``: build the cute-gemm models,
-    run two steps -- their plans compile or load -- and return None)."""
+    run two steps -- their plans compile or load -- and return None). ``kernel_time``: then profile ``steps`` more
+    steps of each model for the GPU's kernel time per step (``kernel_ms``)."""
     import cute_gemm.nn
 
     torch.manual_seed(0)
@@ -232,15 +253,18 @@ def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_o
             ms[name].append(this[name])
         for k in ratios:
             ratios[k].append(this["nn.Linear"] / this[k])
+    gpu = {k: profiled_kernel_ms(lambda k=k: step(k), steps, torch) for k in names} if kernel_time else {}
     out = {**dataclasses.asdict(size), "micro_batches": micro, "linear_params": size.linear_params(),
            "gemm_tflop_per_step": size.gemm_flops() / 1e12,
-           "models": {k: {**summary(v), "host_ms": statistics.median(host[k])} for k, v in ms.items()},
+           "models": {k: {**summary(v), "host_ms": statistics.median(host[k]),
+                          **({"gpu_kernel_ms": gpu[k]} if k in gpu else {})} for k, v in ms.items()},
            "vs_nn_linear": {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
                             for k, v in ratios.items()}}
     for k in names:
         med = out["models"][k]["median_ms"]
         log(f"  {size.name} {k:{len(ACCUMULATING)}s} {med:8.2f} ms/step  ({out['models'][k]['min_ms']:.2f}-"
-            f"{out['models'][k]['max_ms']:.2f}, host {out['models'][k]['host_ms']:.2f})  GEMMs at "
+            f"{out['models'][k]['max_ms']:.2f}, host {out['models'][k]['host_ms']:.2f}"
+            + (f", kernels {gpu[k]:.2f}" if k in gpu else "") + ")  GEMMs at "
             f"{size.gemm_flops() / med / 1e9:6.0f} TFLOP/s"
             + (f"  nn.Linear / this {out['vs_nn_linear'][k]['median']:.3f}" if k in ratios else ""))
     del models, opts
@@ -312,6 +336,9 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=None, help="steps per model per round (default 10)")
     ap.add_argument("--loss-steps", type=int, default=None, help="steps of the loss curve (default 200)")
     ap.add_argument("--no-quack", action="store_true", help="leave quack out even where it imports")
+    ap.add_argument("--kernel-time", action="store_true",
+                    help="after the rounds, profile each model's steps for the GPU's kernel time per step "
+                         "(gpu_kernel_ms): below ms, the step waits for the host")
     ap.add_argument("--micro-batches", type=int, default=1, metavar="N",
                     help="micro-batches per optimizer step, the tokens split evenly (default 1); N > 1 also times "
                          "cute-gemm with accumulate_grad")
@@ -323,9 +350,12 @@ def main(argv=None) -> int:
         if unknown:
             ap.error(f"--sizes: unknown {', '.join(unknown)} (one of {', '.join(s.name for s in sizes)})")
         sizes = tuple(s for s in sizes if s.name in want)
-    rounds = args.rounds or (3 if args.quick else 7)
-    steps = args.steps or (3 if args.quick else 10)
-    loss_steps = args.loss_steps or (40 if args.quick else 200)
+    def given(value, default):  # 0 is a value (refused below), not "the default"
+        return default if value is None else value
+
+    rounds = given(args.rounds, 3 if args.quick else 7)
+    steps = given(args.steps, 3 if args.quick else 10)
+    loss_steps = given(args.loss_steps, 40 if args.quick else 200)
     if min(rounds, steps, loss_steps, args.micro_batches) < 1:
         ap.error("--rounds, --steps, --loss-steps and --micro-batches take a positive number")
     uneven = [f"{s.name} ({s.tokens})" for s in sizes if s.tokens % args.micro_batches]
@@ -383,7 +413,8 @@ def main(argv=None) -> int:
     log("quack: " + ("quack.linear.linear_func(tuned=False)" if quack_cls else quack_why))
     log(f"timing ({rounds} rounds x {steps} steps per model, interleaved):")
     for size in sizes:
-        doc["sizes"].append(time_size(size, rounds, steps, torch, quack_cls, log, micro=args.micro_batches))
+        doc["sizes"].append(time_size(size, rounds, steps, torch, quack_cls, log, micro=args.micro_batches,
+                                      kernel_time=args.kernel_time))
         save()
     doc["complete"] = True
     save()

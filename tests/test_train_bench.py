@@ -86,3 +86,21 @@ def test_micro_batches_split_the_tokens_evenly_and_add_the_accumulating_model(tm
     assert len(linears) == 14 and all(type(m) is cute_gemm.nn.Linear and m.accumulate_grad for m in linears)
     assert all(type(m) is torch.nn.Linear for m in base.modules() if isinstance(m, torch.nn.Linear))
     assert all(torch.equal(a, b) for a, b in zip(acc.parameters(), base.parameters()))
+
+
+def test_kernel_time_sums_each_kernels_own_device_time_per_step():
+    """--kernel-time's number: the profiled events' own device time (us) summed once each, per step, in ms; events
+    without device time (the host's launches) add nothing."""
+    from types import SimpleNamespace as Ev
+
+    events = [Ev(self_device_time_total=3000.0), Ev(self_device_time_total=1500.0), Ev(self_device_time_total=0),
+              Ev(key="cudaLaunchKernel")]
+    assert train.kernel_ms(events, steps=3) == pytest.approx(1.5)
+    assert train.kernel_ms([], steps=2) == 0
+
+
+def test_zero_rounds_steps_or_loss_steps_are_refused_not_taken_for_the_default(tmp_path, capsys):
+    for flag in ("--rounds", "--steps", "--loss-steps"):
+        with pytest.raises(SystemExit) as exc:
+            train.main(["--out", str(tmp_path), "--kernel-time", flag, "0"])
+        assert exc.value.code == 2 and "take a positive number" in capsys.readouterr().err.strip().splitlines()[-1]

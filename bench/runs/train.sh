@@ -8,6 +8,7 @@
 # what came back; docs/results.md and docs/training.md hold the tables. Cases (the number orders the device runs):
 #   train-accumulate  1. gradient accumulation: 4 micro-batches per step, accumulate_grad's reduce-add vs autograd's add
 #   prefill-explore   2. tune --explore over the prefill set's forward and dX thirds, then the training step again
+#   train-kernels     3. 1 and 4 micro-batches with --kernel-time: each model's step, host and GPU kernel time on the H200
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 train-accumulate)
@@ -29,6 +30,16 @@ prefill-explore)
   done
   timeout 150 python3 bench/train.py --out "$OUT/train_tuned" --sizes S,M --rounds 5 --steps 5 --loss-steps 10 \
     --no-quack 2>&1 | grep -v -i warn | tail -8
+  ;;
+train-kernels)
+  # 3. (not yet run; built 2026-12-05, fourth session) the step at 1 and 4 micro-batches on the H200 with each model's
+  #    GPU kernel time (--kernel-time, torch.profiler) beside its step time and host time: on an H100 the S step at 4
+  #    micro-batches was the host's (26.7 / 27.3 ms of kernels in 34.6 / 45.1 ms steps), and at one micro-batch the
+  #    GPU's; this says which on the H200, after the autograd node stopped binding its arguments per call
+  for mb in 1 4; do
+    timeout 200 python3 bench/train.py --out "$OUT/train_kernels_mb$mb" --micro-batches $mb --rounds 5 --steps 5 \
+      --loss-steps 10 --kernel-time --no-quack 2>&1 | grep -v -i warn | grep "ms/step"
+  done
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
