@@ -235,7 +235,7 @@ def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_o
         return None
     names = list(models)
     ms = {k: [] for k in names}
-    host = {k: [] for k in names}  # the Python's time to issue a step: near ms, the step waits for the host
+    host = {k: [] for k in names}  # the Python's time to issue a step (host_ms: the module's docstring)
     ratios = {k: [] for k in names if k != "nn.Linear"}
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
@@ -350,6 +350,7 @@ def main(argv=None) -> int:
         if unknown:
             ap.error(f"--sizes: unknown {', '.join(unknown)} (one of {', '.join(s.name for s in sizes)})")
         sizes = tuple(s for s in sizes if s.name in want)
+
     def given(value, default):  # 0 is a value (refused below), not "the default"
         return default if value is None else value
 
