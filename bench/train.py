@@ -55,6 +55,8 @@ import statistics
 import sys
 import time
 
+from cute_gemm.measure.sets import TRAIN_SIZES
+
 
 @dataclasses.dataclass(frozen=True)
 class Size:
@@ -73,7 +75,7 @@ class Size:
 
 
 ACCUMULATING = "cute-gemm accumulate_grad"  # the model of --micro-batches N > 1
-SIZES = (Size("S", 2048, 5632, 4, 8192), Size("M", 4096, 11008, 2, 4096), Size("L", 8192, 28672, 1, 2048))
+SIZES = tuple(Size(*s) for s in TRAIN_SIZES)  # `cute-gemm bench --set train-step` times their GEMMs one by one
 QUICK = (Size("quick-S", 1024, 2816, 1, 1024), Size("quick-M", 2048, 5632, 1, 1024))
 LOSS_VOCAB, LOSS_HIDDEN, LOSS_MLP, LOSS_LAYERS, LOSS_TOKENS = 512, 256, 704, 2, 2048
 

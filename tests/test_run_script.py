@@ -171,7 +171,7 @@ def test_every_config_builds(case):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_named_sets_exist(case):
-    for name in re.findall(r"--set\s+(\w+)", CASES[case]):
+    for name in re.findall(r"--set\s+([\w-]+)", CASES[case]):  # a hyphenated name whole (prefill-fwd)
         assert name in SETS, f"{case}: --set {name}"
 
 

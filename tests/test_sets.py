@@ -5,6 +5,7 @@ timing inputs -- in a run that mixes them (the GPU parts replaced, as in test_be
 
 import pytest
 
+from bench_scripts import load_script
 from conftest import gpu_family
 from cute_gemm import cli
 from cute_gemm.cli import steps
@@ -45,9 +46,23 @@ def test_every_set_is_in_the_data_module_with_a_description():
     assert suite.SET_HELP["small"] == "256^3, 512^3, 1024^3, 2048^3"
 
 
-def test_only_the_prefill_sets_carry_operands():
+def test_only_the_prefill_and_train_sets_carry_operands():
     for name, s in sets.SETS.items():
-        assert s.has_operands == name.startswith("prefill"), name
+        assert s.has_operands == name.startswith(("prefill", "train-")), name
+
+
+def test_the_train_step_set_is_the_training_benchmarks_gemms():
+    """Each size's entries, counted as many times as their names say, are every FLOP of bench/train.py's step."""
+    train = load_script("train")
+    entries = sets.SETS["train-step"].entries
+    assert len(entries) == 27 and {e.operands for e in entries} == {FWD, DX, sets.STEP_DW}
+    for size in train.SIZES:
+        mine = [e for e in entries if e.name.startswith(size.name + " ")]
+        flops = sum(2 * e.problem.m * e.problem.n * e.problem.k * int(e.name.rsplit("x", 1)[1]) for e in mine)
+        assert len(mine) == 9 and flops == size.gemm_flops(), size
+        for e in mine:  # dW's K is the step's tokens; the forward's and dX's M is
+            assert (e.problem.k if e.operands == sets.STEP_DW else e.problem.m) == size.tokens, e
+    assert sets.STEP_DW.c != DW.c  # the step's bf16 weights take a bf16 dW; the prefill set's fp32
 
 
 def test_the_prefill_set_is_three_gemms_per_layer():

@@ -9,6 +9,7 @@
 #   train-accumulate  1. gradient accumulation: 4 micro-batches per step, accumulate_grad's reduce-add vs autograd's add
 #   prefill-explore   2. tune --explore over the prefill set's forward and dX thirds, then the training step again
 #   train-kernels     3. 1 and 4 micro-batches with --kernel-time: each model's step, host and GPU kernel time on the H200
+#   train-gemms       4. the step's GEMMs one by one (--set train-step): best, phases 7 and 8, beside cuBLAS and cuBLASLt
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 train-accumulate)
@@ -40,6 +41,14 @@ train-kernels)
     timeout 200 python3 bench/train.py --out "$OUT/train_kernels_mb$mb" --micro-batches $mb --rounds 5 --steps 5 \
       --loss-steps 10 --kernel-time --no-quack 2>&1 | grep -v -i warn | grep "ms/step"
   done
+  ;;
+train-gemms)
+  # 4. (not yet run; built 2026-12-05, fifth session) the step's kernel time is the sum of 27 GEMMs' (9 per size, each
+  #    run 1-16 times a step): which of them is behind cuBLAS, and which phase would not be. Cold L2 as the prefill set
+  timeout 420 python3 -m cute_gemm bench --set train-step --best --phases 7,8 --config 7:use_pdl=true \
+    --config 8:use_pdl=true --peers cublas,cublaslt --cold-l2 --quiet --no-plot --out "$OUT/train_step.json" \
+    > "$OUT/train_step.log" 2>&1
+  tail -40 "$OUT/train_step.log"
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2

@@ -15,6 +15,9 @@ The sets:
   layer y = x W^T (x [T, K_in], W [N_out, K_in]) at 512-16384 tokens, for ten layers of five model families:
   forward T x N_out x K_in (nt, bf16 -> bf16), dX = dY W: T x K_in x N_out (nn, bf16 -> bf16), and
   dW = dY^T X: N_out x K_in x T (tn, bf16 -> fp32; K = the tokens).
+- ``train-step``: the distinct GEMMs of ``bench/train.py``'s training step at its three sizes (``TRAIN_SIZES``),
+  as the step runs them (its weights bf16, so dW bf16 too), each named with its calls per step: where the
+  step's kernel time differs from cuBLAS's, shape by shape.
 
 ``SETS`` maps a name to its ``ShapeSet``; ``cute_gemm.measure.suite.SETS`` keeps the plain shapes of each.
 """
@@ -88,6 +91,25 @@ def _prefill(gemm: str) -> tuple:
     return tuple(out)
 
 
+# bench/train.py's training step: a Llama-style block's linear layers (q, k, v, o: hidden x hidden; gate, up:
+# mlp x hidden; down: hidden x mlp) at three sizes (name, hidden, mlp, layers, tokens per step)
+TRAIN_SIZES = (("S", 2048, 5632, 4, 8192), ("M", 4096, 11008, 2, 4096), ("L", 8192, 28672, 1, 2048))
+STEP_DW = Operands.of("tn", "bf16", "bf16")  # the step's weights are bf16, and so is its dW
+
+
+def _train_step() -> tuple:
+    """Each size's distinct GEMMs of one step, named with their calls per step: the forward, dX and dW of the
+    square q/k/v/o, of the widening gate/up and of the narrowing down projection."""
+    out = []
+    for name, h, f, layers, t in TRAIN_SIZES:
+        for n_out, k_in, what, count in ((h, h, "q/k/v/o", 4), (f, h, "gate/up", 2), (h, f, "down", 1)):
+            calls = f"x{count * layers}"
+            out += [Entry(Problem(t, n_out, k_in), FWD, f"{name} fwd {what} {calls}"),
+                    Entry(Problem(t, k_in, n_out), DX, f"{name} dx {what} {calls}"),
+                    Entry(Problem(n_out, k_in, t), STEP_DW, f"{name} dw {what} {calls}")]
+    return tuple(out)
+
+
 _LAYERS = "512-16384 tokens x 10 layers (Llama-2/3, Qwen2.5, TinyLlama; 70B as TP8 slices)"
 
 _ALL = (
@@ -100,6 +122,9 @@ _ALL = (
     ShapeSet("prefill-fwd", f"the forward y = x W^T of a linear layer, {_LAYERS}", _prefill("fwd")),
     ShapeSet("prefill-dx", f"dX = dY W of a linear layer, {_LAYERS}", _prefill("dx")),
     ShapeSet("prefill-dw", f"dW = dY^T X of a linear layer (K = the tokens), {_LAYERS}", _prefill("dw")),
+    ShapeSet("train-step", "the GEMMs of bench/train.py's training step (S, M, L: hidden 2048-8192, 2048-8192 "
+             "tokens), each size's forward, dX and dW of q/k/v/o, gate/up and down, named with their calls per step",
+             _train_step()),
     _plain("unlisted", "decode-like shapes outside the decode set (M 8..256, other models' layer widths)",
            [(8, 11008, 4096), (32, 4096, 11008), (96, 6144, 4096), (128, 11008, 4096), (200, 5120, 5120),
             (128, 13824, 5120), (48, 16384, 2048), (256, 3072, 12288), (24, 2560, 10240), (160, 7168, 7168),
