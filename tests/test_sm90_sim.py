@@ -141,6 +141,44 @@ def test_64_column_slabs_need_a_16_bit_c_and_even_halves():
     assert not e7.make(dataclasses.replace(odd, epi_n=32), bf16).config_problems()
 
 
+# 16-column C slabs (``epi_n=16``: 32-B rows of a 16-bit C, 64 B of an fp32 one): tile widths that are multiples of 16
+# but not of 32, whose tile rounds fill the SMs where 192 leaves a last round part-empty (1024 x 11008: 504 tiles of
+# 128 x 176 in 4 full rounds of 132 against 464 of 128 x 192 in 3.5). Phase 8's 176-wide tile in 11 slabs through 11
+# buffers, ragged in M and N (the last tile 8 columns wide), in the forward's and dX's layouts, with the fused
+# bias + gelu, and 144 wide with an fp32 C (9 slabs)
+SLAB16 = {
+    "phase8-bn176-nt": ("8", 300, 360, 72, {"bn": 176, "epi_n": 16, "epi_stages": 11, "sm_count": 2},
+                        Operands.of("nt", "bf16", "bf16")),
+    "phase8-bn176-nn": ("8", 300, 360, 72, {"bn": 176, "epi_n": 16, "epi_stages": 11, "sm_count": 2},
+                        Operands.of("nn", "bf16", "bf16")),
+    "phase8-bn176-gelu": ("8", 300, 360, 72, {"bn": 176, "epi_n": 16, "epi_stages": 11, "sm_count": 2, "bias": True,
+                                              "activation": "gelu"}, Operands.of("nt", "bf16", "bf16")),
+    "phase8-bn144-fp32": ("8", 300, 360, 72, {"bn": 144, "epi_n": 16, "epi_stages": 9, "sm_count": 2},
+                          Operands.of("nt", "bf16", "fp32")),
+}
+
+
+@pytest.mark.parametrize("case", list(SLAB16))
+def test_simulation_16_column_slabs(case):
+    phase, m, n, k, over, ops = SLAB16[case]
+    cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
+    res = simulate90(f"sm90:{phase}", m, n, k, cfg, ops)
+    assert res.ok, res.report()
+
+
+def test_16_column_slabs_make_any_multiple_of_16_a_tile_width():
+    """bn=176 is refused in slabs of 32 (5.5 slabs) and taken in slabs of 16 cycling through 11 buffers; a slab is at
+    least 16 columns (8 would be 16-B rows and 22 stores a tile) and 16 does not help 8-column widths."""
+    e8 = registry.get("sm90", "8")
+    base = e8.default_config()
+    assert any("multiple of 32" in w for w in e8.config_problems(dataclasses.replace(base, bn=176)))
+    assert not e8.config_problems(dataclasses.replace(base, bn=176, epi_n=16, epi_stages=11))
+    assert any("16, 32, or 64" in w for w in e8.config_problems(dataclasses.replace(base, bn=176, epi_n=8,
+                                                                                     epi_stages=11)))
+    assert any("multiple of 16" in w for w in e8.config_problems(dataclasses.replace(base, bn=168, epi_n=16,
+                                                                                     epi_stages=21)))
+
+
 # clusters along N sharing the A tile (``cluster_n=2``) in the persistent phases: cuBLAS's 1 x 2 prefill cluster and the
 # 2 x 2 that shares both operands. Ragged in M, N and K, so some CTAs of a cluster compute tiles past M or N (they load
 # and multicast zero-filled slices all the same); the 2 x 2 cluster (4 CTAs) walks its tiles in the grouped raster

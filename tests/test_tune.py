@@ -190,8 +190,9 @@ def test_families_add_the_cheapest_of_every_kind_the_top_leaves_out():
 
 def test_explore_adds_the_untimed_configs_that_take_the_shape_and_best_never_picks_them():
     """--explore: after the model's candidates, every ``choose.EXPLORE`` config that takes the shape and its operands
-    -- at a bf16-out prefill GEMM all six (64-column slabs, 256 x 128 in 1 x 2, 2 x 2 on phases 6 and 8); with an fp32
-    C (dW) those a 16-bit C needs (epi_n=64, 256 x 128 at 4 stages) are left out. The model's own pick never is one."""
+    -- at a bf16-out prefill GEMM all seven (64-column slabs, 256 x 128 in 1 x 2, 2 x 2 on phases 6 and 8, phase 8 176
+    wide); with an fp32 C (dW) those a 16-bit C needs (epi_n=64, 256 x 128 at 4 stages, 176 wide in 11 buffers) are
+    left out. The model's own pick never is one."""
     bf16, fp32 = Operands.of("nt", "bf16", "bf16"), Operands.of("tn", "bf16", "fp32")
     p = Problem(2048, 4096, 4096)
     top = tune.candidates("sm90", p, 2, bf16)
@@ -199,7 +200,7 @@ def test_explore_adds_the_untimed_configs_that_take_the_shape_and_best_never_pic
     assert more[:2] == top
     explored = [(e.phase, cfg) for e, cfg, _, _ in more[2:]]
     untimed = {(ph, registry.get("sm90", ph).configured(over)) for ph, over in choose.EXPLORE["sm90"]}
-    assert len(explored) == len(untimed) == 6 and set(explored) == untimed
+    assert len(explored) == len(untimed) == 7 and set(explored) == untimed
     assert all(e.make(cfg, bf16).can_implement(p.m, p.n, p.k) == [] for e, cfg, _, _ in more)
     dw = [cfg for e, cfg, _, _ in tune.candidates("sm90", Problem(4096, 4096, 2048), 2, fp32, explore=True)[2:]]
     assert dw and all(cfg.epi_n == 32 and cfg.bm == 128 for cfg in dw)
@@ -210,3 +211,39 @@ def test_explore_adds_the_untimed_configs_that_take_the_shape_and_best_never_pic
              "--top", "2")
     assert r.returncode == 2 and "the untimed configs" in r.stderr
     assert [line.split("us  ", 1)[1] for line in r.stdout.splitlines() if "model" in line] == [c[2] for c in more]
+
+
+def test_an_explored_phase_6_config_is_timed_kept_and_an_untimed_one_says_why(table, monkeypatch):
+    """The H200's first --explore (2026-12-05) printed "failed its check" for every phase 6 cluster config at every
+    shape: their rows passed and were timed, but the candidates were read from phases 7-10 only, so none could be
+    kept. Now phase 6's rows count, and a candidate without a time says why: its check failed, or the run's status
+    and reason (an error, a skip) -- "not timed"."""
+    ops = Operands.of("nt", "bf16", "bf16")
+    p = Problem(2048, 4096, 4096)
+    cands = tune.candidates("sm90", p, 2, ops, explore=True)
+    six = [i for i, (e, _, _, _) in enumerate(cands) if e.phase == "6"]
+    assert six, "the explore list has phase 6 cluster configs"
+    times = [20.0] * len(cands)
+    times[six[0]] = 15.0  # the fastest, past the margin: kept
+    status = {six[-1]: ("failed", "wrong result: 3 mismatches"), 0: ("error", "could not capture a CUDA graph: x")}
+
+    def fake(q, todo, peer_list=(), **kw):
+        out = []
+        for i, (e, cfg) in enumerate(todo):
+            st, reason = status.get(i, ("ok", None))
+            r = {"kind": "phase", "key": e.key, "name": e.key, "phase": e.phase, "config": e.overrides(cfg),
+                 "shape": str(q), "m": q.m, "n": q.n, "k": q.k, "status": st, "reason": reason,
+                 "operands": {"label": ops.label()}}
+            if st == "ok":
+                r["timing"] = {"ms_median": times[i] / 1e3}
+            out.append(r)
+        return {"date": "2026-12-05T12:00:00", "results": out}
+
+    monkeypatch.setattr(tune, "time_candidates", fake)
+    t, _ = tune.tune_shape("sm90", p, top=2, gpu=GPU, operands=ops, explore=True)
+    e6, cfg6, label6, _ = cands[six[0]]
+    assert t.kept == t.fastest == label6 and t.timed[label6] == 15.0
+    assert tuned.lookup(GPU, "sm90", p.m, p.n, p.k, ops) == ("6", e6.overrides(cfg6))
+    assert t.why == {cands[six[-1]][2]: "failed its check",
+                     cands[0][2]: "not timed (error: could not capture a CUDA graph: x)"}
+    assert tune.untimed_reason({"results": []}, "7", {}) == "not timed (no row in the run)"

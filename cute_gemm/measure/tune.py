@@ -46,6 +46,7 @@ class Tuned:
     vendor_us: float | None = None  # the faster of cuBLAS and cuBLASLt in the same run, when they ran
     kept: str | None = None
     operands: Operands = WORKLOG  # the layout and dtypes the shape was tuned for
+    why: dict = dataclasses.field(default_factory=dict)  # label -> why it has no time ("failed its check", ...)
 
     @property
     def gain(self) -> float | None:
@@ -126,13 +127,15 @@ def tune_shape(arch: str, p: Problem, *, top: int = TOP, peer_list=(), rounds: i
     doc = time_candidates(p, [t[:2] for t in todo], peer_list, rounds=rounds, sustained_s=sustained_s,
                           cold_l2=cold_l2, operands=operands, progress=progress)
     rows = candidate_rows(doc)  # the candidates that passed their checks and were timed, each with the vendor's time
-    by_label = {}
+    by_label, why = {}, {}
     for e, cfg, label, _ in todo:
         over = e.overrides(cfg)
         us = next((r["us"] for r in rows if (r["phase"], r["config"]) == (e.phase, over)), None)
         by_label[label] = (us, e.phase, over)
+        if us is None:
+            why[label] = untimed_reason(doc, e.phase, over)
     result = Tuned(p, {lab: t for lab, (t, _, _) in by_label.items()}, todo[0][2], None,
-                   vendor_us=rows[0]["vendor_us"] if rows else None, operands=operands)
+                   vendor_us=rows[0]["vendor_us"] if rows else None, operands=operands, why=why)
     timed = [(t, lab) for lab, (t, _, _) in by_label.items() if t is not None]
     if timed:
         result.fastest = min(timed)[1]
@@ -151,10 +154,27 @@ def tune_shape(arch: str, p: Problem, *, top: int = TOP, peer_list=(), rounds: i
 
 
 # ------------------------------------------------------------------------------------ candidates files
+def untimed_reason(doc: dict, phase: str, over: dict) -> str:
+    """Why a candidate (its phase and config overrides) of a bench-v2 document has no time: "failed its check" where
+    its check failed (a wrong result), else "not timed" and the row's status and reason (an error, a skip)."""
+    row = next((r for r in doc.get("results", ()) if r.get("kind") == "phase" and r.get("phase") == phase
+                and (r.get("config") or {}) == over), None)
+    if row is None:
+        return "not timed (no row in the run)"
+    if row.get("status") == "failed":
+        return "failed its check"
+    return f"not timed ({row.get('status')}: {row.get('reason') or 'no reason given'})"
+
+
+# the phases whose rows are candidates: those ``best`` picks among (7-10) and those ``choose.EXPLORE`` adds (phase 6 in
+# clusters); the others' rows (a bench run's ladder) are not tuning candidates
+CANDIDATE_PHASES = ("6", "7", "8", "9", "10")
+
+
 def candidate_rows(doc: dict) -> list[dict]:
     """Candidate rows (m, n, k, phase, config, us, vendor_us) of a candidates file, or of a bench-v2 document: its
-    phase rows of phases 7-10 (a ``best`` row as the candidate it ran) and, per shape, the faster of cuBLAS and
-    cuBLASLt (None where neither was timed)."""
+    rows of the ``CANDIDATE_PHASES`` (a ``best`` row as the candidate it ran) and, per shape, the faster of cuBLAS
+    and cuBLASLt (None where neither was timed)."""
     if "rows" in doc:
         return doc["rows"]
     vendor, rows = {}, []
@@ -165,7 +185,7 @@ def candidate_rows(doc: dict) -> list[dict]:
         case = (r["shape"], (r.get("operands") or {}).get("label"))  # a shape may be in a run with several operands
         if r["kind"] == "peer" and r["name"] in ("cublas", "cublaslt"):
             vendor[case] = min(us, vendor.get(case, us))
-        elif r["kind"] == "phase" and r.get("phase") in ("7", "8", "9", "10", "best"):
+        elif r["kind"] == "phase" and r.get("phase") in (*CANDIDATE_PHASES, "best"):
             # "best" ran one of the candidates: its phase is the checked kernel's, its config the pick's
             phase = r["check"]["key"].split(":")[1] if r["phase"] == "best" else r["phase"]
             rows.append({"m": r["m"], "n": r["n"], "k": r["k"], "phase": phase, "config": r.get("config") or {},
@@ -212,5 +232,5 @@ def merge(docs: list[dict]) -> dict | None:
             **({"operands": None} if len(kinds) > 1 else {})}
 
 
-__all__ = ["TOP", "MARGIN", "Tuned", "family", "family_cheapest", "candidates", "time_candidates", "tune_shape", "candidate_rows", "compact",
-           "merge"]
+__all__ = ["TOP", "MARGIN", "Tuned", "family", "family_cheapest", "candidates", "time_candidates", "tune_shape",
+           "untimed_reason", "CANDIDATE_PHASES", "candidate_rows", "compact", "merge"]

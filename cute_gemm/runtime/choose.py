@@ -182,12 +182,15 @@ _PERSISTENT_PHASES = frozenset(phase for cands in PERSISTENT.values() for phase,
 # configs built and checked on the PTX machine but never timed on a GPU, so the model has nothing to rank them by:
 # never ``pick``'s, offered to ``cute-gemm tune --explore``, which checks and times them beside the model's candidates
 # and keeps the fastest. sm90: 64-column C slabs (16-bit C); cuBLAS's prefill arrangement, 256 x 128 tiles of two
-# warpgroups in clusters of 1 x 2 sharing A; 2 x 2 clusters sharing both operands. sm100: two pairs along N sharing A
+# warpgroups in clusters of 1 x 2 sharing A; 2 x 2 clusters sharing both operands; phase 8's tile 176 wide in
+# 16-column slabs, whose rounds fill the SMs where 192 leaves the last one part-empty (1024 x 11008: 4 full rounds
+# against 3.5). sm100: two pairs along N sharing A
 EXPLORE = {
     "sm90": (("7", {"epi_n": 64, **_PDL}), ("8", {"epi_n": 64, "epi_stages": 3, **_PDL}),
              ("6", {"bm": 256, "bn": 128, "cluster_m": 1, "cluster_n": 2, **_PDL}),
              ("6", {"bm": 256, "bn": 128, "stages": 3, "cluster_m": 1, "cluster_n": 2, "epi_n": 64, **_PDL}),
-             ("6", {"cluster_n": 2, **_PDL}), ("8", {"cluster_n": 2, **_PDL})),
+             ("6", {"cluster_n": 2, **_PDL}), ("8", {"cluster_n": 2, **_PDL}),
+             ("8", {"bn": 176, "epi_n": 16, "epi_stages": 11, **_PDL})),
     "sm100": (("6", {"cluster_n": 2, **_PDL}),),
 }
 

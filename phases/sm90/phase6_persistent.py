@@ -33,8 +33,8 @@ pair shares B -- 1 x 2 with a 256 x 128 tile is cuBLAS's prefill arrangement; 2 
 Constraints:
 - N % 8 == 0 and K % 8 == 0 (16-B rows for the TMA descriptors); any M >= 1 (TMA bounds); C row-major.
 - (BN / epi_n) % epi_stages == 0 (slab j's buffer the same static j % epi_stages in every tile), epi_stages >= 2
-  (a slab's buffer is only waited for once the next slab has been written); ``epi_n`` 32, or 64 for a 16-bit C; the
-  ring and the staging buffers in C's own type within the 227 KiB (an fp32 C doubles the staging).
+  (a slab's buffer is only waited for once the next slab has been written); ``epi_n`` 32, 64 for a 16-bit C, or 16
+  (any multiple of 16 wide: tile rounds that fill the SMs); ring and staging in C's type within the 227 KiB.
 - ``cluster_n`` 1 or 2; a cluster of ``cluster_m`` x ``cluster_n`` CTAs fits ``sm_count``.
 - Phase 11's epilogue fields (off by default; 7, 8 too): each slab through ``phases.epilogue.apply_at`` before the
   rounding; ``gated``: a slab's 32 accumulator columns are 16 of C [M, N / 2], in (BM, 16) buffers and boxes.
@@ -102,7 +102,8 @@ class Sm90Phase6(GemmPhase):
 
     @property
     def epi_n(self) -> int:
-        """Columns per TMA-store slab (the config's ``epi_n``): 32 fp32 = 128 B, the SW128 box width; 64 16-bit too."""
+        """Columns per TMA-store slab (the config's ``epi_n``): 32 fp32 = 128 B, the SW128 box width; 64 16-bit too;
+        16 (32 or 64 B, a narrower swizzle) for tile widths that are not multiples of 32."""
         return self.cfg.epi_n
     # One CTA per SM (224 KiB of smem): 384 threads start at 65,536 / 384 -> 168 registers each; the
     # producer drops to 40 and the consumers take 232: 128 x 40 + 256 x 232 = 64,512 of 65,536.
@@ -122,8 +123,8 @@ class Sm90Phase6(GemmPhase):
             return why
         c = self.cfg
         why = common.store_tile_problems(c, common.WGMMA_M * self.consumer_warpgroups, self.epi_n)
-        if c.epi_n not in (32, 64):
-            why.append(f"epi_n={c.epi_n}: 32, or 64 with a 16-bit C (a slab row of at most 128 B, the SW128 box width)")
+        if c.epi_n not in (16, 32, 64):
+            why.append(f"epi_n={c.epi_n}: 16, 32, or 64 with a 16-bit C (a slab row of 32-128 B, a swizzle's width)")
         if c.epi_stages < 2:
             why.append(f"epi_stages={c.epi_stages}: epi_stages >= 2 (a slab's buffer is freed while the next one is "
                        f"written)")

@@ -126,7 +126,10 @@ def _print_shape(t):
                                                     if label == t.fastest else "")
         model = " (model's pick)" if label == t.model else ""
         vendor = f"  {t.vendor_us / us:5.2f} x vendor" if us and t.vendor_us else ""
-        print(f"  {'failed its check' if us is None else f'{us:8.1f} us'}{vendor}  {label}{model}{mark}")
+        if us is None:
+            print(f"  {t.why.get(label, 'not timed')}  {label}{model}")
+        else:
+            print(f"  {us:8.1f} us{vendor}  {label}{model}{mark}")
 
 
 def _summary(done, gpu):
