@@ -527,3 +527,21 @@ def test_the_model_says_where_it_cannot_rank_two_phases():
         assert sorted(close) == sorted(expect), shape
     assert choose.close_calls("sm90", 1024, 11008, 4096, bf) == ["7 use_pdl=True"]
     assert choose.close_calls("sm90", 2048, 4096, 4096, bf) == []
+
+
+def test_fitted_width_is_phase_8_where_its_rounds_hold_less_work():
+    """``fitted_width``: phase 8 in the width of FITTED_WIDTHS whose rounds of tiles give the busiest SM the least work,
+    where that is FITTED_GAIN below 192's. 1024 x 11008 (the prefill set's lowest shape, 0.89-0.92 of cuBLAS): 464 tiles
+    of 192 in 4 rounds (the last half empty) against 504 of 176 in 4 full ones; 8192 x 18944 (48 full rounds of 192)
+    keeps 192. Each width's config passes phase 8's rules (the PTX machine runs them: test_sm90_sim's 16-column slabs)."""
+    e8 = registry.get("sm90", "8")
+    fitted = choose.fitted_width("sm90", 1024, 11008, 4096)
+    assert fitted == {"bn": 176, "epi_n": 16, "epi_stages": 11, "use_pdl": True}
+    assert choose.fitted_width("sm90", 8192, 18944, 3584) is None
+    assert choose.fitted_width("sm100", 1024, 11008, 4096) is None
+    assert choose.fitted_width("sm90", 2048, 3584, 18944)["bn"] == 160
+    for bn in choose.FITTED_WIDTHS:
+        epi_n = 32 if bn % 32 == 0 else 16
+        assert not e8.config_problems(e8.configured({"bn": bn, "epi_n": epi_n, "epi_stages": bn // epi_n}))
+    picks = {choose.pick("sm90", 1024, 11008, 4096, Operands.of("nt", "bf16", "bf16"))[1].bn}
+    assert 176 not in picks  # offered to tune --explore; best does not pick it until a GPU has timed it

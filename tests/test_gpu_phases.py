@@ -290,7 +290,10 @@ PREFILL_CONFIGS = [
     ("6", {"cluster_n": 2, "use_pdl": True}),
     ("8", {"cluster_n": 2, "use_pdl": True}),
     ("8", {"bn": 128, "cluster_m": 1, "cluster_n": 2, "epi_n": 64, "use_pdl": True}),
-    ("8", {"bn": 176, "epi_n": 16, "epi_stages": 11, "use_pdl": True}),  # 16-column slabs (fp32 C: over the smem)
+    # choose.fitted_width's: 176 and 144 wide in 16-column slabs (176 with an fp32 C is over the smem), 160 in 5 of 32
+    ("8", {"bn": 176, "epi_n": 16, "epi_stages": 11, "use_pdl": True}),
+    ("8", {"bn": 144, "epi_n": 16, "epi_stages": 9, "use_pdl": True}),
+    ("8", {"bn": 160, "epi_stages": 5, "use_pdl": True}),
 ]
 
 

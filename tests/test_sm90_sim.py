@@ -145,7 +145,7 @@ def test_64_column_slabs_need_a_16_bit_c_and_even_halves():
 # but not of 32, whose tile rounds fill the SMs where 192 leaves a last round part-empty (1024 x 11008: 504 tiles of
 # 128 x 176 in 4 full rounds of 132 against 464 of 128 x 192 in 3.5). Phase 8's 176-wide tile in 11 slabs through 11
 # buffers, ragged in M and N (the last tile 8 columns wide), in the forward's and dX's layouts, with the fused
-# bias + gelu, and 144 wide with an fp32 C (9 slabs)
+# bias + gelu, and 144 wide with an fp32 C (9 slabs): ``choose.fitted_width``'s configs
 SLAB16 = {
     "phase8-bn176-nt": ("8", 300, 360, 72, {"bn": 176, "epi_n": 16, "epi_stages": 11, "sm_count": 2},
                         Operands.of("nt", "bf16", "bf16")),
@@ -155,6 +155,8 @@ SLAB16 = {
                                               "activation": "gelu"}, Operands.of("nt", "bf16", "bf16")),
     "phase8-bn144-fp32": ("8", 300, 360, 72, {"bn": 144, "epi_n": 16, "epi_stages": 9, "sm_count": 2},
                           Operands.of("nt", "bf16", "fp32")),
+    # the third of choose.FITTED_WIDTHS: 160 wide in 32-column slabs, each its own buffer (5)
+    "phase8-bn160": ("8", 300, 360, 72, {"bn": 160, "epi_stages": 5, "sm_count": 2}, Operands.of("nt", "bf16", "bf16")),
 }
 
 

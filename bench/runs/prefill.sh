@@ -13,6 +13,7 @@
 #   prefill-clusters  5. clusters along N sharing A (cluster_n=2): cuBLAS's 256 x 128 in 1 x 2, and 2 x 2 on 6 and 8
 #   prefill-cand-fwd  6. 4 and 5 in one run per layout: every untimed persistent config beside best and the vendors
 #   prefill-cand-dx   6. as prefill-cand-fwd, the dX third (nn)
+#   prefill-fit       7. phase 8 in the widths that fill its rounds (144, 176: 16-column slabs; 160): tests, then timed
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 prefill-base)
@@ -106,6 +107,24 @@ prefill-cand-fwd|prefill-cand-dx)
   # shellcheck disable=SC2086
   timeout 320 python3 -m cute_gemm bench --set "prefill-$s" $CFG --out "$OUT/cand_$s.json" > "$OUT/cand_$s.log" 2>&1
   tail -45 "$OUT/cand_$s.log"
+  ;;
+prefill-fit)
+  # 7. (not yet run; built 2026-12-05, fifth session) choose.fitted_width's configs: phase 8 at 144, 160 and 176 wide
+  #    (144 and 176 in 16-column C slabs) where 192 leaves the persistent grid's last round part-empty -- at
+  #    1024x11008x4096 (best 0.89-0.92) 504 tiles of 176 in 4 full rounds against 464 of 192 in 3.5. First their GPU
+  #    tests (three layouts, ragged), then each beside phase 8 at 192, best and the vendors on the forward and dX
+  #    thirds and the training step's GEMMs; a config best may pick needs checks.sh's sanitizers and stress run too
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py \
+    -k "prefill_configs and (bn176 or bn144 or bn160)" > "$OUT/fit_tests.log" 2>&1
+  tail -2 "$OUT/fit_tests.log"
+  CFG="--phases 8 --config 8:use_pdl=true --config 8:bn=176,epi_n=16,epi_stages=11,use_pdl=true
+       --config 8:bn=144,epi_n=16,epi_stages=9,use_pdl=true --config 8:bn=160,epi_stages=5,use_pdl=true
+       --best --peers cublas,cublaslt --cold-l2 --rounds 5 --quiet --no-plot"
+  for set in prefill-fwd prefill-dx train-step; do
+    # shellcheck disable=SC2086
+    timeout 200 python3 -m cute_gemm bench --set "$set" $CFG --out "$OUT/fit_$set.json" > "$OUT/fit_$set.log" 2>&1
+    grep -A8 "speed over the faster" "$OUT/fit_$set.log"
+  done
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2

@@ -182,15 +182,13 @@ _PERSISTENT_PHASES = frozenset(phase for cands in PERSISTENT.values() for phase,
 # configs built and checked on the PTX machine but never timed on a GPU, so the model has nothing to rank them by:
 # never ``pick``'s, offered to ``cute-gemm tune --explore``, which checks and times them beside the model's candidates
 # and keeps the fastest. sm90: 64-column C slabs (16-bit C); cuBLAS's prefill arrangement, 256 x 128 tiles of two
-# warpgroups in clusters of 1 x 2 sharing A; 2 x 2 clusters sharing both operands; phase 8's tile 176 wide in
-# 16-column slabs, whose rounds fill the SMs where 192 leaves the last one part-empty (1024 x 11008: 4 full rounds
-# against 3.5). sm100: two pairs along N sharing A
+# warpgroups in clusters of 1 x 2 sharing A; 2 x 2 clusters sharing both operands (and, per shape, phase 8 in the
+# width that fills its rounds: ``fitted_width``). sm100: two pairs along N sharing A
 EXPLORE = {
     "sm90": (("7", {"epi_n": 64, **_PDL}), ("8", {"epi_n": 64, "epi_stages": 3, **_PDL}),
              ("6", {"bm": 256, "bn": 128, "cluster_m": 1, "cluster_n": 2, **_PDL}),
              ("6", {"bm": 256, "bn": 128, "stages": 3, "cluster_m": 1, "cluster_n": 2, "epi_n": 64, **_PDL}),
-             ("6", {"cluster_n": 2, **_PDL}), ("8", {"cluster_n": 2, **_PDL}),
-             ("8", {"bn": 176, "epi_n": 16, "epi_stages": 11, **_PDL})),
+             ("6", {"cluster_n": 2, **_PDL}), ("8", {"cluster_n": 2, **_PDL})),
     "sm100": (("6", {"cluster_n": 2, **_PDL}),),
 }
 
@@ -516,11 +514,43 @@ def explain(arch: str, m: int, n: int, k: int, operands=None, accumulate: bool =
 
 
 def explore(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
-    """``explain``'s rows of the ``EXPLORE`` configs that take (m, n, k) with ``operands``: their ``cost`` is the
-    formula's, which no measurement of theirs has tested (``cute-gemm tune --explore`` times them)."""
+    """``explain``'s rows of the ``EXPLORE`` configs, and of phase 8 in the ``fitted_width`` of (m, n), that take
+    (m, n, k) with ``operands``: their ``cost`` is the formula's, which no measurement of theirs has tested
+    (``cute-gemm tune --explore`` times them)."""
     entries = [(registry.get(arch, phase), over) for phase, over in EXPLORE[arch]]
+    fitted = fitted_width(arch, m, n, k)
+    entries += [(registry.get(arch, "8"), fitted)] if fitted else []
     return _rows(arch, [(e, dataclasses.replace(e.default_config(), **over), 1.0) for e, over in entries], m, n, k,
                  operands)
+
+
+# phase 8's tile widths besides its 192 (at most 192 accumulators per thread): multiples of 16 whose count of tiles may
+# fill the persistent grid's last round where 192 leaves it part-empty; those not a multiple of 32 stored in 16-column
+# slabs, each slab its own staging buffer
+FITTED_WIDTHS = (144, 160, 176)
+FITTED_GAIN = 0.04  # offered where the busiest SM's work (tile rounds x width) is at least this much below 192's
+
+
+def fitted_width(arch: str, m: int, n: int, k: int) -> dict | None:
+    """Phase 8's config overrides at the width of ``FITTED_WIDTHS`` that gives the busiest SM the least work -- its
+    rounds of cluster tiles times the tile's width -- where that is ``FITTED_GAIN`` below the default width's; None
+    elsewhere and on sm100. 1024 x 11008: 192 wide is 464 tiles in 3.5 rounds of 132 SMs (4 x 192 columns of work),
+    176 wide 504 in 4 (4 x 176, 8% less); cuBLAS runs 168 x 128 tiles there, 4 full rounds."""
+    if arch != "sm90":
+        return None
+    entry, mc = registry.get(arch, "8"), machine(arch)
+
+    def work(over: dict) -> int:
+        cfg = dataclasses.replace(entry.default_config(), **over)
+        tiles, clusters = entry.make(dataclasses.replace(cfg, sm_count=kern_slots(entry, cfg, mc))).schedule(m, n, k)
+        return _ceil(tiles, clusters) * cfg.bn
+
+    base = work({})
+    best = min(FITTED_WIDTHS, key=lambda bn: (work({"bn": bn}), -bn))
+    if work({"bn": best}) > base * (1 - FITTED_GAIN):
+        return None
+    epi_n = 32 if best % 32 == 0 else 16
+    return {"bn": best, "epi_n": epi_n, "epi_stages": best // epi_n, **_PDL}
 
 
 def _rows(arch: str, cands, m: int, n: int, k: int, operands) -> list[dict]:
