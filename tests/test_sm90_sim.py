@@ -54,6 +54,14 @@ def config(phase: str):
     return dataclasses.replace(registry.get("sm90", phase).default_config(), **over) if over else None
 
 
+def simulate_config(phase: str, m: int, n: int, k: int, over: dict, ops=None):
+    """Phase ``phase`` with the config overrides ``over`` (and ``ops``: None, the worklog's) run at (m, n, k) on the
+    PTX machine; fails with the run's report unless every check passed."""
+    cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
+    res = simulate90(f"sm90:{phase}", m, n, k, cfg, ops)
+    assert res.ok, res.report()
+
+
 @pytest.mark.parametrize("phase", list(CASES), ids=case_id)
 def test_simulation(phase):
     m, n, k, _ = CASES[phase]
@@ -103,10 +111,7 @@ WIDE = {
 
 @pytest.mark.parametrize("case", list(WIDE))
 def test_simulation_wide_tiles_and_uneven_splits(case):
-    phase, m, n, k, over = WIDE[case]
-    cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
-    res = simulate90(f"sm90:{phase}", m, n, k, cfg)
-    assert res.ok, res.report()
+    simulate_config(*WIDE[case])
 
 
 # 64-column C slabs for a 16-bit C (``epi_n=64``: 128-B slab rows, half the slabs): the persistent phases' staging
@@ -122,10 +127,7 @@ SLAB64 = {
 
 @pytest.mark.parametrize("case", list(SLAB64))
 def test_simulation_64_column_slabs(case):
-    phase, m, n, k, over = SLAB64[case]
-    cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
-    res = simulate90(f"sm90:{phase}", m, n, k, cfg, Operands.of("nt", "bf16", "bf16"))
-    assert res.ok, res.report()
+    simulate_config(*SLAB64[case], Operands.of("nt", "bf16", "bf16"))
 
 
 def test_64_column_slabs_need_a_16_bit_c_and_even_halves():
@@ -162,10 +164,7 @@ SLAB16 = {
 
 @pytest.mark.parametrize("case", list(SLAB16))
 def test_simulation_16_column_slabs(case):
-    phase, m, n, k, over, ops = SLAB16[case]
-    cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
-    res = simulate90(f"sm90:{phase}", m, n, k, cfg, ops)
-    assert res.ok, res.report()
+    simulate_config(*SLAB16[case])
 
 
 def test_16_column_slabs_make_any_multiple_of_16_a_tile_width():
@@ -200,10 +199,7 @@ CLUSTER_N = {
 
 @pytest.mark.parametrize("case", list(CLUSTER_N))
 def test_simulation_clusters_along_n(case):
-    phase, m, n, k, over, ops = CLUSTER_N[case]
-    cfg = dataclasses.replace(registry.get("sm90", phase).default_config(), **over)
-    res = simulate90(f"sm90:{phase}", m, n, k, cfg, ops)
-    assert res.ok, res.report()
+    simulate_config(*CLUSTER_N[case])
 
 
 def test_clusters_along_n_are_the_persistent_phases_1_or_2():
