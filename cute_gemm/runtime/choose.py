@@ -545,9 +545,9 @@ def fitted_width(arch: str, m: int, n: int, k: int) -> dict | None:
         tiles, clusters = entry.make(dataclasses.replace(cfg, sm_count=kern_slots(entry, cfg, mc))).schedule(m, n, k)
         return _ceil(tiles, clusters) * cfg.bn
 
-    base = work({})
-    best = min(FITTED_WIDTHS, key=lambda bn: (work({"bn": bn}), -bn))
-    if work({"bn": best}) > base * (1 - FITTED_GAIN):
+    works = {bn: work({"bn": bn}) for bn in FITTED_WIDTHS}
+    best = min(FITTED_WIDTHS, key=lambda bn: (works[bn], -bn))
+    if works[best] > work({}) * (1 - FITTED_GAIN):
         return None
     epi_n = 32 if best % 32 == 0 else 16
     return {"bn": best, "epi_n": epi_n, "epi_stages": best // epi_n, **_PDL}

@@ -69,7 +69,7 @@ class Sm90Phase6Config(ct.TmaConfig, epilogue.EpilogueFields):
     cluster_m: int = 2  # CTAs per cluster along M: they share (multicast) the B tile
     cluster_n: int = 1  # CTAs per cluster along N: they share (multicast) the A tile (1 or 2)
     epi_stages: int = 2  # C staging buffers of one 128x32 fp32 slab (16 KiB) each
-    epi_n: int = 32  # columns per C slab; 64 for a 16-bit C: 128-B rows, half the slabs (the slab's bytes the same)
+    epi_n: int = 32  # columns per C slab; 64 for a 16-bit C: 128-B rows, half the slabs; 16: any multiple of 16 wide
     sm_count: int = 132  # SMs the persistent grid fills (H200); on a GPU: the cluster's CTAs x the clusters that fit
     use_pdl: bool = False  # programmatic dependent launch, as phases 9 and 10 (``phase="best"`` turns it on)
     accumulate: bool = False  # C += A @ B: the TMA store becomes a reduce-add (``gemm(..., accumulate=True)``)
