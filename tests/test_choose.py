@@ -541,7 +541,6 @@ def test_fitted_width_is_phase_8_where_its_rounds_hold_less_work():
     assert choose.fitted_width("sm100", 1024, 11008, 4096) is None
     assert choose.fitted_width("sm90", 2048, 3584, 18944)["bn"] == 160
     for bn in choose.FITTED_WIDTHS:
-        epi_n = 32 if bn % 32 == 0 else 16
-        assert not e8.config_problems(e8.configured({"bn": bn, "epi_n": epi_n, "epi_stages": bn // epi_n}))
+        assert not e8.config_problems(e8.configured(choose.fitted_overrides(bn)))
     picks = {choose.pick("sm90", 1024, 11008, 4096, Operands.of("nt", "bf16", "bf16"))[1].bn}
     assert 176 not in picks  # offered to tune --explore; best does not pick it until a GPU has timed it

@@ -44,8 +44,9 @@ train-kernels)
   ;;
 train-gemms)
   # 4. (ran 2026-12-05, fifth session, H200: best 0.993 over the 27, lowest 0.942; the step's GEMM time weighted by
-  #    calls 0.991 / 1.011 / 1.011 of cuBLAS's at S / M / L) the step's kernel time is the sum of 27 GEMMs' (9 per size, each
-  #    run 1-16 times a step): which of them is behind cuBLAS, and which phase would not be. Cold L2 as the prefill set
+  #    calls 0.991 / 1.011 / 1.011 of cuBLAS's at S / M / L) the step's kernel time is the sum of 27 GEMMs' (9 per
+  #    size, each run 1-16 times a step): which of them is behind cuBLAS, and which phase would not be. Cold L2 as the
+  #    prefill set
   timeout 420 python3 -m cute_gemm bench --set train-step --best --phases 7,8 --config 7:use_pdl=true \
     --config 8:use_pdl=true --peers cublas,cublaslt --cold-l2 --quiet --no-plot --out "$OUT/train_step.json" \
     > "$OUT/train_step.log" 2>&1

@@ -547,10 +547,14 @@ def fitted_width(arch: str, m: int, n: int, k: int) -> dict | None:
 
     works = {bn: work({"bn": bn}) for bn in FITTED_WIDTHS}
     best = min(FITTED_WIDTHS, key=lambda bn: (works[bn], -bn))
-    if works[best] > work({}) * (1 - FITTED_GAIN):
-        return None
-    epi_n = 32 if best % 32 == 0 else 16
-    return {"bn": best, "epi_n": epi_n, "epi_stages": best // epi_n, **_PDL}
+    return None if works[best] > work({}) * (1 - FITTED_GAIN) else fitted_overrides(best)
+
+
+def fitted_overrides(bn: int) -> dict:
+    """Phase 8's overrides at width ``bn`` of ``FITTED_WIDTHS``: 32-column slabs where they divide it, else 16, and
+    one staging buffer per slab (slab j in buffer j in every tile)."""
+    epi_n = 32 if bn % 32 == 0 else 16
+    return {"bn": bn, "epi_n": epi_n, "epi_stages": bn // epi_n, **_PDL}
 
 
 def _rows(arch: str, cands, m: int, n: int, k: int, operands) -> list[dict]:
