@@ -151,20 +151,40 @@ class EpilogueArgs:
     """What a persistent phase's fused epilogue needs for one tile, passed down as one argument: the (M, N)
     coordinates of this thread's accumulator registers (``coords``, laid out like them), the GEMM's (M, N)
     (``c_shape``: C's, or with ``gated`` twice C's columns), the bias and residual views (or None), the activation
-    (a trace-time string) and whether the registers hold gated pairs."""
+    (a trace-time string) and whether the registers hold gated pairs. ``bias_groups``: the bias values of
+    ``coords``' groups already in registers (``load_bias``; a tile's: one list per slab), or None (``apply_at``
+    loads them)."""
 
-    def __init__(self, coords, c_shape, bias, residual, activation, gated=False):
+    def __init__(self, coords, c_shape, bias, residual, activation, gated=False, bias_groups=None):
         self.coords, self.c_shape, self.bias, self.residual, self.activation = coords, c_shape, bias, residual, activation
-        self.gated = gated
+        self.gated, self.bias_groups = gated, bias_groups
 
-    def at(self, coords):
-        """The same arguments for a part of the registers (a slab, a chunk): ``coords`` of that part."""
-        return EpilogueArgs(coords, self.c_shape, self.bias, self.residual, self.activation, self.gated)
+    def at(self, coords, bias_groups=None):
+        """The same arguments for a part of the registers (a slab, a chunk): ``coords`` of that part, and that
+        part's preloaded bias values, if any."""
+        return EpilogueArgs(coords, self.c_shape, self.bias, self.residual, self.activation, self.gated, bias_groups)
+
+
+def load_bias(view, coords, c_shape, group: int, column_of) -> list:
+    """The bias values of every ``group`` of ``coords``' registers, loaded into registers now: a list, one per group,
+    where the groups of one column group share one vector load.
+
+    Why: a bias value depends only on its column, and a thread's fragment holds each column group in several rows
+    (sm90's pairs: 4 rows of a 128-row tile). Loaded where ``apply_at`` uses them, each slab's loads would wait a
+    whole memory latency after the previous slab's store, once per slab; issued together at the start of the
+    tile's epilogue (or before the wait for its turn), the tile waits once. ``column_of(g)``: group g's column key,
+    the same for the groups of one column group (``phases.sm90.common_tma.pair_column``).
+    """
+    loaded = {}
+    for g in range(cute.size(coords) // group):
+        if column_of(g) not in loaded:
+            loaded[column_of(g)] = _group_at(view, _inside(coords[g * group], c_shape, group), group)
+    return [loaded[column_of(g)] for g in range(cute.size(coords) // group)]
 
 
 @cute.jit
 def apply_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activation: cutlass.Constexpr, fence=None,
-             group: cutlass.Constexpr = 1, gated: cutlass.Constexpr = False):
+             group: cutlass.Constexpr = 1, gated: cutlass.Constexpr = False, bias_groups=None):
     """The persistent phases' form: ``frag`` (fp32 registers of an MMA fragment) = act(frag + bias) + residual, at
     the C coordinates ``coords`` (the same partition of an identity tensor), ``group`` registers at a time.
 
@@ -180,15 +200,17 @@ def apply_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activat
     ``gated`` (sm90's column pairs, ``group`` 2): each pair is (gate, up) of one C column n / 2; both registers
     become act(gate + b) * (up + b') + residual[m, n / 2] -- the same value, so the pair's two stores to the one
     staging element (``phases.sm90.common_tma.epilogue_slab_views``) agree. ``c_shape`` is then the GEMM's (M, N).
+
+    ``bias_groups`` (``load_bias``' list, one entry per group): the bias values loaded earlier; None: each group's
+    are loaded here, just before its arithmetic.
     """
     if cutlass.const_expr(gated):
         assert group == 2, "the gated pairs are a wgmma fragment's column pairs"
-        _apply_gated_at(frag, coords, c_shape, mBias, mD, activation, fence)
+        _apply_gated_at(frag, coords, c_shape, mBias, mD, activation, fence, bias_groups)
         return
     for g in cutlass.range_constexpr(cute.size(frag) // group):
-        m, n = coords[g * group]
-        inside = (cutlass.min(m, c_shape[0] - 1), cutlass.min(n, c_shape[1] - group))
-        b = _group_at(mBias, inside, group)
+        inside = _inside(coords[g * group], c_shape, group)
+        b = _group_at(mBias, inside, group) if cutlass.const_expr(bias_groups is None) else bias_groups[g]
         d = _group_at(mD, inside, group)
         for e in cutlass.range_constexpr(group):
             x = frag[g * group + e] if cutlass.const_expr(fence is None) else fence(frag[g * group + e])
@@ -201,12 +223,12 @@ def apply_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activat
 
 
 @cute.jit
-def _apply_gated_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activation: cutlass.Constexpr, fence):
+def _apply_gated_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, activation: cutlass.Constexpr, fence,
+                    bias_groups):
     """``apply_at`` with ``gated``: each register pair (gate, up) -> act(gate + b) * (up + b') + residual, into both."""
     for g in cutlass.range_constexpr(cute.size(frag) // 2):
-        m, n = coords[g * 2]
-        inside = (cutlass.min(m, c_shape[0] - 1), cutlass.min(n, c_shape[1] - 2))
-        b = _group_at(mBias, inside, 2)
+        inside = _inside(coords[g * 2], c_shape, 2)
+        b = _group_at(mBias, inside, 2) if cutlass.const_expr(bias_groups is None) else bias_groups[g]
         d = _group_at(mD, (inside[0], inside[1] // 2), 1)  # C's column n / 2
         gate = frag[g * 2] if cutlass.const_expr(fence is None) else fence(frag[g * 2])
         up = frag[g * 2 + 1] if cutlass.const_expr(fence is None) else fence(frag[g * 2 + 1])
@@ -218,6 +240,13 @@ def _apply_gated_at(frag: cute.Tensor, coords: cute.Tensor, c_shape, mBias, mD, 
             y = y + d[0].to(cutlass.Float32)
         frag[g * 2] = y
         frag[g * 2 + 1] = y
+
+
+def _inside(coord, c_shape, group: int):
+    """The nearest group inside C to the group at ``coord`` (``apply_at``: the row clamped to M - 1, the column to
+    N - ``group``)."""
+    m, n = coord
+    return cutlass.min(m, c_shape[0] - 1), cutlass.min(n, c_shape[1] - group)
 
 
 @cute.jit

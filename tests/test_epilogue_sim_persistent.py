@@ -43,6 +43,11 @@ CASES = [
     ("sm90", "7", {"activation": "silu", "gated": True}, NT_FP32, 200, 368, 200, {"bn": 128, "sm_count": 4}),
     ("sm90", "8", {"bias": True, "activation": "silu", "gated": True, "residual": True}, NN_FP16, 200, 272, 72,
      {"bn": 128, "sm_count": 2}),
+    # without a residual the sm90 tiles load their bias once, before the slabs (``common_tma.epilogue_args``): phase 7's
+    # data-parallel tiles so, its split tile's slabs each their own; phase 8's before its epilogue turn, gated too
+    ("sm90", "7", {"bias": True, "activation": "gelu"}, NT_BF16, 200, 376, 200, {"bn": 128, "sm_count": 4}),
+    ("sm90", "8", {"bias": True, "activation": "silu", "gated": True}, NT_BF16, 520, 272, 72,
+     {"bn": 128, "sm_count": 2}),
     ("sm100", "6", {"bias": True, "activation": "gelu", "residual": True}, NT_BF16, 300, 136, 72,
      {"bn": 128, "stages": 2, "sm_count": 2, "epi_warps": 4}),
     ("sm100", "6", {"activation": "silu", "residual": True}, NT_FP32, 260, 72, 72,

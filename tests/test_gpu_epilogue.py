@@ -345,11 +345,13 @@ def test_linear_with_an_activation_inference_and_training(act):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("gated", [False, True], ids=["bias+gelu+residual", "gated+bias+silu+residual"])
+@pytest.mark.parametrize("residual", [True, False], ids=["residual", "no-residual"])
+@pytest.mark.parametrize("gated", [False, True], ids=["bias+gelu", "gated+bias+silu"])
 @pytest.mark.parametrize("phase", ["6", "7", "8"])
-def test_persistent_phases_take_the_fused_epilogue(phase, gated):
-    """sm90's persistent phases with bias + gelu + residual, or SwiGLU's pairs + bias + residual (C [M, N/2] staged in
-    (BM, 16) slabs), in their own configs at ragged shapes: 3000xNx1000 and 100xNx1000 (N = 3064, gated 3056) split
+def test_persistent_phases_take_the_fused_epilogue(phase, gated, residual):
+    """sm90's persistent phases with bias + gelu, or SwiGLU's pairs + bias (C [M, N/2] staged in (BM, 16) slabs),
+    with and without a residual (without one a tile loads its bias once, before its slabs), in their own configs at
+    ragged shapes: 3000xNx1000 and 100xNx1000 (N = 3064, gated 3056) split
     phase 7's last round along K in each pair (12 split tiles; at M = 100 every tile), so the epilogue is checked on
     the summed halves; 1000x264x520 (gated 1000x528x520) is a partial tile in every mode. float64 reference, the
     check's tolerance (the gated pairs': carried through the product), a repeat bit-identical."""
@@ -363,7 +365,7 @@ def test_persistent_phases_take_the_fused_epilogue(phase, gated):
 
     act, wide = ("silu", 3056) if gated else ("gelu", 3064)
     entry = registry.get("sm90", phase)
-    cfg = entry.configured(f"bias=true,activation={act},residual=true,gated={str(gated).lower()}")
+    cfg = entry.configured(f"bias=true,activation={act},residual={str(residual).lower()},gated={str(gated).lower()}")
     if phase == "7":
         kern = entry.make(cfg, Operands.of("nt", "bf16", "bf16"))
         assert kern.schedule(3000, wide, 1000)[1] == 12 and kern.schedule(100, wide, 1000)[0] == 0
@@ -377,7 +379,7 @@ def test_persistent_phases_take_the_fused_epilogue(phase, gated):
             b = (torch.randn(k, n, generator=gen, device="cuda").to(ab) if layout[1] == "n"
                  else torch.randn(n, k, generator=gen, device="cuda").to(ab).t())
             bias = torch.randn(n, generator=gen, device="cuda").to(ab)
-            res = torch.randn(m, nc, generator=gen, device="cuda").to(c_dtype)
+            res = torch.randn(m, nc, generator=gen, device="cuda").to(c_dtype) if residual else None
             if gated:
                 want, z, aweight = _gated_reference(a, b, bias, act, res)
             else:

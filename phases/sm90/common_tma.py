@@ -247,7 +247,7 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
     if cutlass.const_expr(epi is not None):
         # a wgmma fragment's registers come in column pairs of one row: the bias and residual load a pair at a time
         epilogue.apply_at(src, epi.coords, epi.c_shape, epi.bias, epi.residual, epi.activation,
-                          fence=common.fence_register, group=2, gated=epi.gated)
+                          fence=common.fence_register, group=2, gated=epi.gated, bias_groups=epi.bias_groups)
     cute.autovec_copy(common.to_c_type(src, tCsC_slab.element_type), tCsC_slab)
     cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)
     if store_thread:
@@ -299,22 +299,44 @@ def store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, s
                slabs: cutlass.Constexpr, epi_stages: cutlass.Constexpr, epi=None):
     """The epilogue of one tile: every slab j through buffer j % epi_stages (``store_slab``). Nobody
     waits for the last stores: they drain while the next tile's mainloop runs. ``epi``: the fused epilogue's
-    arguments for this tile (``phases.epilogue.EpilogueArgs``, its ``coords`` sliced per slab here), or None."""
+    arguments for this tile (``epilogue_args``: its ``coords`` and bias values sliced per slab here), or None."""
     for j in cutlass.range_constexpr(slabs):
         store_slab(
             acc_slabs[(None, j), None, 0], tCsC_slabs[(None, j), None, 0], bSG_sC[(None, j % epi_stages)],
-            bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, epi_stages,
-            None if cutlass.const_expr(epi is None) else epi.at(epi.coords[(None, j), None, 0]),
+            bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, epi_stages, slab_epilogue(epi, j),
         )
+
+
+def slab_epilogue(epi, j: int):
+    """Slab j's part of a tile's ``epilogue_args``: its coordinates and its preloaded bias values (None: None)."""
+    if epi is None:
+        return None
+    return epi.at(epi.coords[(None, j), None, 0], None if epi.bias_groups is None else epi.bias_groups[j])
 
 
 def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: int):
     """The persistent phases' ``phases.epilogue.EpilogueArgs`` of tile (m_tile, n_tile), or None when the config has no fused
     epilogue (nothing is traced for it). The coordinates are the MMA's partition of an identity tensor over the
     GEMM's (M, N) ``mn`` (C's shape, or with the gated pairs twice its columns), divided into slabs as
-    ``epilogue_slab_views`` divides the accumulators."""
+    ``epilogue_slab_views`` divides the accumulators.
+
+    The tile's bias values are loaded here, every slab's at once (``phases.epilogue.load_bias``: one load per
+    column pair, one memory latency for the tile): call it before the epilogue's waits, so the loads fly meanwhile.
+    Not with a residual: its loads are one per register pair, slab by slab, and 24 bias registers held across them
+    spill (ptxas, phase 8); there each slab loads its own bias beside its residual."""
     if not cfg.epilogue_active():
         return None
     c_tile = cute.local_tile(cute.make_identity_tensor(mn), tile_mn, (m_tile, n_tile))
     coords = cute.logical_divide(thr_mma.partition_C(c_tile), (cute.make_layout((2, 2, epi_n // 8)),))
-    return epilogue.EpilogueArgs(coords, mn, mBias, mD, cfg.activation, cfg.gated)
+    bias = None
+    if mBias is not None and mD is None:
+        bias = [epilogue.load_bias(mBias, coords[(None, j), None, 0], mn, 2, pair_column(epi_n))
+                for j in range(tile_mn[1] // epi_n)]
+    return epilogue.EpilogueArgs(coords, mn, mBias, mD, cfg.activation, cfg.gated, bias)
+
+
+def pair_column(epi_n: int):
+    """A slab fragment's register pair g -> its column pair's key. The fragment is ((2, 2, epi_n / 8), 64-row
+    blocks): registers (column in the pair, 8-row half, N-block), so pair g sits in N-block (g // 2) % (epi_n / 8)
+    of its slab, the same columns in each half and each 64-row block."""
+    return lambda g: (g // 2) % (epi_n // 8)

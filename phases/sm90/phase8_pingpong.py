@@ -213,9 +213,10 @@ class Sm90Phase8(Sm90Phase6):
                 release_state.advance(k_tiles)
 
                 # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
+                # (the fused epilogue's bias loads are issued first: they fly while the other warpgroup's epilogue ends)
+                epi = ct.epilogue_args(cfg, thr_mma, (M, N), mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
                 my_epi_turn.arrive_and_wait()
                 bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n // PAIR)
-                epi = ct.epilogue_args(cfg, thr_mma, (M, N), mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
                 ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
                               SLABS, EPI_STAGES, epi)
                 # the other warpgroup's epilogue rewrites the staging buffers: they must have been read
