@@ -20,6 +20,7 @@
 #   m512-stress        89. 257-512 tokens: the stress run of the configs best picks there
 #   t3w64-checks       95. three token tiles past 256 tokens and phase 9's deep 64 x 64 pair: GPU tests, sanitizers, stress run
 #   clusters-checks    96. clusters along N sharing A (cluster_n=2, phases 6 and 8): sanitizers, stress run
+#   fit-checks         97. phase 8 in the widths that fill its rounds (144, 160, 176): sanitizers, stress run
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 regime6)
@@ -193,6 +194,17 @@ clusters-checks)
   #     every call checked). Their GPU tests are prefill-clusters' first step
   C="--config 6:cluster_n=2,use_pdl=True --config 8:cluster_n=2,use_pdl=True"
   C="$C --config 6:bm=256,bn=128,stages=3,cluster_m=1,cluster_n=2,use_pdl=True"
+  timeout 200 python3 bench/sanitize.py --phases none $C --shapes 1000,3000,520 --deadline 160 --jobs 4 \
+    --out "$OUT/sanitize" 2>&1 | tail -8
+  timeout 120 python3 bench/stress.py --phases none $C --shapes 1000,3000,520 317,1032,1032 2056,4104,1032 \
+    --calls 200 --thread-calls 100 --timeout 100 --out "$OUT/stress" 2>&1 | tail -8
+  ;;
+fit-checks)
+  # 97. (not yet run; built 2026-12-05, sixth session) choose.fitted_width's configs -- phase 8 at 176 and 144 in
+  #     16-column C slabs (11 and 9 staging buffers), 160 in 5 -- under the four sanitizers at a ragged shape (the last
+  #     tile 8 columns wide at 176) and in the stress run. Their GPU tests are prefill-fit's first step
+  C="--config 8:bn=176,epi_n=16,epi_stages=11,use_pdl=True --config 8:bn=144,epi_n=16,epi_stages=9,use_pdl=True"
+  C="$C --config 8:bn=160,epi_stages=5,use_pdl=True"
   timeout 200 python3 bench/sanitize.py --phases none $C --shapes 1000,3000,520 --deadline 160 --jobs 4 \
     --out "$OUT/sanitize" 2>&1 | tail -8
   timeout 120 python3 bench/stress.py --phases none $C --shapes 1000,3000,520 317,1032,1032 2056,4104,1032 \
