@@ -533,13 +533,19 @@ def test_fitted_width_is_phase_8_where_its_rounds_hold_less_work():
     """``fitted_width``: phase 8 in the width of FITTED_WIDTHS whose rounds of tiles give the busiest SM the least work,
     where that is FITTED_GAIN below 192's. 1024 x 11008 (the prefill set's lowest shape, 0.89-0.92 of cuBLAS): 464 tiles
     of 192 in 4 rounds (the last half empty) against 504 of 176 in 4 full ones; 8192 x 18944 (48 full rounds of 192)
-    keeps 192. Each width's config passes phase 8's rules (the PTX machine runs them: test_sm90_sim's 16-column slabs)."""
+    keeps 192. Only with B K-major (the forward's nt): an N-major B tile of 144 or 176 columns does not fill its
+    64-column swizzle atoms, and ran 0.56-0.75 of 192 in dX's nn and dW's tn (H100). Each width's config passes phase 8's
+    rules (the PTX machine runs them: test_sm90_sim's 16-column slabs)."""
     e8 = registry.get("sm90", "8")
-    fitted = choose.fitted_width("sm90", 1024, 11008, 4096)
+    nt = Operands.of("nt", "bf16", "bf16")
+    fitted = choose.fitted_width("sm90", 1024, 11008, 4096, nt)
     assert fitted == {"bn": 176, "epi_n": 16, "epi_stages": 11, "use_pdl": True}
-    assert choose.fitted_width("sm90", 8192, 18944, 3584) is None
-    assert choose.fitted_width("sm100", 1024, 11008, 4096) is None
-    assert choose.fitted_width("sm90", 2048, 3584, 18944)["bn"] == 160
+    assert choose.fitted_width("sm90", 8192, 18944, 3584, nt) is None
+    assert choose.fitted_width("sm100", 1024, 11008, 4096, nt) is None
+    assert choose.fitted_width("sm90", 2048, 3584, 18944, nt)["bn"] == 160
+    for layout in ("nn", "tn"):  # B N-major: dX's and dW's layouts, and the worklog's (operands None)
+        assert choose.fitted_width("sm90", 1024, 11008, 4096, Operands.of(layout, "bf16", "bf16")) is None
+    assert choose.fitted_width("sm90", 1024, 11008, 4096) is None
     for bn in choose.FITTED_WIDTHS:
         assert not e8.config_problems(e8.configured(choose.fitted_overrides(bn)))
     picks = {choose.pick("sm90", 1024, 11008, 4096, Operands.of("nt", "bf16", "bf16"))[1].bn}

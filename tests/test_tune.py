@@ -200,7 +200,7 @@ def test_explore_adds_the_untimed_configs_that_take_the_shape_and_best_never_pic
     assert more[:2] == top
     explored = [(e.phase, cfg) for e, cfg, _, _ in more[2:]]
     untimed = {(ph, registry.get("sm90", ph).configured(over)) for ph, over in choose.EXPLORE["sm90"]}
-    fitted = ("8", registry.get("sm90", "8").configured(choose.fitted_width("sm90", p.m, p.n, p.k)))
+    fitted = ("8", registry.get("sm90", "8").configured(choose.fitted_width("sm90", p.m, p.n, p.k, bf16)))
     assert fitted[1].bn == 176 and len(explored) == len(untimed) + 1 == 7 and set(explored) == untimed | {fitted}
     assert all(e.make(cfg, bf16).can_implement(p.m, p.n, p.k) == [] for e, cfg, _, _ in more)
     dw = [cfg for e, cfg, _, _ in tune.candidates("sm90", Problem(4096, 4096, 2048), 2, fp32, explore=True)[2:]]

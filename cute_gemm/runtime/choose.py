@@ -47,6 +47,7 @@ from functools import lru_cache
 
 from cute_gemm.errors import UnsupportedError
 from cute_gemm.runtime import machines, registry, tuned
+from phases.operands import WORKLOG
 
 
 @dataclasses.dataclass(frozen=True)
@@ -518,7 +519,7 @@ def explore(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
     (m, n, k) with ``operands``: their ``cost`` is the formula's, which no measurement of theirs has tested
     (``cute-gemm tune --explore`` times them)."""
     entries = [(registry.get(arch, phase), over) for phase, over in EXPLORE[arch]]
-    fitted = fitted_width(arch, m, n, k)
+    fitted = fitted_width(arch, m, n, k, operands)
     entries += [(registry.get(arch, "8"), fitted)] if fitted else []
     return _rows(arch, [(e, dataclasses.replace(e.default_config(), **over), 1.0) for e, over in entries], m, n, k,
                  operands)
@@ -526,17 +527,20 @@ def explore(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
 
 # phase 8's tile widths besides its 192 (at most 192 accumulators per thread): multiples of 16 whose count of tiles may
 # fill the persistent grid's last round where 192 leaves it part-empty; those not a multiple of 32 stored in 16-column
-# slabs, each slab its own staging buffer
+# slabs, each slab its own staging buffer. Only with B K-major (a weight as nn.Linear holds it): a B tile N-major is
+# swizzled in 64-column atoms, which 144 and 176 do not fill (on an H100 they ran 0.56-0.75 of 192 in dX's nn and
+# dW's tn layouts, against up to 1.07 of it in the forward's nt: docs/results.md)
 FITTED_WIDTHS = (144, 160, 176)
 FITTED_GAIN = 0.04  # offered where the busiest SM's work (tile rounds x width) is at least this much below 192's
 
 
-def fitted_width(arch: str, m: int, n: int, k: int) -> dict | None:
+def fitted_width(arch: str, m: int, n: int, k: int, operands=None) -> dict | None:
     """Phase 8's config overrides at the width of ``FITTED_WIDTHS`` that gives the busiest SM the least work -- its
     rounds of cluster tiles times the tile's width -- where that is ``FITTED_GAIN`` below the default width's; None
-    elsewhere and on sm100. 1024 x 11008: 192 wide is 464 tiles in 3.5 rounds of 132 SMs (4 x 192 columns of work),
-    176 wide 504 in 4 (4 x 176, 8% less); cuBLAS runs 168 x 128 tiles there, 4 full rounds."""
-    if arch != "sm90":
+    elsewhere, on sm100 and where B is not K-major (``operands``; None: the worklog's, N-major). 1024 x 11008: 192 wide
+    is 464 tiles in 3.5 rounds of 132 SMs (4 x 192 columns of work), 176 wide 504 in 4 (4 x 176, 8% less); cuBLAS runs
+    168 x 128 tiles there, 4 full rounds."""
+    if arch != "sm90" or (operands or WORKLOG).b_major != "k":
         return None
     entry, mc = registry.get(arch, "8"), machine(arch)
 
