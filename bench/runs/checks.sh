@@ -200,7 +200,8 @@ clusters-checks)
     --calls 200 --thread-calls 100 --timeout 100 --out "$OUT/stress" 2>&1 | tail -8
   ;;
 fit-checks)
-  # 97. (not yet run; built 2026-12-05, sixth session) choose.fitted_width's configs -- phase 8 at 176 and 144 in
+  # 97. (not yet run: needed once best may pick a fitted width, which the H100's prefill-fit did not justify; built
+  #     2026-12-05, sixth session) choose.fitted_width's configs -- phase 8 at 176 and 144 in
   #     16-column C slabs (11 and 9 staging buffers), 160 in 5 -- under the four sanitizers at a ragged shape (the last
   #     tile 8 columns wide at 176) and in the stress run. Their GPU tests are prefill-fit's first step
   C="--config 8:bn=176,epi_n=16,epi_stages=11,use_pdl=True --config 8:bn=144,epi_n=16,epi_stages=9,use_pdl=True"

@@ -39,7 +39,8 @@ epi-decode)
   epi epi_decode_bias_silu 270 --epilogue bias,silu --set decode
   ;;
 epi-prefill)
-  # 2. (ran 2026-12-05, fifth session, H200: bias+gelu 1.10x unfused, 1.03x quack; bias+silu 1.21x, 1.05x) the prefill
+  # 2. (ran 2026-12-05, fifth session, H200: bias+gelu 1.10x unfused, 1.03x quack; bias+silu 1.21x, 1.05x. Sixth
+  #    session, on an H100, the bias loaded once per tile: bias+gelu 1.09x, 1.01x; gated silu 1.36x, 1.05x) the prefill
   #    set's 10 forward GEMMs (512-16384 tokens), where the GEMM dominates
   epi epi_prefill_bias_gelu 270 --epilogue bias,gelu --set prefill-fwd
   epi epi_prefill_bias_silu 270 --epilogue bias,silu --set prefill-fwd

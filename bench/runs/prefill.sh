@@ -109,7 +109,9 @@ prefill-cand-fwd|prefill-cand-dx)
   tail -45 "$OUT/cand_$s.log"
   ;;
 prefill-fit)
-  # 7. (not yet run; built 2026-12-05, fifth session) choose.fitted_width's configs: phase 8 at 144, 160 and 176 wide
+  # 7. (ran 2026-12-05, sixth session, on an H100, in one call with 575 s for the three benches: at 1024x11008x4096
+  #    fwd 176 ran 97.6% of the vendor, 192 91.0, best 93.2; in nn and tn 0.56-0.75 of 192, so fitted_width now needs
+  #    B K-major; not in best, tune --explore's) choose.fitted_width's configs: phase 8 at 144, 160 and 176 wide
   #    (144 and 176 in 16-column C slabs) where 192 leaves the persistent grid's last round part-empty -- at
   #    1024x11008x4096 (best 0.89-0.92) 504 tiles of 176 in 4 full rounds against 464 of 192 in 3.5. First their GPU
   #    tests (three layouts, ragged), then each beside phase 8 at 192, best and the vendors on the forward and dX
