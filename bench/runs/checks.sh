@@ -22,6 +22,14 @@
 #   clusters-checks    96. clusters along N sharing A (cluster_n=2, phases 6 and 8): sanitizers, stress run
 #   fit-checks         97. phase 8 in the widths that fill its rounds (144, 160, 176): sanitizers, stress run
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# persistent_checks CONFIGS: a persistent phase's configs under the four sanitizers at 1000x3000x520 (ragged: partial
+# tiles in M and N) and in the stress run at three ragged shapes
+persistent_checks() {
+  timeout 200 python3 bench/sanitize.py --phases none $1 --shapes 1000,3000,520 --deadline 160 --jobs 4 \
+    --out "$OUT/sanitize" 2>&1 | tail -8
+  timeout 120 python3 bench/stress.py --phases none $1 --shapes 1000,3000,520 317,1032,1032 2056,4104,1032 \
+    --calls 200 --thread-calls 100 --timeout 100 --out "$OUT/stress" 2>&1 | tail -8
+}
 case "${1:-}" in
 regime6)
   # 9. the checks of the token-tile multicast (phase 9/10 cluster_m; 2026-12-02, bench/results/h200_2026-12-02_checks_multicast.md):
@@ -194,10 +202,7 @@ clusters-checks)
   #     every call checked). Their GPU tests are prefill-clusters' first step
   C="--config 6:cluster_n=2,use_pdl=True --config 8:cluster_n=2,use_pdl=True"
   C="$C --config 6:bm=256,bn=128,stages=3,cluster_m=1,cluster_n=2,use_pdl=True"
-  timeout 200 python3 bench/sanitize.py --phases none $C --shapes 1000,3000,520 --deadline 160 --jobs 4 \
-    --out "$OUT/sanitize" 2>&1 | tail -8
-  timeout 120 python3 bench/stress.py --phases none $C --shapes 1000,3000,520 317,1032,1032 2056,4104,1032 \
-    --calls 200 --thread-calls 100 --timeout 100 --out "$OUT/stress" 2>&1 | tail -8
+  persistent_checks "$C"
   ;;
 fit-checks)
   # 97. (not yet run: needed once best may pick a fitted width, which the H100's prefill-fit did not justify; built
@@ -206,10 +211,7 @@ fit-checks)
   #     tile 8 columns wide at 176) and in the stress run. Their GPU tests are prefill-fit's first step
   C="--config 8:bn=176,epi_n=16,epi_stages=11,use_pdl=True --config 8:bn=144,epi_n=16,epi_stages=9,use_pdl=True"
   C="$C --config 8:bn=160,epi_stages=5,use_pdl=True"
-  timeout 200 python3 bench/sanitize.py --phases none $C --shapes 1000,3000,520 --deadline 160 --jobs 4 \
-    --out "$OUT/sanitize" 2>&1 | tail -8
-  timeout 120 python3 bench/stress.py --phases none $C --shapes 1000,3000,520 317,1032,1032 2056,4104,1032 \
-    --calls 200 --thread-calls 100 --timeout 100 --out "$OUT/stress" 2>&1 | tail -8
+  persistent_checks "$C"
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
