@@ -322,8 +322,8 @@ def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: i
 
     The tile's bias values are loaded here, every slab's at once (``phases.epilogue.load_bias``: one load per
     column pair, one memory latency for the tile): call it before the epilogue's waits, so the loads fly meanwhile.
-    Not with a residual: its loads are one per register pair, slab by slab, and 24 bias registers held across them
-    spill (ptxas, phase 8); there each slab loads its own bias beside its residual."""
+    Not with a residual: its loads are one per register pair, slab by slab, and the tile's bias registers (24 at 192
+    wide) held across them spill (ptxas, phase 8); there each slab loads its own bias beside its residual."""
     if not cfg.epilogue_active():
         return None
     c_tile = cute.local_tile(cute.make_identity_tensor(mn), tile_mn, (m_tile, n_tile))
