@@ -1,6 +1,7 @@
 """Where one kernel's warps wait, instruction by instruction: Nsight Compute's warp-state samples per SASS line.
 
     python bench/stall_sites.py --shape 128,4096,14336 [--phase best|10 --config bn=128,stages=4] --out DIR [--top 25]
+        [--layout nt --dtype bf16 --out-dtype bf16] [--epilogue bias,gelu]
 
 Runs ``ncu`` (SourceCounters, one launch after three warm-ups, caches flushed, clocks free) on a
 ``cute_gemm.gemm`` call, exports the report's source page as SASS and prints the instructions that collected the
@@ -8,8 +9,9 @@ most warp samples, with their share of all samples. That answers what a per-kern
 holds a pipelined kernel back -- the consumers' wait for a full stage (``SYNCS...TRYWAIT`` after the
 consumer's loop head), the producer's wait for an empty one, the wgmma wait (``WARPGROUP.DEPBAR``), or the tail's
 cluster barrier. Warps with nothing to do park at a barrier and collect samples there too (a producer warpgroup's
-three idle warps): read a line's share with the warp that runs it in mind. Needs a GPU and ncu; ``summarize`` (the
-CSV -> table step) runs anywhere and is what the CPU test holds.
+three idle warps): read a line's share with the warp that runs it in mind. ``--epilogue`` (a bias and an activation,
+as ``cute-gemm bench --epilogue`` spells them) profiles the call with the fused epilogue, to set beside the plain one.
+Needs a GPU and ncu; ``summarize`` (the CSV -> table step) runs anywhere and is what the CPU test holds.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cute_gemm.cli.args import shape_arg  # noqa: E402  (the CLI's M,N,K parser)
+from cute_gemm.measure.epilogue_bench import parse_spec  # noqa: E402  (bench --epilogue's parser)
 from cute_gemm.runtime.registry import parse_overrides  # noqa: E402  (the CLI's FIELD=VALUE,... parser)
 
 
@@ -57,20 +60,37 @@ def summarize(csv_text: str, top: int = 25) -> list[tuple[str, str, int, float, 
     return [(addr, src, n, n / total, executed) for addr, src, n, executed in samples[:top]]
 
 
-def _launch(shape, phase: str, config: dict | None) -> None:
+def epilogue_fields(text: str | None) -> dict:
+    """``--epilogue``'s spec as what the call is given ({} for none): ``bias`` (a random [N] vector is made for it)
+    and ``activation`` -- ``gemm`` sets the config's fields from them; ValueError for the terms this probe does not
+    take (a residual, the gated pairs)."""
+    if not text:
+        return {}
+    spec = parse_spec(text)
+    if spec.residual or spec.gated:
+        raise ValueError(f"--epilogue {text!r}: this probe takes a bias and an activation (no residual, no gated pairs)")
+    return {**({"bias": True} if spec.bias else {}), **({"activation": spec.activation} if spec.activation else {})}
+
+
+def _launch(shape, phase: str, config: dict | None, layout: str, dtype: str, out_dtype: str, epi: dict) -> None:
     """Three warm-up calls, then one inside cudaProfilerStart/Stop (what ncu --profile-from-start off records)."""
     import torch
 
     import cute_gemm
 
     m, n, k = shape.m, shape.n, shape.k
-    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    types = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
+    dt = types[dtype]
+    a = torch.randn(m, k, device="cuda", dtype=dt) if layout[0] == "n" else torch.randn(k, m, device="cuda", dtype=dt).t()
+    b = torch.randn(k, n, device="cuda", dtype=dt) if layout[1] == "n" else torch.randn(n, k, device="cuda", dtype=dt).t()
+    kw = {"out_dtype": types[out_dtype], **({"activation": epi["activation"]} if "activation" in epi else {})}
+    if epi.get("bias"):
+        kw["bias"] = torch.randn(n, device="cuda", dtype=dt)
     for _ in range(3):
-        cute_gemm.gemm(a, b, phase=phase, config=config)
+        cute_gemm.gemm(a, b, phase=phase, config=config, **kw)
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStart()
-    cute_gemm.gemm(a, b, phase=phase, config=config)
+    cute_gemm.gemm(a, b, phase=phase, config=config, **kw)
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStop()
 
@@ -82,20 +102,30 @@ def main(argv=None) -> int:
     ap.add_argument("--config", help="field=value,... (the phase's config overrides)")
     ap.add_argument("--out", default="out", help="folder for the ncu report, its CSV and the table")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--layout", default="nn", choices=("nn", "nt", "tn", "tt"), help="A and B majors (default nn)")
+    ap.add_argument("--dtype", default="fp16", choices=("fp16", "bf16"), help="A and B element type (default fp16)")
+    ap.add_argument("--out-dtype", default="fp32", choices=("fp32", "fp16", "bf16"), help="C's type (default fp32)")
+    ap.add_argument("--epilogue", help="the fused epilogue to profile: a bias and/or an activation (e.g. bias,gelu)")
     ap.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)  # the process ncu profiles
     args = ap.parse_args(argv)
     shape = args.shape
     config = parse_overrides(args.config) if args.config else None  # a bad one refused here, before ncu runs
+    try:
+        epi = epilogue_fields(args.epilogue)
+    except ValueError as exc:
+        ap.error(str(exc))
     if args.launch:
-        _launch(shape, args.phase, config)
+        _launch(shape, args.phase, config, args.layout, args.dtype, args.out_dtype, epi)
         return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"stalls_{shape}"
+    stem = out / f"stalls_{shape}" if not epi else out / f"stalls_{shape}_{args.epilogue.replace(',', '+')}"
     me = [sys.executable, str(Path(__file__).resolve()), "--launch", "--shape", f"{shape.m},{shape.n},{shape.k}",
-          "--phase", args.phase]
+          "--phase", args.phase, "--layout", args.layout, "--dtype", args.dtype, "--out-dtype", args.out_dtype]
     if args.config:
         me += ["--config", args.config]
+    if args.epilogue:
+        me += ["--epilogue", args.epilogue]
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     subprocess.run(["ncu", "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
                     "--section", "SourceCounters", "--section", "WarpStateStats", "-f", "-o", str(stem), *me],
@@ -103,7 +133,8 @@ def main(argv=None) -> int:
     page = subprocess.run(["ncu", "-i", f"{stem}.ncu-rep", "--page", "source", "--csv", "--print-source", "sass"],
                           check=True, capture_output=True, text=True).stdout
     Path(f"{stem}.csv").write_text(page)
-    table = [f"{shape} phase={args.phase} config={args.config or '-'}: the {args.top} most-sampled SASS lines",
+    table = [f"{shape} {args.layout} {args.dtype}->{args.out_dtype} phase={args.phase} config={args.config or '-'} "
+             f"epilogue={args.epilogue or '-'}: the {args.top} most-sampled SASS lines",
              "| share | samples | executed | address | SASS |", "|---:|---:|---:|---|---|"]
     table += [f"| {share:.1%} | {n} | {executed} | {addr[-5:]} | `{src}` |"
               for addr, src, n, share, executed in summarize(page, args.top)]

@@ -163,7 +163,12 @@ def test_every_config_builds(case):
     body = CASES[case]
     commands = _expand("\n".join(line for line in body.splitlines() if not line.lstrip().startswith("#")),
                        _shell_vars(body))
-    for spec in sorted(set(re.findall(r'--config\s+"?([^\s@"]+)', commands))):
+    specs = set()
+    for line in commands.splitlines():  # bench's --config PHASE:FIELDS, or a script's --phase PHASE --config FIELDS
+        phase_arg = re.search(r"--phase\s+(\w+)", line)
+        for spec in re.findall(r'--config\s+"?([^\s@"]+)', line):
+            specs.add(f"{phase_arg.group(1)}:{spec}" if phase_arg and ":" not in spec and "=" in spec else spec)
+    for spec in sorted(specs):
         phase, over = registry.split_spec(spec)
         entry = registry.get("sm90", phase)
         assert entry.config_problems(entry.configured(over) if over else entry.default_config()) == [], f"{case}: {spec}"

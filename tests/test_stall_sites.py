@@ -37,3 +37,15 @@ def test_config_overrides_parse_like_the_cli():
     assert ss.parse_overrides("bn=128,stages=4,use_pdl=True") == {"bn": 128, "stages": 4, "use_pdl": True}
     with pytest.raises(InputError, match="FIELD=VALUE"):
         ss.main(["--shape", "128,4096,14336", "--config", "bn"])
+
+
+def test_the_epilogue_spec_sets_the_bias_and_the_activation_and_refuses_the_rest():
+    """--epilogue reads bench's spelling into the config fields and gemm arguments it sets; a residual or the gated pairs
+    (which need tensors this probe does not make) and an unknown term stop before ncu runs."""
+    assert ss.epilogue_fields(None) == {}
+    assert ss.epilogue_fields("bias,gelu") == {"bias": True, "activation": "gelu"}
+    assert ss.epilogue_fields("silu") == {"activation": "silu"}
+    with pytest.raises(ValueError, match="no residual"):
+        ss.epilogue_fields("bias,residual")
+    with pytest.raises(SystemExit):
+        ss.main(["--shape", "128,4096,14336", "--epilogue", "bias,tanh"])

@@ -14,6 +14,7 @@
 #   epi-residual      4. residual alone (a skip connection), --set decode and --set prefill-fwd, 5 rounds
 #   epi-gpu-tests     0. first: the GPU tests of the fused epilogue (quick subset) and of the accumulate epilogue
 #   epi-gpu-full      5. the fused epilogue's whole GPU product: every epilogue x C dtype x layout, gated, persistent
+#   epi-stalls        6. where phase 8's warps wait, plain and with a bias or gelu, at 4096x8192x1024 (ncu, per SASS line)
 # Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
 # quack's gemm_act / gemm_gated fingerprint the DSL's functions as installed code only where their path holds
 # "site-packages"; a DSL unpacked elsewhere and put on PYTHONPATH (the device's /tmp/site) makes quack raise "epilogue
@@ -77,6 +78,15 @@ epi-gpu-full)
   #    2026-12-05: the merged form has not run on a GPU)
   timeout 560 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py 2>&1 | tail -15 \
     | tee "$OUT/epi_gpu_full.log"
+  ;;
+epi-stalls)
+  # 6. (not yet run; built 2026-12-05, sixth session) at 4096x8192x1024 (nt bf16 -> bf16) any fused epilogue costs
+  #    phase 8 about 6.5 us of 97.7 (bias alone 104.4, gelu alone 103.7: an H100, docs/results.md), though it runs
+  #    under the other warpgroup's mainloop: the most-sampled SASS lines of the plain call and of the fused ones
+  for e in "" bias gelu; do
+    timeout 150 python3 bench/stall_sites.py --shape 4096,8192,1024 --phase 8 --config use_pdl=true --layout nt \
+      --dtype bf16 --out-dtype bf16 ${e:+--epilogue $e} --out "$OUT/stalls" --top 20 2>&1 | grep "^|" | head -24
+  done
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
