@@ -9,7 +9,9 @@ uninitialized memory itself, so initcheck's reports name their culprit. Torch's 
 a write past C. The sanitizer prints every report (--print-limit 0, no backtraces); they are counted as
 they stream in (ours: the kernel name holds a phase class, e.g. Sm90Phase5), and the log keeps the first
 few verbatim. All kernels are checked (no --kernel-name filter) so the reports elsewhere are seen too;
---only-ours restricts the instrumentation to our kernel when a tool is too slow otherwise.
+--only-ours restricts the instrumentation to our kernel when a tool is too slow otherwise. ``--layout``, ``--dtype``
+and ``--out-dtype`` give the operands (default the worklog's: nn, fp16 in, fp32 C) for configs that take only some (a
+5-stage ring with a 16-bit C); C is then checked within the check's tolerance for its type.
 
 Output in --out: summary.json, summary.md (tool x phase x shape -> errors in ours / elsewhere) and the logs
 (logs/<tool>_<phase>_<MxNxK>.log for the sanitizer, .out for the driver; --pack tars them into one file).
@@ -36,6 +38,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # run as `python3 bench/sanitize.py` from a checkout, installed or not
+
+from cute_gemm.cli.args import operand_args, operands_of  # noqa: E402  (--layout, --dtype, --out-dtype)
 
 TOOLS = ("memcheck", "initcheck", "synccheck", "racecheck")  # cheapest first, for --deadline
 SHAPES = ("512,512,512", "1000,264,520")  # aligned, and ragged (phases that refuse it are skipped)
@@ -185,6 +189,7 @@ class Run:
     exit_code: int | None = None
     seconds: float = 0.0
     log: str = ""
+    operands: tuple = ()  # (layout, dtype, out_dtype) the driver runs with; () the worklog's (nn, fp16, fp32)
 
     @property
     def stem(self) -> str:
@@ -203,7 +208,9 @@ def sanitizer_command(cs: str, run: Run, log: str, only_ours: str | None = None)
            "--error-exitcode", "86", *TOOL_ARGS[run.tool]]
     if only_ours:
         cmd += ["--kernel-name", f"kns={only_ours}"]
-    return cmd + [sys.executable, os.path.abspath(__file__), "--driver", "--phase", run.phase, "--shape", run.shape]
+    ops = [x for flag, v in zip(("--layout", "--dtype", "--out-dtype"), run.operands) for x in (flag, v)]
+    return cmd + [sys.executable, os.path.abspath(__file__), "--driver", "--phase", run.phase, "--shape", run.shape,
+                  *ops]
 
 
 def _run_killable(cmd, out_path, timeout, env) -> int | None:
@@ -306,9 +313,10 @@ def summary_markdown(runs: list[Run], header: str = "") -> str:
     return "\n".join(out)
 
 
-def plan(entries, tools, shapes, configs=()) -> list[Run]:
+def plan(entries, tools, shapes, configs=(), operands=None) -> list[Run]:
     """Every (tool, phase or config, shape), tools outermost (cheapest first); shapes a kernel refuses are
-    skipped. ``configs``: (entry, 'FIELD=V,...') pairs, each run like a phase under the name 'PHASE:FIELD=V,...'."""
+    skipped. ``configs``: (entry, 'FIELD=V,...') pairs, each run like a phase under the name 'PHASE:FIELD=V,...'.
+    ``operands``: the runs' ``phases.operands.Operands`` (None: the worklog's), what a kernel is asked to take."""
     from cute_gemm.runtime.problem import Problem
 
     todo = [(e, None, e.phase) for e in entries] + [(e, over, f"{e.phase}:{over}") for e, over in configs]
@@ -318,7 +326,9 @@ def plan(entries, tools, shapes, configs=()) -> list[Run]:
             for sh in shapes:
                 p = Problem.parse(sh)
                 run = Run(tool, name, f"{p.m},{p.n},{p.k}")
-                why = e.make(e.configured(over)).can_implement(p.m, p.n, p.k)
+                if operands is not None and not operands.is_worklog:
+                    run.operands = (operands.layout, operands.ab, operands.c)
+                why = e.make(e.configured(over), operands).can_implement(p.m, p.n, p.k)
                 if why:
                     run.status, run.reason = "skipped", "; ".join(why)
                 runs.append(run)
@@ -326,13 +336,16 @@ def plan(entries, tools, shapes, configs=()) -> list[Run]:
 
 
 # -------------------------------------------------------------------------------------- driver
-def driver(spec: str, shape: str, arch: str) -> int:
-    """One launch of one phase ('7', or '10:cluster_m=4,bn=128' for a config of it), every byte it reads
-    written first, then C checked against float64 on the host."""
+def driver(spec: str, shape: str, arch: str, operands=None) -> int:
+    """One launch of one phase ('7', or '10:cluster_m=4,bn=128' for a config of it) with ``operands`` (None: the
+    worklog's), every byte it reads written first, then C checked against float64 on the host within the check's
+    tolerance for C's type."""
     import torch
 
-    from cute_gemm.measure.check import ATOL, RTOL
+    from cute_gemm.measure.check import tolerance
     from cute_gemm.measure.inputs import make_inputs
+    from cute_gemm.runtime.problem import torch_dtype
+    from phases.operands import WORKLOG
     from cute_gemm.runtime import registry
     from cute_gemm.runtime.plan import launcher
     from cute_gemm.runtime.problem import Problem
@@ -340,23 +353,24 @@ def driver(spec: str, shape: str, arch: str) -> int:
     p = Problem.parse(shape)
     phase, over = registry.split_spec(spec)
     entry = registry.get(arch, phase)
-    a, b = make_inputs(p)  # randn, then fp16: every element written
+    ops = operands or WORKLOG
+    a, b = make_inputs(p, operands=ops)  # randn, then A's and B's type: every element written
     cfg = entry.configured(over)
     gated = getattr(cfg, "gated", False)  # C [M, N/2]: act(gate) * up of the column pairs
     nc = p.n // 2 if gated else p.n
-    c = torch.empty(p.m, nc, dtype=torch.float32, device="cuda")
+    c = torch.empty(p.m, nc, dtype=torch_dtype(ops.c), device="cuda")
     c.fill_(float("nan"))  # written before the launch; an element the kernel skips stays NaN
     ref = a.cpu().double() @ b.cpu().double()
     slack = 0.0
     if getattr(cfg, "accumulate", False):  # C += A @ B: C holds random values first, and the sum is checked
-        c.copy_(torch.randn(p.m, p.n, device="cuda"))
+        c.copy_(torch.randn(p.m, p.n, device="cuda").to(c.dtype))
         ref = ref + c.cpu().double()
     if getattr(cfg, "epilogue_active", lambda: False)():  # the fused epilogue: its bias and residual written too
         import cute_gemm
         from cute_gemm.measure.selftest import TANH_APPROX, epilogue_reference
 
-        bias = torch.randn(p.n, device="cuda").half() if cfg.bias else None
-        res = torch.randn(p.m, nc, device="cuda") if cfg.residual else None
+        bias = torch.randn(p.n, device="cuda").to(a.dtype) if cfg.bias else None
+        res = torch.randn(p.m, nc, device="cuda").to(c.dtype) if cfg.residual else None
         cute_gemm.gemm(a, b, phase=phase, out=c, config=cfg, bias=bias, activation=cfg.activation, residual=res,
                        gated=gated)
         z = ref + (bias.cpu().double() if bias is not None else 0.0)
@@ -369,7 +383,8 @@ def driver(spec: str, shape: str, arch: str) -> int:
         launch()
     torch.cuda.synchronize()
     got = c.cpu().double()
-    wrong = ~((got - ref).abs() <= ATOL + RTOL * ref.abs() + slack)  # NaN counts as wrong
+    tol = tolerance(ops, p.k)
+    wrong = ~((got - ref).abs() <= tol.atol + tol.rtol * ref.abs() + slack)  # NaN counts as wrong
     res = {"phase": spec, "shape": shape, "nan": int(torch.isnan(got).sum()), "mismatches": int(wrong.sum())}
     res["ok"] = res["mismatches"] == 0
     print(RESULT_TAG + json.dumps(res), flush=True)
@@ -387,6 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also check this config of a phase, e.g. 10:bm=128,bn=128,bk=64,stages=7,cluster_m=4 "
                          "(repeatable; alone with --phases none)")
     ap.add_argument("--shapes", nargs="+", default=list(SHAPES), metavar="M,N,K", help="default: %(default)s")
+    operand_args(ap)
     ap.add_argument("--run-timeout", type=float, default=300, help="seconds per sanitizer run (default %(default)s)")
     ap.add_argument("--deadline", type=float, help="start no run after this many seconds (the rest: 'not run')")
     ap.add_argument("--only-ours", action="store_true",
@@ -403,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.driver:
-        return driver(args.phase, args.shape, args.arch)
+        return driver(args.phase, args.shape, args.arch, operands_of(args))
     from cute_gemm.cli.args import UsageError
     from cute_gemm.cli.steps import buildable_variant
     from cute_gemm.measure import environment
@@ -415,7 +431,7 @@ def main(argv=None) -> int:
         print(f"sanitize: unknown tool {', '.join(unknown)} (tools: {', '.join(TOOLS)})", file=sys.stderr)
         return 2
     try:  # a bad --config is said before anything else, GPU or not
-        configs = [buildable_variant(spec, "sm90") for spec in args.config]
+        configs = [buildable_variant(spec, "sm90", operands_of(args)) for spec in args.config]
     except UsageError as exc:
         print(f"sanitize: {exc}", file=sys.stderr)
         return 2
@@ -436,7 +452,7 @@ def main(argv=None) -> int:
     logdir = os.path.join(args.out, "logs")
     os.makedirs(logdir, exist_ok=True)
     markers = our_markers()
-    runs = plan(entries, tools, args.shapes, configs)
+    runs = plan(entries, tools, args.shapes, configs, operands_of(args))
     t0 = time.monotonic()
 
     def one(run: Run):
@@ -454,6 +470,7 @@ def main(argv=None) -> int:
         list(pool.map(one, [r for r in runs if r.status != "skipped"]))
     rec = environment.record()
     header = (f"compute-sanitizer on {gpu['name']} (driver {gpu.get('driver')}), {rec['date']}, "
+              f"{operands_of(args).label()}, "
               f"`{rec['command']}`" + (" (instrumenting our kernel only)" if args.only_ours else ""))
     md = summary_markdown(runs, header)
     with open(os.path.join(args.out, "summary.md"), "w") as f:

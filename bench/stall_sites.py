@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cute_gemm.cli.args import shape_arg  # noqa: E402  (the CLI's M,N,K parser)
+from cute_gemm.cli.args import operand_args, shape_arg  # noqa: E402  (the CLI's M,N,K parser, the operands)
 from cute_gemm.measure.epilogue_bench import parse_spec  # noqa: E402  (bench --epilogue's parser)
 from cute_gemm.runtime.registry import parse_overrides  # noqa: E402  (the CLI's FIELD=VALUE,... parser)
 
@@ -102,9 +102,7 @@ def main(argv=None) -> int:
     ap.add_argument("--config", help="field=value,... (the phase's config overrides)")
     ap.add_argument("--out", default="out", help="folder for the ncu report, its CSV and the table")
     ap.add_argument("--top", type=int, default=25)
-    ap.add_argument("--layout", default="nn", choices=("nn", "nt", "tn", "tt"), help="A and B majors (default nn)")
-    ap.add_argument("--dtype", default="fp16", choices=("fp16", "bf16"), help="A and B element type (default fp16)")
-    ap.add_argument("--out-dtype", default="fp32", choices=("fp32", "fp16", "bf16"), help="C's type (default fp32)")
+    operand_args(ap)
     ap.add_argument("--epilogue", help="the fused epilogue to profile: a bias and/or an activation (e.g. bias,gelu)")
     ap.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)  # the process ncu profiles
     args = ap.parse_args(argv)

@@ -15,7 +15,9 @@ once, every result checked, no hang, GPU memory flat.
    fails the run.
 
 ``--config 10:bm=128,bn=224,bk=64,stages=5,cluster_m=4`` adds a config of a phase as a kernel of its own
-(named by that spec), stressed like the phases; ``--phases none`` stresses the configs alone.
+(named by that spec), stressed like the phases; ``--phases none`` stresses the configs alone. ``--layout``,
+``--dtype`` and ``--out-dtype`` give the operands (default the worklog's: nn, fp16 in, fp32 C), for configs that
+take only some (a 5-stage ring with a 16-bit C); a 16-bit C is compared within the check's tolerance for its type.
 
 A watchdog (faulthandler) dumps every thread's stack to the log and exits if the script runs past
 --timeout. Output in --out: stress.log and stress.json. Exit status: 0 all right, 1 a wrong result, a thread
@@ -39,6 +41,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # run as `python3 bench/stress.py` from a checkout, installed or not
+
+from cute_gemm.cli.args import operand_args, operands_of  # noqa: E402  (--layout, --dtype, --out-dtype)
 
 SHAPES = ("512,512,512", "1024,512,256", "256,1024,768", "1000,264,520")  # the last is ragged
 STREAMS = 2
@@ -121,19 +125,27 @@ class Slot:
     b: object
     ref: object
     c: object
+    atol: float = 0.0  # |C - ref| <= atol + rtol |ref|: the check's tolerance for C's type at this K
+    rtol: float = 0.0
 
 
-def make_slot(p, stream):
+def make_slot(p, stream, operands=None):
+    """A (stream, shape)'s tensors in ``operands``' layout and types (None: the worklog's); the reference in fp32."""
     import torch
 
+    from cute_gemm.measure.check import tolerance
     from cute_gemm.measure.inputs import make_inputs
+    from cute_gemm.runtime.problem import torch_dtype
     from cute_gemm.measure.reference import mm_fp32_out
+    from phases.operands import WORKLOG
 
+    ops = operands or WORKLOG
+    tol = tolerance(ops, p.k)
     with torch.cuda.stream(stream):
-        a, b = make_inputs(p)
+        a, b = make_inputs(p, operands=ops)
         ref = mm_fp32_out(a, b)
-        c = torch.empty(p.m, p.n, dtype=torch.float32, device="cuda")
-    return Slot(a, b, ref, c)
+        c = torch.empty(p.m, p.n, dtype=torch_dtype(ops.c), device="cuda")
+    return Slot(a, b, ref, c, tol.atol, tol.rtol)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,6 +154,7 @@ class Target:
 
     entry: object
     over: str | None = None
+    operands: object = None  # phases.operands.Operands of the run (None: the worklog's)
 
     @property
     def key(self) -> str:
@@ -152,7 +165,7 @@ class Target:
         return self.entry.configured(self.over) if self.over else None
 
     def cannot(self, p) -> list:
-        return self.entry.make(self.entry.configured(self.over)).can_implement(p.m, p.n, p.k)
+        return self.entry.make(self.entry.configured(self.over), self.operands).can_implement(p.m, p.n, p.k)
 
 
 def call_and_check(target: Target, slot: Slot, verdict, i: int, check: bool):
@@ -161,13 +174,12 @@ def call_and_check(target: Target, slot: Slot, verdict, i: int, check: bool):
     import torch
 
     import cute_gemm
-    from cute_gemm.measure.check import ATOL, RTOL
 
     if check:
         slot.c.fill_(float("nan"))
     cute_gemm.gemm(slot.a, slot.b, phase=target.entry.phase, out=slot.c, config=target.config)
     if check:
-        verdict[i] = (~torch.isclose(slot.c, slot.ref, rtol=RTOL, atol=ATOL)).sum()
+        verdict[i] = (~torch.isclose(slot.c.float(), slot.ref, rtol=slot.rtol, atol=slot.atol)).sum()
 
 
 def failures(verdict, labels) -> list[dict]:
@@ -180,7 +192,7 @@ def stress_streams(entry: Target, shapes, calls: int, every: int, streams, log) 
     """--calls back-to-back calls of one phase over the streams and its shapes; verdicts read at the end."""
     import torch
 
-    slots = {(s, p): make_slot(p, streams[s]) for s in range(len(streams)) for p in shapes}
+    slots = {(s, p): make_slot(p, streams[s], entry.operands) for s in range(len(streams)) for p in shapes}
     torch.cuda.synchronize()
     plan = schedule(calls, shapes, len(streams))
     verdict = torch.full((calls,), -1, dtype=torch.int64, device="cuda")  # -1: not checked
@@ -204,7 +216,8 @@ def stress_threads(work: list[tuple[Target, object]], calls: int, every: int, st
     import torch
 
     results = [dict(thread=t) for t in range(len(streams))]
-    slots = [{p: make_slot(p, st) for p in dict.fromkeys(p for _, p in work)} for st in streams]
+    ops = work[0][0].operands if work else None  # one run, one set of operands
+    slots = [{p: make_slot(p, st, ops) for p in dict.fromkeys(p for _, p in work)} for st in streams]
     verdicts = [torch.full((calls,), -1, dtype=torch.int64, device="cuda") for _ in streams]
     torch.cuda.synchronize()
     start = threading.Barrier(len(streams))
@@ -251,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also stress this config of a phase, e.g. 10:bm=128,bn=224,bk=64,stages=5,cluster_m=4 "
                          "(repeatable; alone with --phases none)")
     ap.add_argument("--shapes", nargs="+", default=list(SHAPES), metavar="M,N,K", help="default: %(default)s")
+    operand_args(ap)
     ap.add_argument("--calls", type=int, default=1000, help="calls per phase on the two streams (default %(default)s)")
     ap.add_argument("--thread-calls", type=int, default=1000, help="calls per thread (default %(default)s)")
     ap.add_argument("--check-every", type=int, default=1, help="check every Nth call (default: every call)")
@@ -283,8 +297,9 @@ def stress(args, log) -> int:
     from cute_gemm.runtime import registry
     from cute_gemm.runtime.problem import Problem
 
-    try:  # a bad --config is said before the GPU is looked for
-        targets = [Target(*buildable_variant(spec, "sm90")) for spec in args.config]
+    try:  # a bad --config or operand is said before the GPU is looked for
+        ops = operands_of(args)
+        targets = [Target(*buildable_variant(spec, "sm90", ops), ops) for spec in args.config]
     except UsageError as exc:
         log(f"stress: {exc}")
         return 2
@@ -300,11 +315,11 @@ def stress(args, log) -> int:
     elif args.phases:
         want = registry.parse_phase_list(args.phases)
         entries = [e for e in entries if e.phase in want]
-    entries = [Target(e) for e in entries] + targets
+    entries = [Target(e, None, ops) for e in entries] + targets
     shapes = [Problem.parse(s) for s in args.shapes]
     accepted = {e.key: [p for p in shapes if not e.cannot(p)] for e in entries}
     rec = environment.record()
-    log(f"stress on {gpu['name']} ({rec['date']}): {len(entries)} kernels, shapes {', '.join(map(str, shapes))}, "
+    log(f"stress on {gpu['name']} ({rec['date']}): {len(entries)} kernels, {ops.label()}, shapes {', '.join(map(str, shapes))}, "
         f"watchdog {args.timeout:.0f} s")
     for e in entries:
         refused = [str(p) for p in shapes if p not in accepted[e.key]]
@@ -317,11 +332,11 @@ def stress(args, log) -> int:
     thread_streams = [torch.cuda.Stream() for _ in range(2)]
     for st in streams + thread_streams:
         for p in shapes:
-            make_slot(p, st)
+            make_slot(p, st, ops)
     for e in entries:
         for p in accepted[e.key]:
             with torch.cuda.stream(streams[0]):
-                call_and_check(e, make_slot(p, streams[0]), None, 0, False)
+                call_and_check(e, make_slot(p, streams[0], ops), None, 0, False)
     gc.collect()
     torch.cuda.reset_peak_memory_stats()
     before = snapshot()

@@ -21,7 +21,8 @@ so while host_ms stays well below ms, ms is the GPU's time. Where host_ms comes 
 pace (small micro-batches, many layers: the per-call overhead of the layers is what is timed) or the launch queue
 filled and the host waited for the GPU. ``--kernel-time`` tells the two apart: it profiles ``--steps`` more steps
 of each model (``torch.profiler``) for ``gpu_kernel_ms``, the GPU's kernel time per step; well below ms, the step
-waits for the host.
+waits for the host. Beside it ``kernels``: the model's longest kernels, ms and calls per step -- which of them make
+two models' kernel times differ.
 
 Then the loss curve: a small language model (vocab 512, hidden 256, mlp 704, 2 blocks, an embedding and
 an lm head, fp32 master weights under a bf16 ``torch.autocast``) trained ``--loss-steps`` steps (200)
@@ -189,8 +190,19 @@ def kernel_ms(events, steps: int) -> float:
     return sum(getattr(e, "self_device_time_total", 0) or 0 for e in events) / steps / 1e3
 
 
-def profiled_kernel_ms(step, steps: int, torch) -> float:
-    """``kernel_ms`` of ``steps`` calls of ``step()`` under ``torch.profiler`` (CUDA activity only)."""
+def kernel_table(events, steps: int, top: int = 12) -> list[dict]:
+    """The ``top`` kernels of a profiled run by their own device time: per kernel name its ms and calls per step,
+    longest first -- where two models' kernel times differ, which kernels differ (the GEMMs' names say whose they
+    are: cuBLAS's nvjet / sm90_xmma, cute-gemm's ``kernel_cutlass_...``, torch's elementwise ones)."""
+    rows = [{"name": str(e.key), "ms": (getattr(e, "self_device_time_total", 0) or 0) / steps / 1e3,
+             "calls": getattr(e, "count", 0) / steps} for e in events]
+    rows = sorted((r for r in rows if r["ms"] > 0), key=lambda r: -r["ms"])[:top]
+    return [{**r, "ms": round(r["ms"], 4), "calls": round(r["calls"], 2)} for r in rows]
+
+
+def profiled_kernel_ms(step, steps: int, torch) -> tuple[float, list[dict]]:
+    """(``kernel_ms``, ``kernel_table``) of ``steps`` calls of ``step()`` under ``torch.profiler`` (CUDA activity
+    only)."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
@@ -198,7 +210,8 @@ def profiled_kernel_ms(step, steps: int, torch) -> float:
         for _ in range(steps):
             step()
         torch.cuda.synchronize()
-    return kernel_ms(prof.key_averages(), steps)
+    events = prof.key_averages()
+    return kernel_ms(events, steps), kernel_table(events, steps)
 
 
 def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_only=False,
@@ -255,11 +268,13 @@ def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_o
             ms[name].append(this[name])
         for k in ratios:
             ratios[k].append(this["nn.Linear"] / this[k])
-    gpu = {k: profiled_kernel_ms(lambda k=k: step(k), steps, torch) for k in names} if kernel_time else {}
+    profiled = {k: profiled_kernel_ms(lambda k=k: step(k), steps, torch) for k in names} if kernel_time else {}
+    gpu = {k: v[0] for k, v in profiled.items()}
     out = {**dataclasses.asdict(size), "micro_batches": micro, "linear_params": size.linear_params(),
            "gemm_tflop_per_step": size.gemm_flops() / 1e12,
            "models": {k: {**summary(v), "host_ms": statistics.median(host[k]),
-                          **({"gpu_kernel_ms": gpu[k]} if k in gpu else {})} for k, v in ms.items()},
+                          **({"gpu_kernel_ms": gpu[k], "kernels": profiled[k][1]} if k in gpu else {})}
+                      for k, v in ms.items()},
            "vs_nn_linear": {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
                             for k, v in ratios.items()}}
     for k in names:
@@ -269,6 +284,9 @@ def time_size(size: Size, rounds: int, steps: int, torch, quack_cls, log, warm_o
             + (f", kernels {gpu[k]:.2f}" if k in gpu else "") + ")  GEMMs at "
             f"{size.gemm_flops() / med / 1e9:6.0f} TFLOP/s"
             + (f"  nn.Linear / this {out['vs_nn_linear'][k]['median']:.3f}" if k in ratios else ""))
+    for k in profiled:  # the kernels behind each model's gpu_kernel_ms, longest first
+        log(f"    {size.name} {k} kernels (ms/step, calls/step): " + "; ".join(
+            f"{r['name'][:48]} {r['ms']:.3f} x{r['calls']:g}" for r in profiled[k][1][:8]))
     del models, opts
     torch.cuda.empty_cache()
     return out
@@ -340,7 +358,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-quack", action="store_true", help="leave quack out even where it imports")
     ap.add_argument("--kernel-time", action="store_true",
                     help="after the rounds, profile each model's steps for the GPU's kernel time per step "
-                         "(gpu_kernel_ms): below ms, the step waits for the host")
+                         "(gpu_kernel_ms): below ms, the step waits for the host; and its longest kernels (kernels: "
+                         "ms and calls per step), printed and in the JSON")
     ap.add_argument("--micro-batches", type=int, default=1, metavar="N",
                     help="micro-batches per optimizer step, the tokens split evenly (default 1); N > 1 also times "
                          "cute-gemm with accumulate_grad")

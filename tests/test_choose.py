@@ -511,6 +511,28 @@ def test_prefill_shapes_take_the_persistent_phases_and_short_k_the_ping_pong():
         p8, 4096, 8192, 1024, mc=dataclasses.replace(choose.MACHINE, epilogue_round_us=0.0))
 
 
+def test_phase_8_takes_the_deeper_ring_where_c_is_16_bit_and_wide_bands_up_to_k_4096(monkeypatch):
+    """RING5: best's phase 8 with a 16-bit C has 5 stages (an fp32 C's staging leaves room for 4: the row is refused)
+    in raster bands of 16 M-tiles up to K = 4096 (8 past it); priced as the default, it moves no pick between
+    phases -- the picked phase at every shape of a grid is the one picked without it."""
+    bf, tn32 = Operands.of("nt", "bf16", "bf16"), Operands.of("tn", "bf16", "fp32")
+    for (m, n, k), band in (((4096, 8192, 1024), 16), ((8192, 5632, 2048), 16), ((512, 6144, 4096), 16),
+                            ((5632, 2048, 8192), 8), ((2048, 5632, 8192), 8)):
+        phase, cfg = choose.pick("sm90", m, n, k, Operands.of("tn" if k == 8192 else "nt", "bf16", "bf16"))
+        assert (phase, cfg.stages, cfg.group_m, cfg.use_pdl) == ("8", 5, band, True), (m, n, k)
+    phase, cfg = choose.pick("sm90", 11008, 4096, 1024, tn32)
+    assert (phase, cfg.stages, cfg.group_m) == ("8", 4, 8)
+    grid = [(m, n, k) for m in (512, 2048, 8192) for n in (2048, 5632, 11008) for k in (1024, 4096, 8192)]
+    with_ring5 = {s: choose.pick("sm90", *s, bf)[0] for s in grid}
+    monkeypatch.setitem(choose.PERSISTENT, "sm90", tuple(c for c in choose.PERSISTENT["sm90"] if c[1] is not choose.RING5))
+    choose.pick.cache_clear()
+    try:
+        assert {s: choose.pick("sm90", *s, bf)[0] for s in grid} == with_ring5
+        assert "8" in with_ring5.values() and "7" in with_ring5.values()
+    finally:
+        choose.pick.cache_clear()
+
+
 def test_the_model_says_where_it_cannot_rank_two_phases():
     """Phases whose cheapest candidates lie within CLOSE_CALL of the pick are named (``cute-gemm tune`` settles them);
     a clear pick names none, and the pick itself is never among them."""

@@ -294,6 +294,10 @@ PREFILL_CONFIGS = [
     ("8", {"bn": 176, "epi_n": 16, "epi_stages": 11, "use_pdl": True}),
     ("8", {"bn": 144, "epi_n": 16, "epi_stages": 9, "use_pdl": True}),
     ("8", {"bn": 160, "epi_stages": 5, "use_pdl": True}),
+    # best's phase 8 with a 16-bit C (choose.RING5): a 5-stage ring (200 KiB: with an fp32 C's staging over the smem),
+    # in bands of 16 M-tiles up to K = 4096
+    ("8", {"stages": 5, "group_m": 16, "use_pdl": True}),
+    ("8", {"stages": 5, "use_pdl": True}),
 ]
 
 
@@ -313,7 +317,8 @@ def test_persistent_prefill_configs(phase, over, ops):
     entry = registry.get("sm90", phase)
     cfg = dataclasses.replace(entry.default_config(), **over)
     if operands.c == "fp32" and entry.make(cfg, operands).operand_problems(operands):
-        pytest.skip("epi_n=64, 256 x 128 at 4 stages and 176 wide in 11 buffers take a 16-bit C (refused with an fp32 C)")
+        pytest.skip("epi_n=64, 256 x 128 at 4 stages, 176 wide in 11 buffers and phase 8's 5 stages take a 16-bit C "
+                    "(refused with an fp32 C)")
     for shape in (Problem(1000, 3000, 520), Problem(2056, 4104, 1032)):
         assert entry.make(cfg, operands).can_implement(shape.m, shape.n, shape.k) == []
         res = check_phase(entry, shape, config=cfg, operands=operands)

@@ -13,6 +13,7 @@ import pytest
 from bench_scripts import ROOT, load_script
 from conftest import gpu_family
 from cute_gemm.runtime import registry
+from cute_gemm.cli.args import operands_of
 
 FIX = os.path.join(ROOT, "tests", "fixtures")
 
@@ -134,6 +135,51 @@ def test_plan_runs_configs_under_their_spec():
     cmd = san.sanitizer_command("cs", runs[0], "l")
     assert cmd[cmd.index("--phase") + 1] == f"10:{over}"
     assert registry.split_spec(f"10:{over}") == ("10", over) and registry.split_spec("7") == ("7", None)
+
+
+def test_plan_with_operands_takes_a_config_the_worklog_refuses_and_hands_them_to_the_driver():
+    """--layout/--dtype/--out-dtype: phase 8's 5-stage ring fits only with a 16-bit C, so with the worklog's fp32 C
+    every shape is skipped for the smem, and with a bf16 C it runs; the driver gets the operands as its options."""
+    from phases.operands import Operands
+
+    e8 = registry.get("sm90", "8")
+    over = "stages=5,group_m=16,use_pdl=True"
+    fp32 = san.plan([], ["memcheck"], ["1000,3000,520"], [(e8, over)])
+    assert fp32[0].status == "skipped" and "smem" in fp32[0].reason.lower()
+    ops = Operands.of("nt", "bf16", "bf16")
+    bf16 = san.plan([], ["memcheck"], ["1000,3000,520"], [(e8, over)], ops)
+    assert bf16[0].status == "not run" and bf16[0].operands == ("nt", "bf16", "bf16")
+    cmd = san.sanitizer_command("cs", bf16[0], "l")
+    assert cmd[cmd.index("--shape"):] == ["--shape", "1000,3000,520", "--layout", "nt", "--dtype", "bf16",
+                                          "--out-dtype", "bf16"]
+    assert "--layout" not in san.sanitizer_command("cs", fp32[0], "l")  # the worklog's: the driver's defaults
+    args = san.build_parser().parse_args(["--driver", "--layout", "tn", "--dtype", "bf16", "--out-dtype", "fp16"])
+    assert operands_of(args) == Operands.of("tn", "bf16", "fp16")
+    assert operands_of(san.build_parser().parse_args([])).is_worklog
+    # --config is checked with the run's operands (compiled on the host): refused with fp32, taken with bf16
+    from cute_gemm.cli.args import UsageError
+    from cute_gemm.cli.steps import buildable_variant
+
+    assert buildable_variant(f"8:{over}", "sm90", ops) == (e8, over)
+    with pytest.raises(UsageError, match="227 KiB"):
+        buildable_variant(f"8:{over}", "sm90")
+
+
+def test_stress_targets_and_tolerance_follow_the_operands():
+    """stress --out-dtype bf16: a target is refused what its operands cannot take (phase 8's 5 stages with an fp32
+    C), and a 16-bit C is compared within the check's tolerance for its type, not the fp32 one."""
+    from cute_gemm.measure.check import tolerance
+    from cute_gemm.runtime.problem import Problem
+    from phases.operands import Operands
+
+    e8 = registry.get("sm90", "8")
+    ops = Operands.of("nt", "bf16", "bf16")
+    over = "stages=5,group_m=16,use_pdl=True"
+    assert stress.Target(e8, over).cannot(Problem(1000, 3000, 520))
+    assert not stress.Target(e8, over, ops).cannot(Problem(1000, 3000, 520))
+    assert tolerance(ops, 520).rtol > tolerance(Operands(), 520).rtol
+    args = stress.build_parser().parse_args(["--layout", "nt", "--dtype", "bf16", "--out-dtype", "bf16"])
+    assert operands_of(args) == ops
 
 
 def test_sanitizer_command():

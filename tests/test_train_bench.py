@@ -99,6 +99,22 @@ def test_kernel_time_sums_each_kernels_own_device_time_per_step():
     assert train.kernel_ms([], steps=2) == 0
 
 
+def test_kernel_table_ranks_kernels_by_their_own_time_per_step():
+    """--kernel-time's table: per kernel name its own device time and calls per step, longest first, kernels without
+    device time (host events) left out, cut at ``top``."""
+    from types import SimpleNamespace as Ev
+
+    events = [Ev(key="vectorized_elementwise", self_device_time_total=600.0, count=30),
+              Ev(key="nvjet_sm90_tst_192x192", self_device_time_total=9000.0, count=9),
+              Ev(key="cudaLaunchKernel", self_device_time_total=0, count=90),
+              Ev(key="kernel_cutlass_phase8", self_device_time_total=3000.0, count=6)]
+    table = train.kernel_table(events, steps=3)
+    assert [r["name"] for r in table] == ["nvjet_sm90_tst_192x192", "kernel_cutlass_phase8", "vectorized_elementwise"]
+    assert table[0] == {"name": "nvjet_sm90_tst_192x192", "ms": 3.0, "calls": 3.0}
+    assert table[2]["ms"] == pytest.approx(0.2) and table[2]["calls"] == 10
+    assert [r["name"] for r in train.kernel_table(events, steps=3, top=1)] == ["nvjet_sm90_tst_192x192"]
+
+
 def test_zero_rounds_steps_or_loss_steps_are_refused_not_taken_for_the_default(tmp_path, capsys):
     for flag in ("--rounds", "--steps", "--loss-steps"):
         with pytest.raises(SystemExit) as exc:

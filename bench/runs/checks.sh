@@ -21,6 +21,7 @@
 #   t3w64-checks       95. three token tiles past 256 tokens and phase 9's deep 64 x 64 pair: GPU tests, sanitizers, stress run
 #   clusters-checks    96. clusters along N sharing A (cluster_n=2, phases 6 and 8): sanitizers, stress run
 #   fit-checks         97. phase 8 in the widths that fill its rounds (144, 160, 176): sanitizers, stress run
+#   ring5-checks       98. phase 8's 5-stage ring in bands of 16 M-tiles (best's with a 16-bit C): GPU tests, sanitizers, stress
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # persistent_checks CONFIGS: a persistent phase's configs under the four sanitizers at 1000x3000x520 (ragged: partial
 # tiles in M and N) and in the stress run at three ragged shapes
@@ -212,6 +213,18 @@ fit-checks)
   C="--config 8:bn=176,epi_n=16,epi_stages=11,use_pdl=True --config 8:bn=144,epi_n=16,epi_stages=9,use_pdl=True"
   C="$C --config 8:bn=160,epi_stages=5,use_pdl=True"
   persistent_checks "$C"
+  ;;
+ring5-checks)
+  # 98. (ran 2026-12-05 on an H100, seventh session: GPU tests 5 passed, 1 skipped (fp32 C, refused); sanitizers 0
+  #     errors in ours; stress 400 calls, 0 wrong -- for the first config; then both) best's phase 8 with a 16-bit C,
+  #     choose.RING5 -- 5 stages (200 KiB; an fp32 C's staging leaves room for 4), in raster bands of 16 M-tiles (8
+  #     pairs, not 4) up to K = 4096 -- its GPU tests in the three layouts of a training step and both C types (fp32
+  #     skipped: refused), then the four sanitizers and the stress run at ragged shapes (bf16 in and out)
+  export CUTE_GEMM_GPU_TEST_TIMEOUT=120
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py -k "prefill_configs and stages5" \
+    2>&1 | tail -4 | tee "$OUT/ring5_tests.log"
+  C="--config 8:stages=5,group_m=16,use_pdl=True --config 8:stages=5,use_pdl=True"
+  persistent_checks "$C --layout nt --dtype bf16 --out-dtype bf16"
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2

@@ -181,3 +181,20 @@ def readable_file(path: str) -> str:
     if os.path.isdir(path):
         raise UsageError(f"{path} is a directory; give a JSON file written by `cute-gemm bench`")
     return path
+
+
+def operand_args(ap) -> None:
+    """``--layout``, ``--dtype`` and ``--out-dtype``: the operands of a bench script's calls (the worklog's by
+    default: nn, fp16 in, fp32 C), as ``operands_of`` reads them."""
+    ap.add_argument("--layout", default="nn", choices=("nn", "nt", "tn", "tt"),
+                    help="A and B majors in BLAS letters: n row-major A / row-major B, t their transposes (default nn)")
+    ap.add_argument("--dtype", default="fp16", choices=("fp16", "bf16"), help="A and B element type (default fp16)")
+    ap.add_argument("--out-dtype", default="fp32", choices=("fp32", "fp16", "bf16"), help="C's type (default fp32)")
+
+
+def operands_of(args):
+    """The ``phases.operands.Operands`` that ``operand_args``' options name."""
+    from phases.operands import Operands
+
+    return Operands.of(args.layout, args.dtype, args.out_dtype)
+

@@ -96,17 +96,19 @@ def parse_variant(spec: str, arch: str):
     return entry, cfg, registry.overrides_label(over)
 
 
-def buildable_variant(spec: str, arch: str):
+def buildable_variant(spec: str, arch: str, operands=None):
     """'10:bm=128,cluster_m=4' (or a bare phase id) -> (entry, the overrides or None) once that config compiles for
-    ``arch`` -- on a CPU too, the compile is host-only; UsageError '--config SPEC: why' otherwise. The sanitizer's
-    and the stress run's ``--config``: what they will launch is checked before they look for a GPU."""
+    ``arch`` with ``operands`` (a ``phases.operands.Operands``; None: the worklog's) -- on a CPU too, the compile is
+    host-only; UsageError '--config SPEC: why' otherwise. The sanitizer's and the stress run's ``--config``: what they
+    will launch is checked before they look for a GPU."""
     from cute_gemm.runtime import registry
     from cute_gemm.runtime.gemm import compile_only
 
     phase, over = registry.split_spec(spec)
+    ops = {} if operands is None else {"layout": operands.layout, "dtype": operands.ab, "out_dtype": operands.c}
     try:
         entry = registry.get(arch, phase)
-        compile_only(phase, over, arch)  # the config's own checks (cluster_m=4 needs bn % 32 == 0)
+        compile_only(phase, over, arch, **ops)  # the config's own checks (cluster_m=4 needs bn % 32 == 0)
     except Exception as exc:  # an unknown phase or field, a config that does not build
         raise UsageError(f"--config {spec}: {exc}") from None
     return entry, over

@@ -16,7 +16,7 @@ model of their time in microseconds, whose constants (``Machine``) were fitted t
   again per extra token tile (``token_tile_reread``), a wide one-warpgroup tile, a split's slower k-loop;
 - the persistent phases: rounds of tiles from their own ``schedule``; one round with PDL costs a plain launch.
 
-The candidate families: phases 7 and 8 (``PERSISTENT``); phase 9's tiles of 64x64 to 128x256 unsplit or split 2 / 4,
+The candidate families: phases 7 and 8 (``PERSISTENT``; phase 8 with a 5-stage ring where C is 16-bit, ``RING5``); phase 9's tiles of 64x64 to 128x256 unsplit or split 2 / 4,
 a 128-row tile as narrow as puts every tile in one wave (``wave_fitted_bn``, 97-128 tokens), 64-token tiles in
 pairs sharing a weight tile, 128 x 192 past 256 tokens; phase 10's token tiles in steps of 8 (``token_tiles``) of
 64, 128, 192 or 256 weight rows, one or two CTAs per SM, split 1-4, the token tile multicast over 2 or 4 weight
@@ -170,11 +170,18 @@ PDL_MAX_FLOP = 40e9  # above this, programmatic dependent launch measured no bet
 
 # the persistent phases' candidates: (phase, config overrides, time factor); phase 8's epilogue hides under the other
 # warpgroup's MMAs (hence 0.98). All run with PDL: the next launch takes each SM as this one's CTA leaves it (sm100's
-# the same way, compile-checked only: no Blackwell GPU measured it)
+# the same way, compile-checked only: no Blackwell GPU measured it). Phase 8 first with a 5-stage ring (RING5): where C
+# is 16-bit it fits (an fp32 C's staging leaves room for 4 stages, and the row is refused), and at the cost of the
+# default it comes first in the sort, so it replaces phase 8's default without moving a pick between phases. Up to
+# WIDE_BAND_MAX_K its raster bands are 16 M-tiles (8 pairs) high, not 8: a wave then reads each B tile once per 2048
+# rows of A, not per 1024 (at 4096x8192x1024, 42 MB from DRAM instead of 64); past it A's band (16 x 128 rows x K x 2 B,
+# 16 MiB at K = 4096) crowds L2 and the wider band measured slower (the dW GEMMs at K = 8192)
 _PDL = {"use_pdl": True}
+RING5 = {"stages": 5, **_PDL}
+WIDE_BAND, WIDE_BAND_MAX_K = {"group_m": 16}, 4096
 PERSISTENT = {
     "sm90": (("7", _PDL, 1.0), ("7", {"bn": 192, **_PDL}, 1.03), ("7", {"bn": 128, "stages": 6, **_PDL}, 1.08),
-             ("8", _PDL, 0.98)),
+             ("8", RING5, 0.98), ("8", _PDL, 0.98)),
     # sm100 (unfitted): phase 6 (clusters of 2: more fit than phase 7's of 4), phase 7, and phase 7's 128-wide pair
     # tile with sm90's factor for it
     "sm100": (("7", _PDL, 1.0), ("6", _PDL, 1.0), ("7", {"bn": 128, **_PDL}, 1.08)),
@@ -494,6 +501,8 @@ def _candidates(arch: str, m: int, n: int, k: int, accumulate: bool = False):
         out += [(phase, over, 1.0) for phase, over in sm100_split_candidates(m, n, k)]
     for phase, over, factor in out:
         entry = registry.get(arch, phase)
+        if over is RING5 and k <= WIDE_BAND_MAX_K:
+            over = {**over, **WIDE_BAND}
         cfg = dataclasses.replace(entry.default_config(), **over)
         if accumulate:
             if not hasattr(cfg, "accumulate"):
