@@ -319,7 +319,8 @@ def stress(args, log) -> int:
     shapes = [Problem.parse(s) for s in args.shapes]
     accepted = {e.key: [p for p in shapes if not e.cannot(p)] for e in entries}
     rec = environment.record()
-    log(f"stress on {gpu['name']} ({rec['date']}): {len(entries)} kernels, {ops.label()}, shapes {', '.join(map(str, shapes))}, "
+    log(f"stress on {gpu['name']} ({rec['date']}): {len(entries)} kernels, {ops.label()}, "
+        f"shapes {', '.join(map(str, shapes))}, "
         f"watchdog {args.timeout:.0f} s")
     for e in entries:
         refused = [str(p) for p in shapes if p not in accepted[e.key]]

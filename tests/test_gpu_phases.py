@@ -298,6 +298,8 @@ PREFILL_CONFIGS = [
     # in bands of 16 M-tiles up to K = 4096
     ("8", {"stages": 5, "group_m": 16, "use_pdl": True}),
     ("8", {"stages": 5, "use_pdl": True}),
+    # its turn handed on when the tile's wgmmas are issued (CUTLASS's ping-pong order)
+    ("8", {"stages": 5, "group_m": 16, "early_turn": True, "use_pdl": True}),
 ]
 
 

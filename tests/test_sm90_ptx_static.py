@@ -127,6 +127,31 @@ def test_persistent_phases_with_programmatic_dependent_launch(phase):
     assert rules.unfenced_async_reads(k) == []
 
 
+def test_phase8_early_turn_hands_the_tensor_pipe_on_before_waiting_for_its_wgmmas():
+    """Phase 8's turn (a 256-thread ``bar.arrive``): with ``early_turn`` after the tile's last wgmma batch is committed
+    and before ``wgmma.wait_group 0``; by default after that wait. Every rule still holds (accumulators untouched in
+    flight, stages released after their group retired), and the count of turn arrivals is the same."""
+    import dataclasses
+    import re
+
+    e = registry.get("sm90", "8")
+    bf16 = Operands.of("nt", "bf16", "bf16")
+    order = {}
+    for early in (False, True):
+        cfg = dataclasses.replace(e.default_config(), use_pdl=True, stages=5, group_m=16, early_turn=early)
+        kernel, ptx, _ = compiled("sm90:8", bf16, cfg)
+        lines = [ln.strip() for ln in ptx.splitlines()
+                 if re.match(r"\s*(bar\.arrive \S+, 256|wgmma\.wait_group\.sync\.aligned\s+0)", ln)]
+        wait0 = next(i for i, ln in enumerate(lines) if ln.startswith("wgmma.wait_group"))
+        order[early] = (sum(ln.startswith("bar.arrive") for ln in lines[:wait0]), len(lines))
+        k = parse(ptx)
+        wg = rules.wgmma_problems(k, kernel.attributes()["threads"])
+        assert wg["b"] == wg["g"] == wg["h"] == [] and rules.unfenced_async_reads(k) == []
+    # the consumer's two first turns (warpgroup 1 hands both to warpgroup 0) come before any wait in both; the
+    # early one adds the mainloop's turn before the wait, the default has it after: the same arrivals in all
+    assert order[True][0] == order[False][0] + 1 and order[True][1] == order[False][1]
+
+
 def test_phase9_with_four_way_split():
     """split_k=4: the reduce reads ranks 0..3 between the cluster barriers; the ranks are constants."""
     import dataclasses

@@ -180,6 +180,24 @@ def test_16_column_slabs_make_any_multiple_of_16_a_tile_width():
                                                                                      epi_stages=21)))
 
 
+# phase 8 as best runs it with a 16-bit C (choose.RING5: a 5-stage ring, raster bands of 16 M-tiles) and with the
+# turn handed on at issue (``early_turn``): 3 tiles on one pair of CTAs, so warpgroup 0 runs tiles 0 and 2 and its
+# second turn comes from the other warpgroup's early arrival; the fused bias + gelu through the same turns
+RING_TURN = {
+    "phase8-ring5": ("8", 520, 200, 136, {"stages": 5, "group_m": 16, "sm_count": 2},
+                     Operands.of("nt", "bf16", "bf16")),
+    "phase8-early-turn": ("8", 520, 120, 136, {"bn": 128, "sm_count": 2, "early_turn": True},
+                          Operands.of("tn", "bf16", "bf16")),
+    "phase8-early-turn-gelu": ("8", 520, 200, 72, {"stages": 5, "sm_count": 2, "early_turn": True, "bias": True,
+                                                   "activation": "gelu"}, Operands.of("nt", "bf16", "bf16")),
+}
+
+
+@pytest.mark.parametrize("case", list(RING_TURN))
+def test_simulation_ring5_and_early_turn(case):
+    simulate_config(*RING_TURN[case])
+
+
 # clusters along N sharing the A tile (``cluster_n=2``) in the persistent phases: cuBLAS's 1 x 2 prefill cluster and the
 # 2 x 2 that shares both operands. Ragged in M, N and K, so some CTAs of a cluster compute tiles past M or N (they load
 # and multicast zero-filled slices all the same); the 2 x 2 cluster (4 CTAs) walks its tiles in the grouped raster

@@ -21,7 +21,7 @@
 #   t3w64-checks       95. three token tiles past 256 tokens and phase 9's deep 64 x 64 pair: GPU tests, sanitizers, stress run
 #   clusters-checks    96. clusters along N sharing A (cluster_n=2, phases 6 and 8): sanitizers, stress run
 #   fit-checks         97. phase 8 in the widths that fill its rounds (144, 160, 176): sanitizers, stress run
-#   ring5-checks       98. phase 8's 5-stage ring in bands of 16 M-tiles (best's with a 16-bit C): GPU tests, sanitizers, stress
+#   ring5-checks       98. best's phase 8 with a 16-bit C (5 stages, bands of 16): GPU tests, sanitizers, stress run
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # persistent_checks CONFIGS: a persistent phase's configs under the four sanitizers at 1000x3000x520 (ragged: partial
 # tiles in M and N) and in the stress run at three ragged shapes
@@ -221,7 +221,8 @@ ring5-checks)
   #     pairs, not 4) up to K = 4096 -- its GPU tests in the three layouts of a training step and both C types (fp32
   #     skipped: refused), then the four sanitizers and the stress run at ragged shapes (bf16 in and out)
   export CUTE_GEMM_GPU_TEST_TIMEOUT=120
-  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py -k "prefill_configs and stages5" \
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py \
+    -k "prefill_configs and stages5" \
     2>&1 | tail -4 | tee "$OUT/ring5_tests.log"
   C="--config 8:stages=5,group_m=16,use_pdl=True --config 8:stages=5,use_pdl=True"
   persistent_checks "$C --layout nt --dtype bf16 --out-dtype bf16"

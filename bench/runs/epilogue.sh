@@ -80,7 +80,9 @@ epi-gpu-full)
     | tee "$OUT/epi_gpu_full.log"
   ;;
 epi-stalls)
-  # 6. (not yet run; built 2026-12-05, sixth session) at 4096x8192x1024 (nt bf16 -> bf16) any fused epilogue costs
+  # 6. (ran 2026-12-05 on an H100, seventh session: the epilogue region's samples 946 plain, 2056 bias, 2135 gelu,
+  #    spread over it, not at one line; docs/results.md "Why quack's GEMM is ahead at short K"; built 2026-12-05,
+  #    sixth session) at 4096x8192x1024 (nt bf16 -> bf16) any fused epilogue costs
   #    phase 8 about 6.5 us of 97.7 (bias alone 104.4, gelu alone 103.7: an H100, docs/results.md), though it runs
   #    under the other warpgroup's mainloop: the most-sampled SASS lines of the plain call and of the fused ones
   for e in "" bias gelu; do

@@ -14,6 +14,7 @@
 #   prefill-cand-fwd  6. 4 and 5 in one run per layout: every untimed persistent config beside best and the vendors
 #   prefill-cand-dx   6. as prefill-cand-fwd, the dX third (nn)
 #   prefill-fit       7. phase 8 in the widths that fill its rounds (144, 176: 16-column slabs; 160): tests, then timed
+#   early-turn        8. phase 8 handing the tensor pipe on when its wgmmas are issued (early_turn): tests, then timed
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 prefill-base)
@@ -126,6 +127,25 @@ prefill-fit)
     # shellcheck disable=SC2086
     timeout 200 python3 -m cute_gemm bench --set "$set" $CFG --out "$OUT/fit_$set.json" > "$OUT/fit_$set.log" 2>&1
     grep -A8 "speed over the faster" "$OUT/fit_$set.log"
+  done
+  ;;
+early-turn)
+  # 8. (not yet run; built 2026-12-05, seventh session) phase 8 passes its mainloop turn once the tile's wgmmas have
+  #    completed; CUTLASS's ping-pong passes it once they are issued, so the other warpgroup's queue behind them and
+  #    the tensor pipe does not drain between tiles (early_turn=True; PTX machine and PTX rules checked). Its GPU
+  #    tests, then best's phase 8 (RING5) with and without it, beside best and the vendors, on the forward third (its
+  #    short-K shapes lost most to quack's same tile: 4096x8192x1024 97.6 us against 88.9, H100) and the training
+  #    step's GEMMs. If it pays: the default, then `epi-prefill` again (a fused config cannot be timed by --config:
+  #    the bench's calls pass no bias)
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py \
+    -k "prefill_configs and early_turn" > "$OUT/turn_tests.log" 2>&1
+  tail -2 "$OUT/turn_tests.log"
+  CFG="--phases 8 --config 8:stages=5,group_m=16,use_pdl=true
+       --config 8:stages=5,group_m=16,use_pdl=true,early_turn=true --best --peers cublas,cublaslt --cold-l2 --rounds 7 --quiet --no-plot"
+  for set in prefill-fwd train-step; do
+    # shellcheck disable=SC2086
+    timeout 170 python3 -m cute_gemm bench --set "$set" $CFG --out "$OUT/turn_$set.json" > "$OUT/turn_$set.log" 2>&1
+    grep -A6 "speed over the faster" "$OUT/turn_$set.log"
   done
   ;;
 *)

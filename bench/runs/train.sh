@@ -34,9 +34,10 @@ prefill-explore)
     --no-quack 2>&1 | grep -v -i warn | tail -8
   ;;
 train-kernels)
-  # 3. (not yet run; built 2026-12-05, fourth session) the step at 1 and 4 micro-batches on the H200 with each model's
-  #    GPU kernel time (--kernel-time, torch.profiler) beside its step time and host time: on an H100 the S step at 4
-  #    micro-batches was the host's (26.7 / 27.3 ms of kernels in 34.6 / 45.1 ms steps), and at one micro-batch the
+  # 3. (ran 2026-12-05 on an H100, seventh session: 1 micro-batch S 0.997, M 1.016, L 0.997, kernels S 25.49 / 25.19
+  #    ms; 4 micro-batches the host's, S 46.2 / 36.3 ms; built 2026-12-05, fourth session) the step at 1 and 4
+  #    micro-batches on the H200 with each model's GPU kernel time (--kernel-time, torch.profiler) beside its step
+  #    time and host time: on an H100 the S step at 4 micro-batches was the host's (26.7 / 27.3 ms of kernels in 34.6 / 45.1 ms steps), and at one micro-batch the
   #    GPU's; this says which on the H200, after the autograd node stopped binding its arguments per call
   for mb in 1 4; do
     timeout 200 python3 bench/train.py --out "$OUT/train_kernels_mb$mb" --micro-batches $mb --rounds 5 --steps 5 \
@@ -44,7 +45,8 @@ train-kernels)
   done
   ;;
 train-gemms)
-  # 4. (ran 2026-12-05, fifth session, H200: best 0.993 over the 27, lowest 0.942; the step's GEMM time weighted by
+  # 4. (ran 2026-12-05, fifth session, H200: best 0.993 over the 27, lowest 0.942; seventh, H100: 0.999, lowest 0.949;
+  #    the step's GEMM time weighted by
   #    calls 0.991 / 1.011 / 1.011 of cuBLAS's at S / M / L) the step's kernel time is the sum of 27 GEMMs' (9 per
   #    size, each run 1-16 times a step): which of them is behind cuBLAS, and which phase would not be. Cold L2 as the
   #    prefill set
@@ -54,7 +56,8 @@ train-gemms)
   tail -40 "$OUT/train_step.log"
   ;;
 train-median)
-  # 5. (not yet run; built 2026-12-05, sixth session) the step's ratio to nn.Linear moved 3% between two runs of the
+  # 5. (ran 2026-12-05 on an H100, seventh session: medians S 0.987, M 1.002, L 1.004; built 2026-12-05, sixth
+  #    session) the step's ratio to nn.Linear moved 3% between two runs of the
   #    same kernels (fifth session: S 0.983 then 1.016), so the criterion is read as the median of three runs of its
   #    command on one warm machine; the first as stated (200 loss steps, quack beside), the others the timing alone
   for i in 1 2 3; do

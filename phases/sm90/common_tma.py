@@ -204,13 +204,15 @@ def load_k_tiles(
 
 
 @cute.jit
-def mma_k_tiles(ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count):
+def mma_k_tiles(ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_count, issued=None):
     """Consumers: ``k_count`` stages of the ring into ``acc``, one wgmma batch in flight.
 
     Each stage: wait full[s], issue its BK/16 wgmma, keep that batch in flight (``wait_group 1``) and
     release the previous stage, whose batch is now done. At the end every wgmma has completed and every
     stage read is released, so the producer may refill them while the epilogue runs. Returns the two
-    advanced ring states.
+    advanced ring states. ``issued``: a named barrier to arrive on once the last stage's wgmmas are issued, before
+    waiting for them to complete (phase 8's turn: the other warpgroup's wgmmas then queue behind these in the
+    tensor pipe instead of starting after they finish).
     """
     num_k_blocks = cute.size(tCrA, mode=[2])  # BK / 16
     for kt in cutlass.range(k_count, unroll=1):
@@ -225,6 +227,8 @@ def mma_k_tiles(ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tC
             ab_pipeline.consumer_release(release_state)
             release_state.advance()
         read_state.advance()
+    if cutlass.const_expr(issued is not None):
+        issued.arrive()
     warpgroup.wait_group(0)
     ab_pipeline.consumer_release(release_state)  # the last stage: the producer may reuse it right away
     release_state.advance()

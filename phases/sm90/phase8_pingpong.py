@@ -7,7 +7,10 @@ between them: the CTA's i-th tile goes to warpgroup i % 2. Two ordered hand-offs
 1. mainloop order (named barriers 3 + w): warpgroup w issues its tile's wgmmas only after the other
    one has issued all of its previous tile's, so exactly one warpgroup feeds the tensor pipe at a time
    and the other runs its epilogue meanwhile: the epilogue (192 KiB of fp32 per tile through smem)
-   is hidden under the other tile's MMAs instead of stopping them;
+   is hidden under the other tile's MMAs instead of stopping them. By default the turn passes once the
+   tile's wgmmas have completed (``mma_k_tiles`` waits for them, then the warpgroup arrives), so the pipe
+   drains between tiles; ``early_turn=True`` passes it as soon as they are issued, as CUTLASS's ping-pong
+   kernel does: the next tile's wgmmas queue behind them;
 2. epilogue order (named barriers 5 + w): the two epilogues share the C staging buffers, so a
    warpgroup starts its stores only after the other's last stores have read them.
 The ring does not change: the producer loads every tile's k-tiles in order, so warpgroup w's stages
@@ -62,6 +65,8 @@ class Sm90Phase8Config(Sm90Phase6Config):
     stage is 40 KiB (4 = 160 KiB), and the 2 C staging buffers are shared by both warpgroups."""
 
     bn: int = 192
+    # hand the tensor pipe to the other warpgroup once this tile's last wgmmas are issued, not once they complete
+    early_turn: bool = False
 
 
 class Sm90Phase8(Sm90Phase6):
@@ -187,6 +192,8 @@ class Sm90Phase8(Sm90Phase6):
             if wg == 1:
                 next_mma_turn.arrive()
                 next_epi_turn.arrive()
+            # early_turn: the turn is handed on inside mma_k_tiles, as soon as the tile's last wgmmas are issued
+            turn_on_issue = next_mma_turn if cfg.early_turn else None
 
             # ---- epilogue views (tile-independent), phase 6's for one warpgroup's (BM, BN) tile ----
             # only one warpgroup is in its epilogue at a time: one slab barrier of 128 threads serves both
@@ -206,9 +213,10 @@ class Sm90Phase8(Sm90Phase6):
                 acc.fill(0.0)
                 my_mma_turn.arrive_and_wait()
                 read_state, release_state = ct.mma_k_tiles(
-                    ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_tiles
+                    ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tCrB, k_tiles, turn_on_issue
                 )
-                next_mma_turn.arrive()  # the other warpgroup's tile may take the tensor pipe
+                if cutlass.const_expr(not cfg.early_turn):
+                    next_mma_turn.arrive()  # the other warpgroup's tile may take the tensor pipe
                 read_state.advance(k_tiles)  # skip the other warpgroup's next tile in the ring
                 release_state.advance(k_tiles)
 
