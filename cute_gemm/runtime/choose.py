@@ -16,12 +16,11 @@ model of their time in microseconds, whose constants (``Machine``) were fitted t
   again per extra token tile (``token_tile_reread``), a wide one-warpgroup tile, a split's slower k-loop;
 - the persistent phases: rounds of tiles from their own ``schedule``; one round with PDL costs a plain launch.
 
-The candidate families: phases 7 and 8 (``PERSISTENT``; phase 8 with a 5-stage ring where C is 16-bit,
-``RING5``); phase 9's tiles of 64x64 to 128x256 unsplit or split 2 / 4,
-a 128-row tile as narrow as puts every tile in one wave (``wave_fitted_bn``, 97-128 tokens), 64-token tiles in
-pairs sharing a weight tile, 128 x 192 past 256 tokens; phase 10's token tiles in steps of 8 (``token_tiles``) of
-64, 128, 192 or 256 weight rows, one or two CTAs per SM, split 1-4, the token tile multicast over 2 or 4 weight
-tiles, the tokens in two or three tiles past 128 / 232 tokens (``split_candidates``).
+The candidate families: phases 7 and 8 (``PERSISTENT``; 8 with 5 stages at a 16-bit C, ``RING5``); phase 9's
+tiles of 64x64 to 128x256 unsplit or split 2 / 4, a 128-row tile as narrow as puts every tile in one wave (97-128
+tokens), 64-token tiles in pairs sharing a weight tile, 128 x 192 past 256 tokens; phase 10's token tiles in steps
+of 8 of 64-256 weight rows, one or two CTAs per SM, split 1-4, the token tile multicast over 2 or 4 weight tiles,
+the tokens in two or three tiles past 128 / 232 tokens (``split_candidates``).
 
 Why a model and not a table of measured shapes: it answers for shapes nobody measured (any M, N, K, any layout)
 at one evaluation per candidate, and its constants are few and physical. ``bench/fit_best.py`` fits them and says
