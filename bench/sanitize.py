@@ -11,7 +11,7 @@ they stream in (ours: the kernel name holds a phase class, e.g. Sm90Phase5), and
 few verbatim. All kernels are checked (no --kernel-name filter) so the reports elsewhere are seen too;
 --only-ours restricts the instrumentation to our kernel when a tool is too slow otherwise. ``--layout``, ``--dtype``
 and ``--out-dtype`` give the operands (default the worklog's: nn, fp16 in, fp32 C) for configs that take only some (a
-5-stage ring with a 16-bit C); C is then checked within the check's tolerance for its type.
+5-stage ring with a 16-bit C); a 16-bit C is checked with rtol widened by one unit of its last place.
 
 Output in --out: summary.json, summary.md (tool x phase x shape -> errors in ours / elsewhere) and the logs
 (logs/<tool>_<phase>_<MxNxK>.log for the sanitizer, .out for the driver; --pack tars them into one file).
@@ -338,17 +338,16 @@ def plan(entries, tools, shapes, configs=(), operands=None) -> list[Run]:
 # -------------------------------------------------------------------------------------- driver
 def driver(spec: str, shape: str, arch: str, operands=None) -> int:
     """One launch of one phase ('7', or '10:cluster_m=4,bn=128' for a config of it) with ``operands`` (None: the
-    worklog's), every byte it reads written first, then C checked against float64 on the host within the check's
-    tolerance for C's type."""
+    worklog's), every byte it reads written first, then C checked against float64 on the host (a 16-bit C within
+    one more rounding of its type)."""
     import torch
 
     from cute_gemm.measure.check import tolerance
     from cute_gemm.measure.inputs import make_inputs
-    from cute_gemm.runtime.problem import torch_dtype
-    from phases.operands import WORKLOG
     from cute_gemm.runtime import registry
     from cute_gemm.runtime.plan import launcher
-    from cute_gemm.runtime.problem import Problem
+    from cute_gemm.runtime.problem import Problem, torch_dtype
+    from phases.operands import WORKLOG
 
     p = Problem.parse(shape)
     phase, over = registry.split_spec(spec)
@@ -383,7 +382,7 @@ def driver(spec: str, shape: str, arch: str, operands=None) -> int:
         launch()
     torch.cuda.synchronize()
     got = c.cpu().double()
-    tol = tolerance(ops, p.k)
+    tol = tolerance(ops)  # at the worklog's K: ATOL / RTOL for an fp32 C, rtol widened by a 16-bit C's rounding
     wrong = ~((got - ref).abs() <= tol.atol + tol.rtol * ref.abs() + slack)  # NaN counts as wrong
     res = {"phase": spec, "shape": shape, "nan": int(torch.isnan(got).sum()), "mismatches": int(wrong.sum())}
     res["ok"] = res["mismatches"] == 0

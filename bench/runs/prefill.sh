@@ -141,7 +141,8 @@ early-turn)
     -k "prefill_configs and early_turn" > "$OUT/turn_tests.log" 2>&1
   tail -2 "$OUT/turn_tests.log"
   CFG="--phases 8 --config 8:stages=5,group_m=16,use_pdl=true
-       --config 8:stages=5,group_m=16,use_pdl=true,early_turn=true --best --peers cublas,cublaslt --cold-l2 --rounds 7 --quiet --no-plot"
+       --config 8:stages=5,group_m=16,use_pdl=true,early_turn=true
+       --best --peers cublas,cublaslt --cold-l2 --rounds 7 --quiet --no-plot"
   for set in prefill-fwd train-step; do
     # shellcheck disable=SC2086
     timeout 170 python3 -m cute_gemm bench --set "$set" $CFG --out "$OUT/turn_$set.json" > "$OUT/turn_$set.log" 2>&1

@@ -37,8 +37,8 @@ train-kernels)
   # 3. (ran 2026-12-05 on an H100, seventh session: 1 micro-batch S 0.997, M 1.016, L 0.997, kernels S 25.49 / 25.19
   #    ms; 4 micro-batches the host's, S 46.2 / 36.3 ms; built 2026-12-05, fourth session) the step at 1 and 4
   #    micro-batches on the H200 with each model's GPU kernel time (--kernel-time, torch.profiler) beside its step
-  #    time and host time: on an H100 the S step at 4 micro-batches was the host's (26.7 / 27.3 ms of kernels in 34.6 / 45.1 ms steps), and at one micro-batch the
-  #    GPU's; this says which on the H200, after the autograd node stopped binding its arguments per call
+  #    time and host time: on an H100 the S step at 4 micro-batches was the host's (26.7 / 27.3 ms of kernels in
+  #    34.6 / 45.1 ms steps), and at one micro-batch the GPU's; this says which on the H200, after the autograd node stopped binding its arguments per call
   for mb in 1 4; do
     timeout 200 python3 bench/train.py --out "$OUT/train_kernels_mb$mb" --micro-batches $mb --rounds 5 --steps 5 \
       --loss-steps 10 --kernel-time --no-quack 2>&1 | grep -v -i warn | grep "ms/step"

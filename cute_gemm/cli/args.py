@@ -197,4 +197,3 @@ def operands_of(args):
     from phases.operands import Operands
 
     return Operands.of(args.layout, args.dtype, args.out_dtype)
-
