@@ -318,7 +318,7 @@ def slab_epilogue(epi, j: int):
     return epi.at(epi.coords[(None, j), None, 0], None if epi.bias_groups is None else epi.bias_groups[j])
 
 
-def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: int):
+def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: int, preload_bias: bool = True):
     """The persistent phases' ``phases.epilogue.EpilogueArgs`` of tile (m_tile, n_tile), or None when the config has no fused
     epilogue (nothing is traced for it). The coordinates are the MMA's partition of an identity tensor over the
     GEMM's (M, N) ``mn`` (C's shape, or with the gated pairs twice its columns), divided into slabs as
@@ -327,13 +327,15 @@ def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: i
     The tile's bias values are loaded here, every slab's at once (``phases.epilogue.load_bias``: one load per
     column pair, one memory latency for the tile): call it before the epilogue's waits, so the loads fly meanwhile.
     Not with a residual: its loads are one per register pair, slab by slab, and the tile's bias registers (24 at 192
-    wide) held across them spill (ptxas, phase 8); there each slab loads its own bias beside its residual."""
+    wide) held across them spill (ptxas, phase 8); there each slab loads its own bias beside its residual. Nor with
+    ``preload_bias=False``: a caller that picks its slabs by a run-time index (phase 7's split tile) cannot index the
+    preloaded list, and its slabs load their own."""
     if not cfg.epilogue_active():
         return None
     c_tile = cute.local_tile(cute.make_identity_tensor(mn), tile_mn, (m_tile, n_tile))
     coords = cute.logical_divide(thr_mma.partition_C(c_tile), (cute.make_layout((2, 2, epi_n // 8)),))
     bias = None
-    if mBias is not None and mD is None:
+    if preload_bias and mBias is not None and mD is None:
         bias = [epilogue.load_bias(mBias, coords[(None, j), None, 0], mn, 2, pair_column(epi_n))
                 for j in range(tile_mn[1] // epi_n)]
     return epilogue.EpilogueArgs(coords, mn, mBias, mD, cfg.activation, cfg.gated, bias)

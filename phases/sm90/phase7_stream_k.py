@@ -353,10 +353,10 @@ class Sm90Phase7(Sm90Phase6):
 
                 # ---- epilogue of my half: slabs keep_first + jj through buffers jj % EPI_STAGES; the fused
                 # epilogue (phase 6's) applies to the sum of both halves, at slab keep_first + jj's coordinates
-                # (a slab index known only at run time, from the rank: each slab loads its own bias, and the
-                # tile-wide bias loads of epilogue_args go unused here -- the compiler drops them)
+                # (a slab index known only at run time, from the rank: each slab loads its own bias)
                 bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n // PAIR)
-                epi = ct.epilogue_args(cfg, thr_mma, (M, N), mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
+                epi = ct.epilogue_args(cfg, thr_mma, (M, N), mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n,
+                                       preload_bias=False)
                 keep_first = cta_rank * HALF
                 for jj in cutlass.range_constexpr(HALF):
                     lo = acc_slabs[(None, jj), 0, 0].load()
