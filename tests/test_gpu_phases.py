@@ -298,8 +298,9 @@ PREFILL_CONFIGS = [
     # in bands of 16 M-tiles up to K = 4096
     ("8", {"stages": 5, "group_m": 16, "use_pdl": True}),
     ("8", {"stages": 5, "use_pdl": True}),
-    # its turn handed on when the tile's wgmmas are issued (CUTLASS's ping-pong order)
-    ("8", {"stages": 5, "group_m": 16, "early_turn": True, "use_pdl": True}),
+    # phase 8's first form of the turn: handed on once the tile's wgmmas have completed (the default hands it on
+    # when they are issued, CUTLASS's ping-pong order)
+    ("8", {"stages": 5, "group_m": 16, "early_turn": False, "use_pdl": True}),
 ]
 
 

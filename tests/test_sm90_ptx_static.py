@@ -128,9 +128,10 @@ def test_persistent_phases_with_programmatic_dependent_launch(phase):
 
 
 def test_phase8_early_turn_hands_the_tensor_pipe_on_before_waiting_for_its_wgmmas():
-    """Phase 8's turn (a 256-thread ``bar.arrive``): with ``early_turn`` after the tile's last wgmma batch is committed
-    and before ``wgmma.wait_group 0``; by default after that wait. Every rule still holds (accumulators untouched in
-    flight, stages released after their group retired), and the count of turn arrivals is the same."""
+    """Phase 8's turn (a 256-thread ``bar.arrive``): with ``early_turn`` (the default) after the tile's last wgmma batch
+    is committed and before ``wgmma.wait_group 0``; with ``early_turn=False`` after that wait. Every rule still holds
+    (accumulators untouched in flight, stages released after their group retired), and the count of turn arrivals is
+    the same."""
     import dataclasses
     import re
 
@@ -148,7 +149,7 @@ def test_phase8_early_turn_hands_the_tensor_pipe_on_before_waiting_for_its_wgmma
         wg = rules.wgmma_problems(k, kernel.attributes()["threads"])
         assert wg["b"] == wg["g"] == wg["h"] == [] and rules.unfenced_async_reads(k) == []
     # the consumer's two first turns (warpgroup 1 hands both to warpgroup 0) come before any wait in both; the
-    # early one adds the mainloop's turn before the wait, the default has it after: the same arrivals in all
+    # early one adds the mainloop's turn before the wait, the late one has it after: the same arrivals in all
     assert order[True][0] == order[False][0] + 1 and order[True][1] == order[False][1]
 
 

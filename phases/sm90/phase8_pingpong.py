@@ -7,10 +7,11 @@ between them: the CTA's i-th tile goes to warpgroup i % 2. Two ordered hand-offs
 1. mainloop order (named barriers 3 + w): warpgroup w issues its tile's wgmmas only after the other
    one has issued all of its previous tile's, so exactly one warpgroup feeds the tensor pipe at a time
    and the other runs its epilogue meanwhile: the epilogue (192 KiB of fp32 per tile through smem)
-   is hidden under the other tile's MMAs instead of stopping them. By default the turn passes once the
-   tile's wgmmas have completed (``mma_k_tiles`` waits for them, then the warpgroup arrives), so the pipe
-   drains between tiles; ``early_turn=True`` passes it as soon as they are issued, as CUTLASS's ping-pong
-   kernel does: the next tile's wgmmas queue behind them;
+   is hidden under the other tile's MMAs instead of stopping them. The turn passes as soon as the tile's
+   last wgmmas are issued, as CUTLASS's ping-pong kernel does: the next tile's wgmmas queue behind them
+   and the tensor pipe never drains between tiles. (``early_turn=False`` is the plainer first form: the
+   warpgroup waits for its wgmmas to complete, then arrives; the pipe then idles for that wait's length
+   at every tile, which costs most where K is short.)
 2. epilogue order (named barriers 5 + w): the two epilogues share the C staging buffers, so a
    warpgroup starts its stores only after the other's last stores have read them.
 The ring does not change: the producer loads every tile's k-tiles in order, so warpgroup w's stages
@@ -65,8 +66,8 @@ class Sm90Phase8Config(Sm90Phase6Config):
     stage is 40 KiB (4 = 160 KiB), and the 2 C staging buffers are shared by both warpgroups."""
 
     bn: int = 192
-    # hand the tensor pipe to the other warpgroup once this tile's last wgmmas are issued, not once they complete
-    early_turn: bool = False
+    # hand the tensor pipe to the other warpgroup once this tile's last wgmmas are issued (False: once they complete)
+    early_turn: bool = True
 
 
 class Sm90Phase8(Sm90Phase6):

@@ -287,10 +287,10 @@ MUTANTS = [
        note="the epilogue turn handed on before this warpgroup's TMA stores have read the staging buffers"),
     _m("pingpong-turn-not-handed-on", "ping-pong turns", "8", P + "phase8_pingpong.py",
        "                    next_mma_turn.arrive()  # the other warpgroup's tile may take the tensor pipe\n",
-       "                    pass\n", note="a warpgroup never hands the mainloop turn on"),
+       "                    pass\n", note="with early_turn=False, a warpgroup never hands the mainloop turn on"),
     _m("pingpong-early-turn-not-handed-on", "ping-pong turns", "8", P + "common_tma.py",
        "        issued.arrive()\n", "        pass\n",
-       note="with early_turn, the turn is handed on neither at issue nor after the wait: the other warpgroup waits"),
+       note="the turn is handed on neither at issue nor after the wait: the other warpgroup waits"),
     # --- registers and the pair's exit ------------------------------------------------------------------
     _m("setmaxnreg-over-budget", "setmaxnreg", "3", P + "phase3_wide.py",
        "    consumer_regs = 232\n", "    consumer_regs = 240\n",
