@@ -191,6 +191,9 @@ RING_TURN = {
                          Operands.of("tn", "bf16", "bf16")),
     "phase8-early-turn-gelu": ("8", 520, 200, 72, {"stages": 5, "sm_count": 2, "early_turn": True, "bias": True,
                                                    "activation": "gelu"}, Operands.of("nt", "bf16", "bf16")),
+    # 128 wide in a 6-stage ring (choose.EXPLORE), 8 k-tiles a tile: the ring wraps inside each tile
+    "phase8-bn128-stages6": ("8", 264, 200, 456, {"bn": 128, "stages": 6, "sm_count": 2},
+                             Operands.of("nn", "bf16", "bf16")),
 }
 
 

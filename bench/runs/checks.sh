@@ -22,6 +22,7 @@
 #   clusters-checks    96. clusters along N sharing A (cluster_n=2, phases 6 and 8): sanitizers, stress run
 #   fit-checks         97. phase 8 in the widths that fill its rounds (144, 160, 176): sanitizers, stress run
 #   ring5-checks       98. best's phase 8 with a 16-bit C (5 stages, bands of 16): GPU tests, sanitizers, stress run
+#   p8w128-checks      99. phase 8 128 wide in 6 stages (N = 2048): GPU tests, sanitizers, stress run, the train-step set
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # persistent_checks CONFIGS: a persistent phase's configs under the four sanitizers at 1000x3000x520 (ragged: partial
 # tiles in M and N) and in the stress run at three ragged shapes
@@ -226,6 +227,22 @@ ring5-checks)
     2>&1 | tail -4 | tee "$OUT/ring5_tests.log"
   C="--config 8:stages=5,group_m=16,use_pdl=True --config 8:stages=5,use_pdl=True"
   persistent_checks "$C --layout nt --dtype bf16 --out-dtype bf16"
+  ;;
+p8w128-checks)
+  # 99. (not yet run; built 2026-12-05, eighth session) phase 8 128 wide in a 6-stage ring, with the early turn: on the
+  #     H200 (bench/results/h200_2026-12-05e_runs.tar.xz, run19) 5-6% ahead of phase 7 (best's pick) and of cuBLAS at
+  #     8192x2048x2048 nt and nn, 1-3% at 4096^3 and 8192x2048x5632 nt, 3% behind at 2048x2048x8192 tn. In
+  #     choose.EXPLORE until these checks pass: its GPU tests in the three layouts of a training step, the four
+  #     sanitizers and the stress run at ragged shapes; then the train-step set with it beside best, phase 7 and the
+  #     vendors, which gives the model a factor for it (a PERSISTENT row) or not
+  export CUTE_GEMM_GPU_TEST_TIMEOUT=120
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py \
+    -k "prefill_configs and bn128 and stages6" 2>&1 | tail -4 | tee "$OUT/p8w128_tests.log"
+  persistent_checks "--config 8:bn=128,stages=6,use_pdl=True --layout nn --dtype bf16 --out-dtype bf16"
+  timeout 200 python3 -m cute_gemm bench --set train-step --best --phases 7 --config 7:use_pdl=true \
+    --config 8:bn=128,stages=6,use_pdl=true --peers cublas,cublaslt --cold-l2 --quiet --no-plot \
+    --out "$OUT/p8w128_train_step.json" > "$OUT/p8w128_train_step.log" 2>&1
+  grep -A6 "speed over the faster" "$OUT/p8w128_train_step.log"
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2

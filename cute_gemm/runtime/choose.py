@@ -187,16 +187,17 @@ PERSISTENT = {
     "sm100": (("7", _PDL, 1.0), ("6", _PDL, 1.0), ("7", {"bn": 128, **_PDL}, 1.08)),
 }
 _PERSISTENT_PHASES = frozenset(phase for cands in PERSISTENT.values() for phase, _, _ in cands)
-# configs built and checked on the PTX machine but never timed on a GPU, so the model has nothing to rank them by:
-# never ``pick``'s, offered to ``cute-gemm tune --explore``, which checks and times them beside the model's candidates
-# and keeps the fastest. sm90: 64-column C slabs (16-bit C); cuBLAS's prefill arrangement, 256 x 128 tiles of two
-# warpgroups in clusters of 1 x 2 sharing A; 2 x 2 clusters sharing both operands (and, per shape, phase 8 in the
-# width that fills its rounds: ``fitted_width``). sm100: two pairs along N sharing A
+# configs built and checked on the PTX machine but not ranked by the model (never timed on a GPU, or timed at a few
+# shapes and not yet through the GPU checks a pick needs): never ``pick``'s, offered to ``cute-gemm tune --explore``,
+# which checks and times them beside the model's candidates and keeps the fastest. sm90: 64-column C slabs (16-bit C);
+# cuBLAS's prefill arrangement, 256 x 128 tiles of two warpgroups in clusters of 1 x 2 sharing A; 2 x 2 clusters
+# sharing both operands; phase 8 128 wide in a 6-stage ring, where N = 2048 splits into whole tiles (and, per shape,
+# phase 8 in the width that fills its rounds: ``fitted_width``). sm100: two pairs along N sharing A
 EXPLORE = {
     "sm90": (("7", {"epi_n": 64, **_PDL}), ("8", {"epi_n": 64, "epi_stages": 3, **_PDL}),
              ("6", {"bm": 256, "bn": 128, "cluster_m": 1, "cluster_n": 2, **_PDL}),
              ("6", {"bm": 256, "bn": 128, "stages": 3, "cluster_m": 1, "cluster_n": 2, "epi_n": 64, **_PDL}),
-             ("6", {"cluster_n": 2, **_PDL}), ("8", {"cluster_n": 2, **_PDL})),
+             ("6", {"cluster_n": 2, **_PDL}), ("8", {"cluster_n": 2, **_PDL}), ("8", {"bn": 128, "stages": 6, **_PDL})),
     "sm100": (("6", {"cluster_n": 2, **_PDL}),),
 }
 
