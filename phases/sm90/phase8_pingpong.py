@@ -7,11 +7,9 @@ between them: the CTA's i-th tile goes to warpgroup i % 2. Two ordered hand-offs
 1. mainloop order (named barriers 3 + w): warpgroup w issues its tile's wgmmas only after the other
    one has issued all of its previous tile's, so exactly one warpgroup feeds the tensor pipe at a time
    and the other runs its epilogue meanwhile: the epilogue (192 KiB of fp32 per tile through smem)
-   is hidden under the other tile's MMAs instead of stopping them. The turn passes as soon as the tile's
-   last wgmmas are issued, as CUTLASS's ping-pong kernel does: the next tile's wgmmas queue behind them
-   and the tensor pipe never drains between tiles. (``early_turn=False`` is the plainer first form: the
-   warpgroup waits for its wgmmas to complete, then arrives; the pipe then idles for that wait's length
-   at every tile, which costs most where K is short.)
+   is hidden under the other tile's MMAs instead of stopping them. The turn passes once the tile's last
+   wgmmas are issued (CUTLASS's order): the next tile's queue behind them and the pipe never drains
+   between tiles (``early_turn=False``, the first form, waits for them to complete before it arrives);
 2. epilogue order (named barriers 5 + w): the two epilogues share the C staging buffers, so a
    warpgroup starts its stores only after the other's last stores have read them.
 The ring does not change: the producer loads every tile's k-tiles in order, so warpgroup w's stages
