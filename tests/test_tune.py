@@ -192,8 +192,8 @@ def test_explore_adds_the_untimed_configs_that_take_the_shape_and_best_never_pic
     """--explore: after the model's candidates, every ``choose.EXPLORE`` config that takes the shape and its operands
     -- at a bf16-out prefill GEMM all seven (64-column slabs, 256 x 128 in 1 x 2, 2 x 2 on phases 6 and 8, phase 8 128
     wide), then phase 8 in the width that fills its rounds where one does (``choose.fitted_width``: 176 at 2048 x
-    4096); with an fp32 C
-    (dW) those a 16-bit C needs (epi_n=64, 256 x 128 at 4 stages) are left out. The model's own pick never is one."""
+    4096); with an fp32 C (dW) those a 16-bit C needs (epi_n=64, 256 x 128 at 4 stages) are left out. The model's own
+    pick never is one."""
     bf16, fp32 = Operands.of("nt", "bf16", "bf16"), Operands.of("tn", "bf16", "fp32")
     p = Problem(2048, 4096, 4096)
     top = tune.candidates("sm90", p, 2, bf16)
