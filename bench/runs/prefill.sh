@@ -135,8 +135,8 @@ early-turn)
   #    since then the default, so the second config is phase 8's own) phase 8 passed its mainloop turn once the tile's
   #    wgmmas had completed; CUTLASS's ping-pong passes it once they are issued, so the other warpgroup's queue behind
   #    them and the tensor pipe does not drain between tiles (early_turn=True; PTX machine and PTX rules checked). Its
-  #    GPU tests, then best's phase 8 (RING5) with and without it, beside best and the vendors, on the forward third (its
-  #    short-K shapes lost most to quack's same tile: 4096x8192x1024 97.6 us against 88.9, H100) and the training
+  #    GPU tests, then best's phase 8 (RING5) with and without it, beside best and the vendors, on the forward third
+  #    (its short-K shapes lost most to quack's same tile: 4096x8192x1024 97.6 us against 88.9, H100) and the training
   #    step's GEMMs. If it pays: the default, then `epi-prefill` again (a fused config cannot be timed by --config:
   #    the bench's calls pass no bias)
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py \
