@@ -153,16 +153,18 @@ class EpilogueArgs:
     (``c_shape``: C's, or with ``gated`` twice C's columns), the bias and residual views (or None), the activation
     (a trace-time string) and whether the registers hold gated pairs. ``bias_groups``: the bias values of
     ``coords``' groups already in registers (``load_bias``; a tile's: one list per slab), or None (``apply_at``
-    loads them)."""
+    loads them). ``spread``: sm90's slabs each run their arithmetic after the previous slab's barrier
+    (``phases.sm90.common_tma.store_tile``) rather than where ptxas puts it."""
 
-    def __init__(self, coords, c_shape, bias, residual, activation, gated=False, bias_groups=None):
+    def __init__(self, coords, c_shape, bias, residual, activation, gated=False, bias_groups=None, spread=False):
         self.coords, self.c_shape, self.bias, self.residual, self.activation = coords, c_shape, bias, residual, activation
-        self.gated, self.bias_groups = gated, bias_groups
+        self.gated, self.bias_groups, self.spread = gated, bias_groups, spread
 
     def at(self, coords, bias_groups=None):
         """The same arguments for a part of the registers (a slab, a chunk): ``coords`` of that part, and that
         part's preloaded bias values, if any."""
-        return EpilogueArgs(coords, self.c_shape, self.bias, self.residual, self.activation, self.gated, bias_groups)
+        return EpilogueArgs(coords, self.c_shape, self.bias, self.residual, self.activation, self.gated, bias_groups,
+                            self.spread)
 
 
 def load_bias(view, coords, c_shape, group: int, column_of) -> list:

@@ -18,3 +18,16 @@ def compiled(key: str, operands=None, config=None):
     comp = compile_kernel(kernel, "sm_90a", keep=True)
     assert comp.ptx, f"{key} for sm_90a: no PTX"
     return kernel, comp.ptx, ptxas_resources(comp.ptxas)
+
+
+@lru_cache(maxsize=None)
+def compiled_cubin(key: str, operands: str, config: tuple) -> bytes:
+    """The cubin of registered phase ``key`` for ``operands`` ('nt bf16 bf16': layout, A/B type, C type) and the
+    config overrides ``config`` (a tuple of (field, value) items), compiled for sm_90a."""
+    from phases.operands import Operands
+
+    entry = registry.resolve(key, "sm90")
+    kernel = entry.make(entry.configured(dict(config)), Operands.of(*operands.split()))
+    comp = compile_kernel(kernel, "sm_90a", keep=True)
+    assert comp.cubin, f"{key} for sm_90a: no cubin"
+    return comp.cubin

@@ -80,6 +80,10 @@ def no_gpu(monkeypatch):
     (["--epilogue", "swish"], "unknown term 'swish'"),
     (["--epilogue", "bias", "--best"], "drop --best"),
     (["--epilogue", "bias", "--peers", "cublas", "--phases", "7"], "drop --phases, --peers"),
+    (["--epilogue", "bias,gelu", "--config", "8:activation=silu"],
+     "--config 8:activation=silu: activation comes from --epilogue bias,gelu"),
+    (["--epilogue", "bias", "--config", "8:bogus=1"], "--config '8:bogus=1': "),
+    (["--epilogue", "bias", "--config", "8:bn=100"], "--config '8:bn=100': "),
 ])
 def test_bad_arguments_are_one_line_and_exit_2(argv, says, no_gpu, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -106,6 +110,17 @@ def test_without_a_gpu_it_says_what_it_would_time(no_gpu, capsys, tmp_path):
     assert plan["epilogue"] == "bias,silu" and plan["operands"]["label"] == "nt bf16->bf16"
     assert plan["gpu"] is None and plan["reason"] == "no CUDA GPU is visible to torch" and len(plan["shapes"]) == 31
     assert set(plan["variants"]) == set(eb.VARIANTS) and plan["command"] and plan["date"]
+
+
+def test_without_a_gpu_the_plan_names_each_config(no_gpu, capsys, tmp_path):
+    out_json = tmp_path / "plan.json"
+    assert cli.main(["bench", "--epilogue", "bias,gelu", "--shapes", "4096,8192,1024", "--config",
+                     "8:stages=5,epi_spread=true", "--out", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert ('  config 8:stages=5,epi_spread=true: cute_gemm.gemm(A, B, phase="8", config="stages=5,epi_spread=true", '
+            "out=C, bias=b, activation='gelu')") in out
+    plan = json.loads(out_json.read_text())
+    assert set(plan["variants"]) == {*eb.VARIANTS, "config 8:stages=5,epi_spread=true"}
 
 
 def test_without_a_gpu_the_gated_plan_says_swiglu(no_gpu, capsys):
@@ -293,11 +308,15 @@ def test_the_fused_call(monkeypatch):
     monkeypatch.setattr(cute_gemm, "gemm", lambda a, b, **kw: seen.append((a, b, kw)) or "C")
     inp = eb.Inputs("A", "B", "bias", "res", "c")
     assert eb.fused(eb.parse_spec("bias,silu"), "sm90")(inp)() == "C"
-    assert seen == [("A", "B", {"phase": "best", "out": "c", "arch": "sm90", "bias": "bias", "activation": "silu",
-                                "residual": None})]
+    assert seen == [("A", "B", {"phase": "best", "config": None, "out": "c", "arch": "sm90", "bias": "bias",
+                                "activation": "silu", "residual": None})]
     assert eb.fused(eb.parse_spec("gated,silu"))(inp)() == "C"
-    assert seen[-1] == ("A", "B", {"phase": "best", "out": "c", "arch": None, "bias": None, "activation": "silu",
-                                   "residual": None, "gated": True})
+    assert seen[-1] == ("A", "B", {"phase": "best", "config": None, "out": "c", "arch": None, "bias": None,
+                                   "activation": "silu", "residual": None, "gated": True})
+    # a --config variant: that phase, those fields, the same epilogue
+    assert eb.fused(eb.parse_spec("bias,gelu"), None, "8:stages=5,epi_spread=true")(inp)() == "C"
+    assert seen[-1] == ("A", "B", {"phase": "8", "config": "stages=5,epi_spread=true", "out": "c", "arch": None,
+                                   "bias": "bias", "activation": "gelu", "residual": None})
 
 
 # ------------------------------------------------------------------------------------------------ quack
@@ -421,7 +440,8 @@ def fake_gpu(monkeypatch):
         state["replays"].append(graph.key)
         return state["ms"][graph.key] * 10 * replays
 
-    monkeypatch.setattr(eb, "fused", lambda spec, arch=None: tagged("fused"))
+    monkeypatch.setattr(eb, "fused", lambda spec, arch=None, config=None: tagged(eb.config_key(config) if config
+                                                                               else "fused"))
     monkeypatch.setattr(eb, "unfused", lambda spec: tagged("unfused"))
     monkeypatch.setattr(eb, "quack_plan", lambda spec: (tagged("quack"), "quack.gemm_interface.gemm_act(...)"))
     monkeypatch.setattr(eb, "quack_missing", lambda: None)
@@ -493,6 +513,35 @@ def test_the_speedups_and_the_document(fake_gpu, monkeypatch):
     assert lines[4].split()[:3] == ["geomean", f"{math.sqrt(2.2):.2f}x", "1.00x"]
 
 
+def test_a_config_is_checked_first_and_timed_beside_best(fake_gpu, monkeypatch):
+    cfg = "8:epi_spread=true"
+    fake_gpu["ms"][eb.config_key(cfg)] = 0.008
+    doc = eb.run(eb.parse_spec("bias,gelu"), SHAPES, rounds=2, progress=False, configs=[cfg])
+    assert results.validate_doc(doc) == []
+    # best's and the config's fused calls of every shape are checked before anything else (quack's import)
+    assert fake_gpu["checks"][:4] == [(k, str(p)) for p in SHAPES for k in ("fused", eb.config_key(cfg))]
+    assert fake_gpu["replays"] == ["fused", eb.config_key(cfg), "unfused", "quack"] * 2 * 2
+    row = next(r for r in doc["results"] if r["key"] == eb.config_key(cfg))
+    assert row["kind"] == "phase" and row["phase"] == "8" and row["label"] == f"fused {cfg}"
+    s0 = doc["epilogue"]["shapes"][0]
+    assert s0["configs"][0]["us"] == pytest.approx(8.0) and s0["configs"][0]["vs_best"] == pytest.approx(1.25)
+    assert doc["epilogue"]["geomean_vs_best"] == {cfg: pytest.approx(1.25)}
+    lines = eb.table(doc)
+    assert ["16x4096x4096", cfg, "8.0", "1.25x"] in [line.split() for line in lines]
+    assert ["geomean", cfg, "1.25x"] in [line.split() for line in lines]
+
+
+def test_a_wrong_config_is_never_timed_and_exits_1(fake_gpu, monkeypatch, tmp_path, capsys):
+    cfg = "8:epi_spread=true"
+    fake_gpu["wrong"].add(eb.config_key(cfg))
+    monkeypatch.setattr(steps, "gpu_target", lambda: "sm_90a")
+    rc = cli.main(["bench", "--epilogue", "bias,gelu", "--shapes", "16,4096,4096", "--rounds", "2", "--quiet",
+                   "--config", cfg, "--out", str(tmp_path / "epi.json")])
+    text = capsys.readouterr().out
+    assert rc == 1 and fake_gpu["replays"] == ["fused", "unfused", "quack"] * 2
+    assert f"config {cfg} not timed (failed) at every shape: wrong result" in text
+
+
 def test_a_wrong_variant_is_never_timed(fake_gpu):
     fake_gpu["wrong"].add("quack")
     doc = eb.run(eb.parse_spec("residual"), SHAPES[:1], rounds=2, progress=False)
@@ -538,7 +587,7 @@ def test_absent_quack_is_a_row_with_its_reason(fake_gpu, monkeypatch, tmp_path, 
 def _bench_commands() -> list[list[str]]:
     """The `cute-gemm bench` arguments of every epi call in the run file (epi NAME LIMIT ARGS...: bench ARGS)."""
     out = []
-    for line in open(RUN_FILE).read().splitlines():
+    for line in open(RUN_FILE).read().replace("\\\n", " ").splitlines():  # a call continued over lines is one
         if not line.startswith("  epi "):
             continue
         words = shlex.split(line)
@@ -552,7 +601,8 @@ def test_the_run_file_lists_its_cases():
                        capture_output=True, text=True, timeout=60)
     mine = [line.split() for line in r.stdout.splitlines() if line.split()[1:2] == ["epilogue.sh"]]
     assert r.returncode == 0 and [m[0] for m in mine] == ["epi-decode", "epi-prefill", "epi-gated", "epi-residual",
-                                                          "epi-gpu-tests", "epi-gpu-full", "epi-stalls"]
+                                                          "epi-gpu-tests", "epi-gpu-full", "epi-stalls",
+                                                          "epi-spread"]
     assert "epilogue.sh" in open(os.path.join(ROOT, "bench", "run_h200.sh")).read()  # in the dispatcher's index
 
 
@@ -562,7 +612,7 @@ def test_every_run_case_fits_one_device_command():
 
     text = open(os.path.join(ROOT, "bench", "runs", "epilogue.sh")).read()
     cases = dict(re.findall(r"^(epi-[a-z]+)\)\n(.*?)\n  ;;", text, flags=re.S | re.M))
-    assert list(cases) == ["epi-decode", "epi-prefill", "epi-gated", "epi-residual", "epi-stalls"]
+    assert list(cases) == ["epi-decode", "epi-prefill", "epi-gated", "epi-residual", "epi-stalls", "epi-spread"]
     for name, body in cases.items():
         if name == "epi-stalls":  # one ncu probe per epilogue of its loop ("" bias gelu), each under one timeout
             items = re.search(r"^\s*for e in (.*); do$", body, flags=re.M).group(1).split()
@@ -574,11 +624,14 @@ def test_every_run_case_fits_one_device_command():
 
 def test_the_run_file_cases_parse_and_cover_the_brief():
     cmds = _bench_commands()
-    assert len(cmds) == 8
+    assert len(cmds) == 10
     parser = cli.build_parser(["bench"])
     seen = set()
     for argv in cmds:
         args = parser.parse_args(["bench", *argv])
+        if args.config:  # epi-spread: configs side by side at its own shapes, not one of the brief's sets
+            assert not args.set and len(args.shapes) == 5 and len(args.config) == 2, argv
+            continue
         seen.add((args.epilogue.text(), args.set))
         assert args.set in ("decode", "prefill-fwd") and not args.layout  # the default nt bf16->bf16
     assert seen == {(s, t) for s in ("bias,gelu", "bias,silu", "gated,silu", "residual")

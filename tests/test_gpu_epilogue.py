@@ -347,14 +347,15 @@ def test_linear_with_an_activation_inference_and_training(act):
 @pytest.mark.gpu
 @pytest.mark.parametrize("residual", [True, False], ids=["residual", "no-residual"])
 @pytest.mark.parametrize("gated", [False, True], ids=["bias+gelu", "gated+bias+silu"])
-@pytest.mark.parametrize("phase", ["6", "7", "8"])
+@pytest.mark.parametrize("phase", ["6", "7", "8", "8+epi_spread"])
 def test_persistent_phases_take_the_fused_epilogue(phase, gated, residual):
     """sm90's persistent phases with bias + gelu, or SwiGLU's pairs + bias (C [M, N/2] staged in (BM, 16) slabs),
     with and without a residual (without one a tile loads its bias once, before its slabs), in their own configs at
     ragged shapes: 3000xNx1000 and 100xNx1000 (N = 3064, gated 3056) split
     phase 7's last round along K in each pair (12 split tiles; at M = 100 every tile), so the epilogue is checked on
     the summed halves; 1000x264x520 (gated 1000x528x520) is a partial tile in every mode. float64 reference, the
-    check's tolerance (the gated pairs': carried through the product), a repeat bit-identical."""
+    check's tolerance (the gated pairs': carried through the product), a repeat bit-identical. "8+epi_spread": phase 8
+    with each slab's arithmetic held below the previous slab's barrier (``epi_spread``)."""
     if FAMILY != "sm90":
         pytest.skip("the sm90 ladder's persistent phases")
     import torch
@@ -364,8 +365,10 @@ def test_persistent_phases_take_the_fused_epilogue(phase, gated, residual):
     from cute_gemm.runtime.problem import torch_dtype
 
     act, wide = ("silu", 3056) if gated else ("gelu", 3064)
+    phase, _, switch = phase.partition("+")
     entry = registry.get("sm90", phase)
-    cfg = entry.configured(f"bias=true,activation={act},residual={str(residual).lower()},gated={str(gated).lower()}")
+    cfg = entry.configured(f"bias=true,activation={act},residual={str(residual).lower()},gated={str(gated).lower()}"
+                           + (f",{switch}=true" if switch else ""))
     if phase == "7":
         kern = entry.make(cfg, Operands.of("nt", "bf16", "bf16"))
         assert kern.schedule(3000, wide, 1000)[1] == 12 and kern.schedule(100, wide, 1000)[0] == 0

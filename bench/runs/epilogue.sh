@@ -15,6 +15,7 @@
 #   epi-gpu-tests     0. first: the GPU tests of the fused epilogue (quick subset) and of the accumulate epilogue
 #   epi-gpu-full      5. the fused epilogue's whole GPU product: every epilogue x C dtype x layout, gated, persistent
 #   epi-stalls        6. where phase 8's warps wait, plain and with a bias or gelu, at 4096x8192x1024 (ncu, per SASS line)
+#   epi-spread        7. phase 8's fused epilogue slab by slab (epi_spread) beside its arithmetic all at once, short K
 # Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
 # quack's gemm_act / gemm_gated fingerprint the DSL's functions as installed code only where their path holds
 # "site-packages"; a DSL unpacked elsewhere and put on PYTHONPATH (the device's /tmp/site) makes quack raise "epilogue
@@ -89,6 +90,17 @@ epi-stalls)
     timeout 150 python3 bench/stall_sites.py --shape 4096,8192,1024 --phase 8 --config use_pdl=true --layout nt \
       --dtype bf16 --out-dtype bf16 ${e:+--epilogue $e} --out "$OUT/stalls" --top 20 2>&1 | grep "^|" | head -24
   done
+  ;;
+epi-spread)
+  # 7. (not yet run; built 2026-12-05, ninth session) ptxas puts all of a tile's epilogue arithmetic (bias + gelu:
+  #    about 1,300 instructions a thread) in one burst right after the wgmma wait, as the other warpgroup starts its
+  #    mainloop; its cost grows with the tiles an SM runs, not with K (docs/results.md, run17). `epi_spread` pins each
+  #    slab's arithmetic below the previous slab's barrier, so it runs between the slabs' stores, as quack's does.
+  #    Phase 8's RING5 config without and with it, best's fused call and quack's beside, at the short-K shapes
+  epi epi_spread_bias_gelu 270 --epilogue bias,gelu --shapes 2048,8192,1024 4096,8192,1024 8192,8192,1024 \
+    4096,8192,2048 1024,11008,4096 --config 8:stages=5,use_pdl=true --config 8:stages=5,use_pdl=true,epi_spread=true
+  epi epi_spread_bias_silu 270 --epilogue bias,silu --shapes 2048,8192,1024 4096,8192,1024 8192,8192,1024 \
+    4096,8192,2048 1024,11008,4096 --config 8:stages=5,use_pdl=true --config 8:stages=5,use_pdl=true,epi_spread=true
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2

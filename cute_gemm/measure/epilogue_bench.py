@@ -11,7 +11,9 @@ with W's rows interleaved (gate, up) -- ``gated,silu`` is SwiGLU -- y half z's w
   ``F.silu`` / ``F.relu``, then ``y + r``: each op one launch that reads and writes y;
 - ``quack``: quack's fused GEMM where installed and where it has the epilogue (``quack_plan``: ``gemm``'s bias,
   ``gemm_act``, ``gemm_add``, ``gemm_gated`` -- which pairs columns (2j, 2j + 1) as phase 11 does); otherwise a
-  row saying why, not a time.
+  row saying why, not a time;
+- ``config PHASE:FIELDS`` (``configs``, the command line's ``--config``): the same fused call with that phase and
+  config instead of best's pick, to compare a config's epilogue with best's in the same rounds.
 
 Why: the fused kernel's case is fewer launches and fewer trips of y through memory; at decode shapes those
 are a large share of a layer's time, at prefill shapes the GEMM dominates. Only a measurement says which.
@@ -273,16 +275,25 @@ def check(make, p, ops: Operands, spec: Spec, repeat: bool = False, seed: int | 
 
 
 # --------------------------------------------------------------------------------------- the variants
-def fused(spec: Spec, arch: str | None = None):
-    """make(inputs) -> the launch of ``cute_gemm.gemm(..., phase="best", out=C, bias=, activation=, residual=)``."""
+def fused(spec: Spec, arch: str | None = None, config: str | None = None):
+    """make(inputs) -> the launch of ``cute_gemm.gemm(..., phase="best", out=C, bias=, activation=, residual=)``, or
+    with ``config`` ('8:epi_spread=true') that phase with those config fields."""
+    from cute_gemm.runtime import registry
+
+    phase, over = registry.split_spec(config) if config else ("best", None)
 
     def make(inp: Inputs):
         import cute_gemm
 
         kw = spec.kwargs(inp.bias, inp.residual)
-        return lambda: cute_gemm.gemm(inp.a, inp.b, phase="best", out=inp.c, arch=arch, **kw)
+        return lambda: cute_gemm.gemm(inp.a, inp.b, phase=phase, config=over, out=inp.c, arch=arch, **kw)
 
     return make
+
+
+def config_key(config: str) -> str:
+    """The variant key (and row key) of a ``--config`` spec: 'config 8:epi_spread=true'."""
+    return f"config {config}"
 
 
 def unfused_ops(spec: Spec) -> str:
@@ -409,27 +420,35 @@ def _quack_postact(spec: Spec, takes, fn_name: str, name: str):
     return make, how + ", postact_out=C, store_preact=False, tuned=False): its heuristic config"
 
 
-def describe_variants(spec: Spec, arch: str | None = None) -> dict:
-    """key -> how it is called, in words (without importing quack)."""
+def describe_variants(spec: Spec, arch: str | None = None, configs=()) -> dict:
+    """key -> how it is called, in words (without importing quack); ``configs``: the ``--config`` specs."""
     arch_kw = f", arch={arch!r}" if arch else ""
     kws = ", ".join(f"{k}={'b' if k == 'bias' else 'r' if k == 'residual' else repr(v)}"
                     for k, v in spec.kwargs("b", "r").items() if v is not None)
     quack = ("quack's gated GEMM (gemm_gated: swiglu, geglu, reglu)" if spec.gated else
              "quack's fused GEMM with the epilogue (gemm's bias, gemm_act, gemm_add)")
-    return {
+    from cute_gemm.runtime import registry
+
+    out = {
         "fused": f'cute_gemm.gemm(A, B, phase="best", out=C{arch_kw}, {kws}): one launch (phase 11\'s epilogue)',
         "unfused": unfused_ops(spec),
         "quack": f"{quack}, its heuristic config",
     }
+    for c in configs:
+        phase, over = registry.split_spec(c)
+        out[config_key(c)] = f'cute_gemm.gemm(A, B, phase="{phase}", config="{over}", out=C{arch_kw}, {kws})'
+    return out
 
 
 # ------------------------------------------------------------------------------------------- the run
 def _row(key: str, p, ops, detail: str, **extra) -> dict:
     from cute_gemm.measure.shape import _row as bench_row
 
-    label = {"fused": "fused (best)", "unfused": "unfused (torch)", "quack": "quack fused"}[key]
-    kind = "phase" if key == "fused" else "peer"
-    row = bench_row(kind, key, key, label, p, detail=detail, **({"phase": "best"} if kind == "phase" else {}))
+    labels = {"fused": "fused (best)", "unfused": "unfused (torch)", "quack": "quack fused"}
+    label = labels.get(key) or "fused " + key.removeprefix("config ")  # a --config variant
+    kind = "peer" if key in ("unfused", "quack") else "phase"
+    phase = "best" if key == "fused" else key.removeprefix("config ").partition(":")[0]
+    row = bench_row(kind, key, key, label, p, detail=detail, **({"phase": phase} if kind == "phase" else {}))
     row.update(extra)  # a status and its reason replace the "ok" a new row starts with
     return row
 
@@ -492,9 +511,11 @@ def time_variants(p, ops, spec, makes: dict, by_key: dict, *, data, rounds, sust
 
 
 def run(spec: Spec, shapes, ops: Operands = DEFAULT_OPERANDS, *, data: str = "randn", rounds: int | None = None,
-        sustained_s: float = 0.0, cold_l2: bool = True, arch: str | None = None, progress: bool = True) -> dict:
-    """Check the fused call at every shape, then shape by shape check the unfused sequence and quack and time
-    every variant that passed, interleaved -> a bench-v2 document with an ``epilogue`` section."""
+        sustained_s: float = 0.0, cold_l2: bool = True, arch: str | None = None, progress: bool = True,
+        configs=()) -> dict:
+    """Check the fused call (and each of ``configs``' fused calls) at every shape, then shape by shape check the
+    unfused sequence and quack and time every variant that passed, interleaved -> a bench-v2 document with an
+    ``epilogue`` section."""
     import torch
 
     from cute_gemm.measure import environment, results, timing
@@ -504,21 +525,24 @@ def run(spec: Spec, shapes, ops: Operands = DEFAULT_OPERANDS, *, data: str = "ra
 
     rounds = rounds or timing.ROUNDS
     env = environment.record()
-    how = describe_variants(spec, arch)
+    how = describe_variants(spec, arch, configs)
+    ours = {"fused": fused(spec, arch), **{config_key(c): fused(spec, arch, c) for c in configs}}
     telemetry = Telemetry.open()
     rows, summary = [], []
     try:
-        with Progress(len(shapes) * (len(VARIANTS) + rounds), enabled=progress) as bar:
+        with Progress(len(shapes) * (len(VARIANTS) + len(configs) + rounds), enabled=progress) as bar:
             fused_rows = {}
             for p in shapes:  # every fused kernel compiled and checked before quack is imported
-                row = _row("fused", p, ops, how["fused"])
-                if _checked(row, check(fused(spec, arch), p, ops, spec, repeat=True)):
-                    row["library_kernels"] = _kernels(fused(spec, arch), p, ops, spec)
-                fused_rows[p] = row
-                bar.step(f"{p} check fused: {row['status']}")
+                for key, make in ours.items():
+                    row = _row(key, p, ops, how[key])
+                    if _checked(row, check(make, p, ops, spec, repeat=True)):
+                        row["library_kernels"] = _kernels(make, p, ops, spec)
+                    fused_rows[p, key] = row
+                    bar.step(f"{p} check {key}: {row['status']}")
             for p in shapes:
-                by_key = {"fused": fused_rows[p], "unfused": _row("unfused", p, ops, how["unfused"])}
-                makes = {"fused": fused(spec, arch)} if fused_rows[p]["status"] == "ok" else {}
+                by_key = {key: fused_rows[p, key] for key in ours}
+                by_key["unfused"] = _row("unfused", p, ops, how["unfused"])
+                makes = {key: ours[key] for key in ours if by_key[key]["status"] == "ok"}
                 if _checked(by_key["unfused"], check(unfused(spec), p, ops, spec)):
                     makes["unfused"] = unfused(spec)
                 bar.step(f"{p} check unfused: {by_key['unfused']['status']}")
@@ -526,7 +550,7 @@ def run(spec: Spec, shapes, ops: Operands = DEFAULT_OPERANDS, *, data: str = "ra
                 bar.step(f"{p} check quack: {by_key['quack']['status']}")
                 time_variants(p, ops, spec, makes, by_key, data=data, rounds=rounds, sustained_s=sustained_s,
                               cold_l2=cold_l2, telemetry=telemetry, step=bar.step)
-                summary.append(shape_summary(p, by_key))
+                summary.append(shape_summary(p, by_key, configs))
                 rows += [dict(r, operands=operands_record(ops)) for r in by_key.values()]
                 torch.cuda.empty_cache()
     finally:
@@ -534,7 +558,7 @@ def run(spec: Spec, shapes, ops: Operands = DEFAULT_OPERANDS, *, data: str = "ra
     doc = results.document(rows, data=data, protocol=timing.protocol(rounds, sustained_s, cold_l2),
                            telemetry=telemetry.describe(), env=env, operands=ops)
     doc["protocol"]["check"] = CHECK
-    doc["epilogue"] = section(spec, summary, how)
+    doc["epilogue"] = section(spec, summary, how, configs)
     return doc
 
 
@@ -563,9 +587,10 @@ def _quack_row(p, ops, spec, makes: dict) -> dict:
     return row
 
 
-def shape_summary(p, by_key: dict) -> dict:
+def shape_summary(p, by_key: dict, configs=()) -> dict:
     """One shape's line of the ``epilogue`` section: each variant's median microseconds (None: not timed, with
-    its status and reason), and the fused call's speedups over the others."""
+    its status and reason), and the fused call's speedups over the others; ``configs``: one entry each, its time
+    and best's fused time over it (> 1: the config is faster than best's pick)."""
     out = {"shape": str(p), "m": p.m, "n": p.n, "k": p.k}
     for key in VARIANTS:
         r = by_key[key]
@@ -576,12 +601,21 @@ def shape_summary(p, by_key: dict) -> dict:
         ratio, paired = speedup(by_key[other], by_key["fused"])
         out[f"speedup_vs_{other}"] = ratio
         out[f"speedup_vs_{other}_paired"] = paired
+    if configs:
+        out["configs"] = []
+    for c in configs:
+        r = by_key[config_key(c)]
+        ratio, paired = speedup(by_key["fused"], r)
+        out["configs"].append({"config": c, "us": r["timing"]["ms_median"] * 1e3 if r.get("timing") else None,
+                               "status": r["status"], "reason": r["reason"], "vs_best": ratio,
+                               "vs_best_paired": paired})
     return out
 
 
-def section(spec: Spec, shapes: list[dict], how: dict) -> dict:
+def section(spec: Spec, shapes: list[dict], how: dict, configs=()) -> dict:
     """The document's ``epilogue`` section: the spec, how each variant is called, the per-shape lines, and the
-    geomean speedups (over the shapes where both were timed)."""
+    geomean speedups (over the shapes where both were timed); with ``configs``, each one's geomean of best's
+    fused time over its own."""
     out = {"spec": spec.text(), "bias": spec.bias, "activation": spec.activation, "residual": spec.residual,
            "gated": spec.gated, "variants": how,
            "speedup": "the other's median time / the fused call's (> 1: fused is faster)",
@@ -590,6 +624,9 @@ def section(spec: Spec, shapes: list[dict], how: dict) -> dict:
         vals = [s[f"speedup_vs_{other}"] for s in shapes if s[f"speedup_vs_{other}"]]
         out[f"geomean_speedup_vs_{other}"] = geomean(vals)
         out[f"shapes_vs_{other}"] = len(vals)
+    if configs:
+        out["geomean_vs_best"] = {c: geomean(e["vs_best"] for s in shapes for e in s["configs"] if e["config"] == c)
+                                  for c in configs}
     return out
 
 
@@ -615,28 +652,41 @@ def table(doc: dict) -> list[str]:
     lines.append(f"{'geomean':<48} {_x(epi['geomean_speedup_vs_unfused']):>11} "
                  f"{_x(epi['geomean_speedup_vs_quack']):>9}   ({epi['shapes_vs_unfused']} / {epi['shapes_vs_quack']}"
                  f" shapes)")
+    if epi.get("geomean_vs_best"):
+        lines.append("--config: the same fused call with that phase and config; best / it = best's fused time over "
+                     "its time (> 1: the config is faster)")
+        lines.append(f"{'shape':<18} {'config':<40} {'us':>9} {'best / it':>10}")
+        for s in epi["shapes"]:
+            for e in s["configs"]:
+                lines.append(f"{s['shape']:<18} {e['config']:<40} {_us(e['us']):>9} {_x(e['vs_best']):>10}")
+        for c, g in epi["geomean_vs_best"].items():
+            lines.append(f"{'geomean':<18} {c:<40} {'':>9} {_x(g):>10}")
     notes = {}
     for s in epi["shapes"]:
         for key in VARIANTS:
             if s[f"{key}_status"] != "ok" or s[f"{key}_us"] is None:
                 notes.setdefault((key, s[f"{key}_status"], s[f"{key}_reason"]), []).append(s["shape"])
+        for e in s.get("configs", ()):
+            if e["status"] != "ok" or e["us"] is None:
+                notes.setdefault((config_key(e["config"]), e["status"], e["reason"]), []).append(s["shape"])
     for (key, status, reason), where in notes.items():
         at = "every shape" if len(where) == len(epi["shapes"]) else ", ".join(where)
         lines.append(f"{key} not timed ({status}) at {at}: {reason}")
     return lines
 
 
-def describe(spec: Spec, shapes, ops: Operands, reason: str, arch: str | None = None) -> list[str]:
+def describe(spec: Spec, shapes, ops: Operands, reason: str, arch: str | None = None, configs=()) -> list[str]:
     """Without a GPU: what ``--epilogue`` would time, and why it cannot here."""
     from cute_gemm.measure import timing
 
-    how = describe_variants(spec, arch)
+    how = describe_variants(spec, arch, configs)
     quack = quack_missing() or "installed (which epilogues it has is known once imported, on the GPU)"
     return [f"No GPU to benchmark on ({reason}): showing what `bench --epilogue {spec.text()}` would time instead.",
             f"At each of {len(shapes)} shape(s), {ops.label()}, y = {_formula(spec)}:",
             f"  fused:   {how['fused']}",
             f"  unfused: {how['unfused']}",
             f"  quack:   {how['quack']}; here: {quack}",
+            *(f"  {config_key(c)}: {how[config_key(c)]}" for c in configs),
             "each checked against float64 first (every element, and the relative Frobenius error, within the "
             "bench's tolerance for C's type); those that pass timed interleaved in CUDA graphs, cold L2 (input "
             f"sets >= {timing.COLD_L2_FACTOR} x the L2), the median over the rounds.",

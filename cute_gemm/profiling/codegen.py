@@ -2,7 +2,8 @@
 
 ``census(ptx)`` counts the instructions that tell the ladder's story (static occurrences in the PTX);
 ``ptxas_resources`` reads registers, spills and smem from the ptxas remarks; ``inspect_phase`` compiles
-a registered phase (any config) for a named target and returns census + resources.
+a registered phase (any config) for a named target and returns census + resources; ``sass`` disassembles a
+cubin (what ptxas made of the PTX: where it scheduled what) where nvdisasm is installed.
 """
 
 from __future__ import annotations
@@ -44,6 +45,42 @@ CENSUS = {
     "cluster launch": r"\.(?:reqnctapercluster|explicitcluster)\b",
 }
 _CENSUS_RE = {k: re.compile(v) for k, v in CENSUS.items()}
+
+
+def nvdisasm() -> str | None:
+    """The nvdisasm binary: on PATH, or the ``sass`` extra's (``pip install 'cute-gemm[sass]'``: the
+    nvidia-cuda-nvdisasm wheel's ``nvidia/cu*/bin``); None where neither is."""
+    import glob
+    import importlib.util
+    import shutil
+
+    found = shutil.which("nvdisasm")
+    if found:
+        return found
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for path in sorted(glob.glob(os.path.join(root, "cu*", "bin", "nvdisasm")), reverse=True):
+            if os.access(path, os.X_OK):
+                return path
+    return None
+
+
+def sass(cubin: bytes) -> str:
+    """The SASS of ``cubin`` (``nvdisasm -c``: code only, one instruction a line); RuntimeError where no nvdisasm is
+    installed or it fails."""
+    import subprocess
+    import tempfile
+
+    tool = nvdisasm()
+    if tool is None:
+        raise RuntimeError("nvdisasm is not installed (pip install 'cute-gemm[sass]')")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        run = subprocess.run([tool, "-c", f.name], capture_output=True, text=True, timeout=120)
+    if run.returncode:
+        raise RuntimeError(f"nvdisasm failed: {run.stderr.strip()[:300]}")
+    return run.stdout
 
 
 def census(ptx: str) -> dict[str, int]:

@@ -170,6 +170,19 @@ def fence_register(x, *, loc=None, ip=None):
     return cutlass.Float32(res)
 
 
+@dsl_user_op
+def barrier_zero(barrier_id: int, num_threads: int, *, loc=None, ip=None):
+    """Named barrier ``barrier_id`` of ``num_threads`` threads (``NamedBarrier.arrive_and_wait``'s wait) that also
+    returns 0.0: a ``barrier.red.popc`` of a predicate no thread sets. ptxas cannot know the result before the
+    barrier, so arithmetic that adds it stays below the barrier -- ``fence_register`` orders nothing in the SASS
+    (its asm is empty), and ptxas hoists register-only arithmetic above a ``bar.sync`` freely."""
+    asm = ("{ .reg .pred p; .reg .u32 z; setp.ne.u32 p, $1, $1; "
+           f"barrier.red.popc.u32 z, {barrier_id}, {num_threads}, p; mov.b32 $0, z; }}")
+    res = llvm.inline_asm(T.f32(), [cutlass.Int32(barrier_id).ir_value(loc=loc, ip=ip)], asm, "=f,r",
+                          has_side_effects=True, loc=loc, ip=ip)
+    return cutlass.Float32(res)
+
+
 # ------------------------------------------------------------------------------------------------
 # Config rules: what a phase's config must be for the DSL to build it (``GemmPhase.config_problems``)
 # ------------------------------------------------------------------------------------------------

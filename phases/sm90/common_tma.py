@@ -237,7 +237,7 @@ def mma_k_tiles(ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tC
 
 @cute.jit
 def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, store_thread,
-               epi_stages: cutlass.Constexpr, epi=None):
+               epi_stages: cutlass.Constexpr, epi=None, after=None, hand_on: cutlass.Constexpr = False):
     """One C slab: registers -> its smem staging buffer -> an asynchronous TMA store.
 
     Every consumer thread writes its values of the slab (``src`` -> ``tCsC_slab``, st.shared; rounded to
@@ -247,19 +247,30 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
     threads pass the named barrier; then it issues this slab's store as its own bulk group. Nobody waits
     for a store to reach global memory (the caller waits, read-side, before smem may be released).
     ``epi``: the fused epilogue (``phases.epilogue.EpilogueArgs``) applied to ``src`` first, or None.
+    ``after``: the previous slab's barrier value (0.0, ``epi.spread``), added to every register before the
+    epilogue's arithmetic reads it, so that arithmetic stays below that barrier. ``hand_on``: this slab's barrier
+    returns such a value (``common.barrier_zero``) for the next slab; otherwise it returns None.
     """
     if cutlass.const_expr(epi is not None):
+        fence = common.fence_register
+        if cutlass.const_expr(after is not None):
+            fence = lambda x: common.fence_register(x) + after  # noqa: E731
         # a wgmma fragment's registers come in column pairs of one row: the bias and residual load a pair at a time
         epilogue.apply_at(src, epi.coords, epi.c_shape, epi.bias, epi.residual, epi.activation,
-                          fence=common.fence_register, group=2, gated=epi.gated, bias_groups=epi.bias_groups)
+                          fence=fence, group=2, gated=epi.gated, bias_groups=epi.bias_groups)
     cute.autovec_copy(common.to_c_type(src, tCsC_slab.element_type), tCsC_slab)
     cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)
     if store_thread:
         cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)
-    epi_barrier.arrive_and_wait()  # the slab is in smem, and the next slab's buffer is free
+    zero = None
+    if cutlass.const_expr(hand_on):
+        zero = common.barrier_zero(epi_barrier.barrier_id, epi_barrier.num_threads)
+    else:
+        epi_barrier.arrive_and_wait()  # the slab is in smem, and the next slab's buffer is free
     if store_thread:
         cute.copy(tma_atom_c, bSG_sC_buf, bSG_gC_box)
         cute.arch.cp_async_bulk_commit_group()
+    return zero
 
 
 def epilogue_slab_views(thr_mma, sC, sC_layout, acc, epi_n: int, slabs: int, epi_stages: int, pair: int = 1):
@@ -304,10 +315,12 @@ def store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, s
     """The epilogue of one tile: every slab j through buffer j % epi_stages (``store_slab``). Nobody
     waits for the last stores: they drain while the next tile's mainloop runs. ``epi``: the fused epilogue's
     arguments for this tile (``epilogue_args``: its ``coords`` and bias values sliced per slab here), or None."""
+    after = None  # with ``epi.spread``: the previous slab's barrier value, which the next slab's arithmetic waits for
     for j in cutlass.range_constexpr(slabs):
-        store_slab(
+        after = store_slab(
             acc_slabs[(None, j), None, 0], tCsC_slabs[(None, j), None, 0], bSG_sC[(None, j % epi_stages)],
-            bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, epi_stages, slab_epilogue(epi, j),
+            bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, epi_stages, slab_epilogue(epi, j), after,
+            epi is not None and epi.spread and j < slabs - 1,
         )
 
 
@@ -338,7 +351,7 @@ def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: i
     if preload_bias and mBias is not None and mD is None:
         bias = [epilogue.load_bias(mBias, coords[(None, j), None, 0], mn, 2, pair_column(epi_n))
                 for j in range(tile_mn[1] // epi_n)]
-    return epilogue.EpilogueArgs(coords, mn, mBias, mD, cfg.activation, cfg.gated, bias)
+    return epilogue.EpilogueArgs(coords, mn, mBias, mD, cfg.activation, cfg.gated, bias, getattr(cfg, "epi_spread", False))
 
 
 def pair_column(epi_n: int):

@@ -73,6 +73,9 @@ class Sm90Phase6Config(ct.TmaConfig, epilogue.EpilogueFields):
     sm_count: int = 132  # SMs the persistent grid fills (H200); on a GPU: the cluster's CTAs x the clusters that fit
     use_pdl: bool = False  # programmatic dependent launch, as phases 9 and 10 (``phase="best"`` turns it on)
     accumulate: bool = False  # C += A @ B: the TMA store becomes a reduce-add (``gemm(..., accumulate=True)``)
+    # the fused epilogue's arithmetic slab by slab, each after the previous slab's barrier (False: where ptxas puts
+    # it -- all of the tile's at once, right after the wgmma wait)
+    epi_spread: bool = False
 
 
 def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout, types):

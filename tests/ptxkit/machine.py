@@ -210,6 +210,7 @@ class Warp:
         self.bulk_groups: dict = {}  # lane -> committed TMA-store groups (lists of Pending), last open
         self.cluster_arrivals = 0
         self.bar_wait = None  # (named barrier key, generation) while waiting at bar.sync
+        self.red_gen = 0  # the generation of the barrier.red this warp last arrived at
         self.grid_dep_waited = False  # griddepcontrol.wait executed (programmatic dependent launch)
         self.release_vc: dict = {}  # the clock as of the warp's last release fence
         self.tc_vc: dict = {}  # the clock as of the last tcgen05.fence::after_thread_sync: what TMEM accesses follow
@@ -254,6 +255,7 @@ class Machine:
                 cta.warps.append(Warp(cta, w, min(32, threads - 32 * w)))
         self.cluster_bar = {"arrived": 0, "phase": 0, "vc": {}, "phase_vcs": []}
         self.named: dict = {}
+        self.red_popc: dict = {}  # ((cta, barrier id), generation) -> barrier.red.popc's sum
         self.steps = 0
         self.mma_kinds: set = set()  # (idesc, A descriptor, B descriptor) of the MMAs, start addresses aside
         self.ipdom = _post_dominators(kernel)
@@ -1009,9 +1011,34 @@ class Machine:
                 join(w.vc, st["phase_vcs"][w.cluster_arrivals - 1])
                 w.epoch += 1
             return h
+        if ins.op.startswith("barrier.red"):
+            return self._reduce_barrier(ins)
         gid = self._getter(ins.args[0])
         gcount = self._getter(ins.args[1]) if len(ins.args) > 1 else None
         return self._named_barrier(ins, gid, gcount)
+
+    def _reduce_barrier(self, ins: Instr):
+        """``barrier.red.popc.u32 d, id, count, {!}p``: the named barrier's wait, and d = how many of the threads that
+        arrived in that generation had p set (the active lanes of each warp)."""
+        if ".popc" not in ins.op:
+            raise SimError(f"{ins.text.strip()[:80]}: only barrier.red.popc is supported")
+        dst, pred = ins.args[0], ins.args[-1].strip()
+        gid = self._getter(ins.args[1])
+        gp, negate = self._getter(pred.lstrip("!")), pred.startswith("!")
+        wait = self._named_barrier(ins, gid, self._getter(ins.args[2]) if len(ins.args) == 4 else None)
+
+        def h(w, lanes):
+            key = (w.cta.rank, gid(w, lanes[0]))
+            if w.bar_wait is None:  # arriving: count this warp's set predicates into the generation's sum
+                gen = self.named[key]["gen"] if key in self.named else 0
+                w.red_gen = gen
+                self.red_popc[(key, gen)] = self.red_popc.get((key, gen), 0) + sum(
+                    bool(gp(w, l)) != negate for l in lanes)
+            wait(w, lanes)
+            if w.bar_wait is None:  # released
+                for l in lanes:
+                    self._set(w, dst, l, self.red_popc[(key, w.red_gen)])
+        return h
 
     def _named_barrier(self, ins: Instr, gid, gcount):
         def h(w, lanes):

@@ -71,11 +71,22 @@ def _epilogue(args) -> int:
     from cute_gemm.measure import environment, epilogue_bench as eb, results, sets, suite
     from phases.operands import Operands
 
-    clash = given(args, ("api", "best", "config", "phases", "peers", "ncu_check"))
+    clash = given(args, ("api", "best", "phases", "peers", "ncu_check"))
     if clash:
-        raise UsageError(f"--epilogue times its own variants (fused, unfused torch ops, quack) with phase=\"best\"; "
-                         f"drop {', '.join(clash)}")
+        raise UsageError(f"--epilogue times its own variants (fused, unfused torch ops, quack) with phase=\"best\" "
+                         f"(and --config's phases); drop {', '.join(clash)}")
     spec = args.epilogue
+    tgt = steps.gpu_target()
+    configs = list(args.config or ())  # each checked here (phase, fields, the phase's rules), with or without a GPU
+    variants(configs, [args.arch] if args.arch else [_arch.family(tgt)] if tgt else ["sm90"])
+    from cute_gemm.runtime import registry
+    from phases.epilogue import EpilogueFields
+
+    for c in configs:
+        named = [f for f in registry.parse_overrides(registry.split_spec(c)[1]) if f in EpilogueFields.__dataclass_fields__]
+        if named:
+            raise UsageError(f"--config {c}: {', '.join(named)} comes from --epilogue {spec.text()} (the same epilogue "
+                             f"for every variant); give the phase's other fields")
     ops = Operands.of(args.layout or eb.DEFAULT_OPERANDS.layout, args.dtype or eb.DEFAULT_OPERANDS.ab,
                       args.out_dtype or eb.DEFAULT_OPERANDS.c)
     shapes = list(args.shapes or [])
@@ -84,17 +95,16 @@ def _epilogue(args) -> int:
     if args.sweep:
         shapes += [p for p in suite.SWEEP if p not in shapes]
     shapes = shapes or list(suite.HEADLINE)
-    tgt = steps.gpu_target()
     if tgt is not None and args.arch and args.arch != _arch.family(tgt):
         raise UsageError(f"this GPU is {tgt}: {args.arch} kernels cannot run on it (without --arch, bench times "
                          f"the {_arch.family(tgt)} phases)")
     if tgt is None:
         reason = steps.no_gpu_reason()
-        print("\n".join(eb.describe(spec, shapes, ops, reason, args.arch)), flush=True)
+        print("\n".join(eb.describe(spec, shapes, ops, reason, args.arch, configs)), flush=True)
         if args.out:
             plan = {"schema": "cute-gemm/epilogue-plan-v1", **environment.record(), "reason": reason,
                     "epilogue": spec.text(), "operands": results.operands_record(ops),
-                    "shapes": [str(p) for p in shapes], "variants": eb.describe_variants(spec, args.arch),
+                    "shapes": [str(p) for p in shapes], "variants": eb.describe_variants(spec, args.arch, configs),
                     "quack": eb.quack_missing() or "installed", "check": eb.CHECK}
             with open(args.out, "w") as f:
                 json.dump(plan, f, indent=1)
@@ -104,11 +114,11 @@ def _epilogue(args) -> int:
     out = args.out or eb.DEFAULT_OUT
     writable_file(out, "--out")
     doc = eb.run(spec, shapes, ops, data=args.data or "randn", rounds=args.rounds, sustained_s=args.sustained or 0.0,
-                 cold_l2=True, arch=args.arch, progress=not args.quiet)
+                 cold_l2=True, arch=args.arch, progress=not args.quiet, configs=configs)
     print("\n".join(eb.table(doc)))
     results.save(doc, out)
     print(f"wrote {out}", file=sys.stderr)
-    bad = [r for r in doc["results"] if r["key"] == "fused" and r["status"] in ("failed", "error")]
+    bad = [r for r in doc["results"] if r["kind"] == "phase" and r["status"] in ("failed", "error")]  # ours
     return 1 if bad else 0
 
 
@@ -223,7 +233,8 @@ def add_arguments(p):
     p.add_argument("--best", action="store_true",
                    help='add a row: what phase="best" picks per shape')
     p.add_argument("--config", action="append", metavar="P:F=V",
-                   help="add a row: phase P with config F=V, e.g. 8:bn=128")
+                   help="add a row: phase P with config F=V, e.g. 8:bn=128 (with --epilogue: that phase's fused "
+                        "call beside best's)")
     p.add_argument("--epilogue", type=argtype(_epilogue_spec), metavar="SPEC",
                    help="time a fused epilogue (bias, gated, relu|gelu|silu, residual; e.g. bias,gelu) against "
                         "F.linear + torch ops and quack (docs/usage.md)")

@@ -1,0 +1,42 @@
+"""Where ptxas puts phase 8's fused-epilogue arithmetic (the SASS, compiled for sm_90a on the CPU; needs nvdisasm:
+``pip install 'cute-gemm[sass]'``, which CI installs).
+
+By default ptxas hoists all of a tile's bias + gelu arithmetic (192 ``MUFU.TANH`` a thread at 128x192) above the
+first slab's barrier, into one burst right after the wgmma wait; with ``epi_spread`` each slab's 32 stay below the
+previous slab's barrier (``phases.sm90.common.barrier_zero``), between the slabs' stores.
+"""
+
+import re
+
+import pytest
+
+from cute_gemm.profiling.codegen import nvdisasm, sass
+from sm90_compiled import compiled_cubin
+
+pytestmark = pytest.mark.skipif(nvdisasm() is None, reason="nvdisasm is not installed (pip install 'cute-gemm[sass]')")
+
+FUSED = {"stages": 5, "use_pdl": True, "bias": True, "activation": "gelu"}
+
+
+def tanh_between_slab_barriers(code: str) -> list[int]:
+    """MUFU.TANH counted before each slab barrier (named barrier 1 of 128 threads: ``BAR.SYNC`` or ``BAR.RED``) since
+    the previous one, then after the last."""
+    counts, n = [], 0
+    for line in code.splitlines():
+        if re.search(r"\bBAR\.(SYNC|RED\.POPC)\S* 0x1, 0x80\b", line):
+            counts.append(n)
+            n = 0
+        n += "MUFU.TANH" in line
+    return counts + [n]
+
+
+def test_the_arithmetic_is_one_burst_before_the_first_slab_by_default():
+    code = sass(compiled_cubin("sm90:8", "nt bf16 bf16", tuple(FUSED.items())))
+    assert tanh_between_slab_barriers(code) == [192, 0, 0, 0, 0, 0, 0]
+    assert "BAR.RED" not in code
+
+
+def test_epi_spread_keeps_each_slabs_arithmetic_below_the_previous_barrier():
+    code = sass(compiled_cubin("sm90:8", "nt bf16 bf16", tuple({**FUSED, "epi_spread": True}.items())))
+    assert tanh_between_slab_barriers(code) == [32, 32, 32, 32, 32, 32, 0]
+    assert len(re.findall(r"\bBAR\.RED\.POPC\S* 0x1, 0x80, !PT", code)) == 5  # the last slab's value has no use
