@@ -35,11 +35,13 @@ def test_each_sm90_mutant_applies_exactly_once(m):
         text = text.replace(old, new)
     # its phase's checks, and for a protocol only a non-default config runs (the multicast; three consumer
     # warpgroups and uneven splits: "wide"; the accumulate epilogue's reduce-add: the machine cases of
-    # tests/test_accumulate.py; the persistent phases' clusters along N: "along_n") those cases too
+    # tests/test_accumulate.py; the persistent phases' clusters along N: "along_n"; the fused epilogue held below
+    # the slab barriers: "epi_spread", the SASS test's) those cases too
     assert m.checks[-2] == "-k" and m.checks[-1] in (selector(m.phase), f"{selector(m.phase)} or multicast",
                                                      f"{selector(m.phase)} or wide",
                                                      f"{selector(m.phase)} or machine_adds",
-                                                     f"{selector(m.phase)} or along_n")
+                                                     f"{selector(m.phase)} or along_n",
+                                                     f"{selector(m.phase)} or epi_spread")
 
 
 def test_sm90_catalog_covers_the_bug_classes():

@@ -18,12 +18,12 @@ pytestmark = pytest.mark.skipif(nvdisasm() is None, reason="nvdisasm is not inst
 FUSED = {"stages": 5, "use_pdl": True, "bias": True, "activation": "gelu"}
 
 
-def tanh_between_slab_barriers(code: str) -> list[int]:
-    """MUFU.TANH counted before each slab barrier (named barrier 1 of 128 threads: ``BAR.SYNC`` or ``BAR.RED``) since
-    the previous one, then after the last."""
+def tanh_between_slab_barriers(code: str, threads: int = 128) -> list[int]:
+    """MUFU.TANH counted before each slab barrier (named barrier 1 of ``threads``, the warpgroups that store a tile:
+    ``BAR.SYNC`` or ``BAR.RED``) since the previous one, then after the last."""
     counts, n = [], 0
     for line in code.splitlines():
-        if re.search(r"\bBAR\.(SYNC|RED\.POPC)\S* 0x1, 0x80\b", line):
+        if re.search(rf"\bBAR\.(SYNC|RED\.POPC)\S* 0x1, {threads:#x}\b", line):
             counts.append(n)
             n = 0
         n += "MUFU.TANH" in line
@@ -40,3 +40,14 @@ def test_epi_spread_keeps_each_slabs_arithmetic_below_the_previous_barrier():
     code = sass(compiled_cubin("sm90:8", "nt bf16 bf16", tuple({**FUSED, "epi_spread": True}.items())))
     assert tanh_between_slab_barriers(code) == [32, 32, 32, 32, 32, 32, 0]
     assert len(re.findall(r"\bBAR\.RED\.POPC\S* 0x1, 0x80, !PT", code)) == 5  # the last slab's value has no use
+
+
+def test_phase7_full_tiles_spread_too():
+    """Phase 7 (two warpgroups on one 128x256 tile, 128 values a thread; its split tiles' slabs load their own bias
+    and keep their arithmetic per slab either way): a full tile's 128 are one burst by default, 16 a slab spread."""
+    cfg = {"use_pdl": True, "bias": True, "activation": "gelu"}
+    plain = tanh_between_slab_barriers(sass(compiled_cubin("sm90:7", "nt bf16 bf16", tuple(cfg.items()))), 256)
+    spread = tanh_between_slab_barriers(
+        sass(compiled_cubin("sm90:7", "nt bf16 bf16", tuple({**cfg, "epi_spread": True}.items()))), 256)
+    assert plain[0] == 128 and sum(plain) == sum(spread) == 192
+    assert max(spread) == 16

@@ -197,6 +197,9 @@ RING_TURN = {
     # the fused epilogue's arithmetic slab by slab behind each slab's barrier.red (epi_spread), a residual included
     "phase8-epi-spread": ("8", 260, 200, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "gelu",
                                               "residual": True, "epi_spread": True}, Operands.of("nt", "bf16", "bf16")),
+    # ... and with the bias preloaded (no residual), which then carries the barrier's value: SwiGLU's pairs
+    "phase8-epi-spread-gated": ("8", 130, 208, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "silu",
+                                                    "gated": True, "epi_spread": True}, Operands.of("nt", "bf16", "bf16")),
 }
 
 

@@ -247,17 +247,20 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
     threads pass the named barrier; then it issues this slab's store as its own bulk group. Nobody waits
     for a store to reach global memory (the caller waits, read-side, before smem may be released).
     ``epi``: the fused epilogue (``phases.epilogue.EpilogueArgs``) applied to ``src`` first, or None.
-    ``after``: the previous slab's barrier value (0.0, ``epi.spread``), added to every register before the
-    epilogue's arithmetic reads it, so that arithmetic stays below that barrier. ``hand_on``: this slab's barrier
-    returns such a value (``common.barrier_zero``) for the next slab; otherwise it returns None.
+    ``after``: the previous slab's barrier value (0.0, ``epi.spread``), added to the slab's preloaded bias values (or,
+    without those, to every register) before the epilogue's arithmetic reads them, so that arithmetic stays below
+    that barrier. ``hand_on``: this slab's barrier returns such a value (``common.barrier_zero``) for the next slab;
+    otherwise it returns None.
     """
     if cutlass.const_expr(epi is not None):
-        fence = common.fence_register
-        if cutlass.const_expr(after is not None):
+        fence, bias_groups = common.fence_register, epi.bias_groups
+        if cutlass.const_expr(after is not None and bias_groups is not None):
+            bias_groups = plus_zero(bias_groups, after)  # the slab's few bias values carry it: every sum reads one
+        elif cutlass.const_expr(after is not None):
             fence = lambda x: common.fence_register(x) + after  # noqa: E731
         # a wgmma fragment's registers come in column pairs of one row: the bias and residual load a pair at a time
         epilogue.apply_at(src, epi.coords, epi.c_shape, epi.bias, epi.residual, epi.activation,
-                          fence=fence, group=2, gated=epi.gated, bias_groups=epi.bias_groups)
+                          fence=fence, group=2, gated=epi.gated, bias_groups=bias_groups)
     cute.autovec_copy(common.to_c_type(src, tCsC_slab.element_type), tCsC_slab)
     cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)
     if store_thread:
@@ -271,6 +274,19 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
         cute.copy(tma_atom_c, bSG_sC_buf, bSG_gC_box)
         cute.arch.cp_async_bulk_commit_group()
     return zero
+
+
+def plus_zero(bias_groups: list, zero) -> list:
+    """``bias_groups`` (a slab's part of ``phases.epilogue.load_bias``' list) in fp32 plus ``zero``: each distinct
+    vector once (the groups of one column group share it), so a 192-wide tile's slab adds 8 values, not 32."""
+    done = {}
+    for v in bias_groups:
+        if id(v) not in done:
+            w = cute.make_rmem_tensor(cute.make_layout(cute.size(v)), cutlass.Float32)
+            for e in range(cute.size(v)):
+                w[e] = v[e].to(cutlass.Float32) + zero
+            done[id(v)] = w
+    return [done[id(v)] for v in bias_groups]
 
 
 def epilogue_slab_views(thr_mma, sC, sC_layout, acc, epi_n: int, slabs: int, epi_stages: int, pair: int = 1):

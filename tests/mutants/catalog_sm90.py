@@ -54,6 +54,7 @@ class Mutant90(Mutant):
 
 
 RULES, SIM = FILES
+SASS = "tests/test_sm90_epilogue_sass.py"
 
 
 def _m(id, kind, phase, path, old, new, fast="", extra=(), select="", note="", parts=(), gpu=()):
@@ -70,6 +71,10 @@ def _m(id, kind, phase, path, old, new, fast="", extra=(), select="", note="", p
 
 P = "phases/sm90/"
 CT = P + "common_tma.py"
+# store_slab's barrier: the plain one, or one that returns 0 for the next slab's arithmetic (epi_spread)
+_SLAB_BARRIER = ("    zero = None\n    if cutlass.const_expr(hand_on):\n"
+                 "        zero = common.barrier_zero(epi_barrier.barrier_id, epi_barrier.num_threads)\n    else:\n"
+                 "        epi_barrier.arrive_and_wait()  # the slab is in smem, and the next slab's buffer is free\n")
 
 MULTICAST_GPU = ("tests/test_gpu_split_swap.py", "-k", "test_split_and_swap_configs and cluster_m")
 # three consumer warpgroups (bm=192), two of 128 rows (bm=256) and 3-way splits: the split/swap GPU tests of those configs
@@ -83,11 +88,9 @@ MUTANTS = [
     # --- the two races of the independent run: proxy fence after the barrier, wgmma wait depth -----------
     _m("store-fence-after-barrier", "fence.proxy.async (TMA store)", "6", CT,
        '    cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)\n'
-       "    if store_thread:\n        cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)\n"
-       "    epi_barrier.arrive_and_wait()  # the slab is in smem, and the next slab's buffer is free\n",
-       "    if store_thread:\n        cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)\n"
-       "    epi_barrier.arrive_and_wait()  # the slab is in smem, and the next slab's buffer is free\n"
-       '    cute.arch.fence_proxy("async.shared", space="cta")\n',
+       "    if store_thread:\n        cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)\n" + _SLAB_BARRIER,
+       "    if store_thread:\n        cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)\n" + _SLAB_BARRIER
+       + '    cute.arch.fence_proxy("async.shared", space="cta")\n',
        fast="rule:proxy_fence", note="the async-proxy fence of the C staging placed after the barrier instead of before it"),
     _m("release-before-wgmma-wait", "wgmma wait depth", "9", CT,
        "        warpgroup.commit_group()\n        warpgroup.wait_group(1)\n        if kt > 0:\n"
@@ -291,6 +294,17 @@ MUTANTS = [
     _m("pingpong-early-turn-not-handed-on", "ping-pong turns", "8", P + "common_tma.py",
        "        issued.arrive()\n", "        pass\n",
        note="the turn is handed on neither at issue nor after the wait: the other warpgroup waits"),
+    # --- the fused epilogue's arithmetic held below the slab barriers (epi_spread) -----------------------
+    _m("spread-value-not-added", "epilogue schedule", "8", CT,
+       "            bias_groups = plus_zero(bias_groups, after)  # the slab's few bias values carry it: every sum reads "
+       "one\n", "            pass\n",
+       extra=(SASS,), select="epi_spread",
+       note="the slab's bias values do not carry the previous barrier's value: ptxas hoists the arithmetic above "
+            "the first slab again (the SASS test; the results stay right)"),
+    _m("spread-barrier-count", "epilogue schedule", "8", P + "common.py",
+       "barrier.red.popc.u32 z, {barrier_id}, {num_threads}, p;", "barrier.red.popc.u32 z, {barrier_id}, "
+       "{num_threads - 32}, p;", select="epi_spread",
+       note="the slab barrier that returns 0 counts one warp too few: a warp runs on before the slab is staged"),
     # --- registers and the pair's exit ------------------------------------------------------------------
     _m("setmaxnreg-over-budget", "setmaxnreg", "3", P + "phase3_wide.py",
        "    consumer_regs = 232\n", "    consumer_regs = 240\n",
