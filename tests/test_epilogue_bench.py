@@ -624,7 +624,7 @@ def test_every_run_case_fits_one_device_command():
 
 def test_the_run_file_cases_parse_and_cover_the_brief():
     cmds = _bench_commands()
-    assert len(cmds) == 10
+    assert len(cmds) == 9
     parser = cli.build_parser(["bench"])
     seen = set()
     for argv in cmds:
