@@ -233,11 +233,10 @@ def add_arguments(p):
     p.add_argument("--best", action="store_true",
                    help='add a row: what phase="best" picks per shape')
     p.add_argument("--config", action="append", metavar="P:F=V",
-                   help="add a row: phase P with config F=V, e.g. 8:bn=128 (with --epilogue: that phase's fused "
-                        "call beside best's)")
+                   help="add a row: phase P with config F=V, e.g. 8:bn=128")
     p.add_argument("--epilogue", type=argtype(_epilogue_spec), metavar="SPEC",
                    help="time a fused epilogue (bias, gated, relu|gelu|silu, residual; e.g. bias,gelu) against "
-                        "F.linear + torch ops and quack (docs/usage.md)")
+                        "F.linear + torch ops, quack and --config's (docs/usage.md)")
     p.add_argument("--ncu-check", action="store_true",
                    help="after timing, cross-check with Nsight Compute")
     p.add_argument("--out", help=f"JSON path (default on a GPU: {DEFAULT_OUT})")
