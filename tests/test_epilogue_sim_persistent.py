@@ -48,6 +48,12 @@ CASES = [
     ("sm90", "7", {"bias": True, "activation": "gelu"}, NT_BF16, 200, 376, 200, {"bn": 128, "sm_count": 4}),
     ("sm90", "8", {"bias": True, "activation": "silu", "gated": True}, NT_BF16, 520, 272, 72,
      {"bn": 128, "sm_count": 2}),
+    # epi_spread: each slab's arithmetic below the previous slab's barrier.red (its 0 added to the slab's preloaded
+    # bias values, or with a residual to each register); phase 7's split tile stores its slabs without it
+    ("sm90", "7", {"bias": True, "activation": "gelu", "epi_spread": True}, NT_BF16, 200, 376, 200,
+     {"bn": 128, "sm_count": 4}),
+    ("sm90", "6", {"bias": True, "activation": "gelu", "residual": True, "epi_spread": True}, NT_BF16, 300, 120, 72,
+     {"bn": 128, "stages": 2, "sm_count": 2}),
     ("sm100", "6", {"bias": True, "activation": "gelu", "residual": True}, NT_BF16, 300, 136, 72,
      {"bn": 128, "stages": 2, "sm_count": 2, "epi_warps": 4}),
     ("sm100", "6", {"activation": "silu", "residual": True}, NT_FP32, 260, 72, 72,
