@@ -367,7 +367,8 @@ def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: i
     if preload_bias and mBias is not None and mD is None:
         bias = [epilogue.load_bias(mBias, coords[(None, j), None, 0], mn, 2, pair_column(epi_n))
                 for j in range(tile_mn[1] // epi_n)]
-    return epilogue.EpilogueArgs(coords, mn, mBias, mD, cfg.activation, cfg.gated, bias, getattr(cfg, "epi_spread", False))
+    spread = getattr(cfg, "epi_spread", False)
+    return epilogue.EpilogueArgs(coords, mn, mBias, mD, cfg.activation, cfg.gated, bias, spread)
 
 
 def pair_column(epi_n: int):

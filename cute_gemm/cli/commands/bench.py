@@ -69,6 +69,8 @@ def _epilogue(args) -> int:
     """``cute-gemm bench --epilogue SPEC`` from its parsed arguments: the options checked, then the timed run
     (``measure.epilogue_bench.run``, a GPU) or what it would time (none; exit 0, ``--out`` the plan as JSON)."""
     from cute_gemm.measure import environment, epilogue_bench as eb, results, sets, suite
+    from cute_gemm.runtime import registry
+    from phases.epilogue import EpilogueFields
     from phases.operands import Operands
 
     clash = given(args, ("api", "best", "phases", "peers", "ncu_check"))
@@ -79,11 +81,9 @@ def _epilogue(args) -> int:
     tgt = steps.gpu_target()
     configs = list(args.config or ())  # each checked here (phase, fields, the phase's rules), with or without a GPU
     variants(configs, [args.arch] if args.arch else [_arch.family(tgt)] if tgt else ["sm90"])
-    from cute_gemm.runtime import registry
-    from phases.epilogue import EpilogueFields
-
     for c in configs:
-        named = [f for f in registry.parse_overrides(registry.split_spec(c)[1]) if f in EpilogueFields.__dataclass_fields__]
+        fields = registry.parse_overrides(registry.split_spec(c)[1])
+        named = [f for f in fields if f in EpilogueFields.__dataclass_fields__]
         if named:
             raise UsageError(f"--config {c}: {', '.join(named)} comes from --epilogue {spec.text()} (the same epilogue "
                              f"for every variant); give the phase's other fields")
