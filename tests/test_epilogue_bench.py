@@ -630,7 +630,7 @@ def test_the_run_file_cases_parse_and_cover_the_brief():
     for argv in cmds:
         args = parser.parse_args(["bench", *argv])
         if args.config:  # epi-spread: configs side by side at its own shapes, not one of the brief's sets
-            assert not args.set and len(args.shapes) == 5 and len(args.config) == 4, argv
+            assert not args.set and len(args.shapes) == 5 and len(args.config) == 6, argv
             continue
         seen.add((args.epilogue.text(), args.set))
         assert args.set in ("decode", "prefill-fwd") and not args.layout  # the default nt bf16->bf16

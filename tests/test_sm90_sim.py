@@ -197,6 +197,13 @@ RING_TURN = {
     # the fused epilogue's arithmetic slab by slab behind each slab's barrier.red (epi_spread), a residual included
     "phase8-epi-spread": ("8", 260, 200, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "gelu",
                                               "residual": True, "epi_spread": True}, Operands.of("nt", "bf16", "bf16")),
+    # ... with deeper store pipelines (bench/runs/epilogue.sh, epi-spread): 3 buffers of 32 columns, 6 of 16
+    "phase8-epi-spread-3-buffers": ("8", 260, 200, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "gelu",
+                                                        "epi_spread": True, "epi_stages": 3},
+                                    Operands.of("nt", "bf16", "bf16")),
+    "phase8-epi-spread-6x16": ("8", 260, 200, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "gelu",
+                                                   "epi_spread": True, "epi_n": 16, "epi_stages": 6},
+                               Operands.of("nt", "bf16", "bf16")),
     # ... and with the bias preloaded (no residual), which then carries the barrier's value: SwiGLU's pairs
     "phase8-epi-spread-gated": ("8", 130, 208, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "silu",
                                                     "gated": True, "epi_spread": True}, Operands.of("nt", "bf16", "bf16")),

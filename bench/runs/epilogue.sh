@@ -98,14 +98,18 @@ epi-spread)
   #    slab's arithmetic below the previous slab's barrier, so it runs between the slabs' stores, as quack's does.
   #    First its GPU tests (phase 8 with it: bias + gelu and SwiGLU, with and without a residual, ragged shapes); then
   #    phase 8's RING5 config (best's at K <= 4096: 5 stages, bands of 16) without and with it, best's fused call and
-  #    quack's beside, at the short-K shapes; and phase 7's (its two warpgroups store one tile: spread, the
-  #    arithmetic overlaps the slabs' store latency)
+  #    quack's beside, at the short-K shapes; with it, deeper store pipelines as quack's (12 stores of 16 columns a
+  #    tile, 5 reading smem at once): 3 buffers of 32 columns, 6 of 16; and phase 7's (its two warpgroups store one
+  #    tile: spread, the arithmetic overlaps the slabs' store latency). The PTX machine runs each with the switch
+  #    (tests/test_sm90_sim.py, tests/test_epilogue_sim_persistent.py)
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
     -k "persistent and epi_spread" 2>&1 | tail -4 | tee "$OUT/epi_spread_gpu_tests.log"
-  epi epi_spread_bias_gelu 270 --epilogue bias,gelu --shapes 2048,8192,1024 4096,8192,1024 8192,8192,1024 \
+  epi epi_spread_bias_gelu 400 --epilogue bias,gelu --shapes 2048,8192,1024 4096,8192,1024 8192,8192,1024 \
     4096,8192,2048 1024,11008,4096 --config 8:stages=5,group_m=16,use_pdl=true \
-    --config 8:stages=5,group_m=16,use_pdl=true,epi_spread=true --config 7:use_pdl=true \
-    --config 7:use_pdl=true,epi_spread=true
+    --config 8:stages=5,group_m=16,use_pdl=true,epi_spread=true \
+    --config 8:stages=5,group_m=16,use_pdl=true,epi_spread=true,epi_stages=3 \
+    --config 8:stages=5,group_m=16,use_pdl=true,epi_spread=true,epi_n=16,epi_stages=6 \
+    --config 7:use_pdl=true --config 7:use_pdl=true,epi_spread=true
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
