@@ -194,6 +194,9 @@ RING_TURN = {
     # 128 wide in a 6-stage ring (choose.EXPLORE), 8 k-tiles a tile: the ring wraps inside each tile
     "phase8-bn128-stages6": ("8", 264, 200, 456, {"bn": 128, "stages": 6, "sm_count": 2},
                              Operands.of("nn", "bf16", "bf16")),
+    # phase 7 with 4 C staging buffers (choose.EXPLORE): 8 slabs cycling through 4, a split tile's half through them too
+    "phase7-4-buffers": ("7", 200, 520, 200, {"sm_count": 4, "epi_stages": 4, "use_pdl": True},
+                         Operands.of("nt", "bf16", "bf16")),
     # the fused epilogue's arithmetic slab by slab behind each slab's barrier.red (epi_spread), a residual included
     "phase8-epi-spread": ("8", 260, 200, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "gelu",
                                               "residual": True, "epi_spread": True}, Operands.of("nt", "bf16", "bf16")),

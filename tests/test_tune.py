@@ -190,10 +190,10 @@ def test_families_add_the_cheapest_of_every_kind_the_top_leaves_out():
 
 def test_explore_adds_the_untimed_configs_that_take_the_shape_and_best_never_picks_them():
     """--explore: after the model's candidates, every ``choose.EXPLORE`` config that takes the shape and its operands
-    -- at a bf16-out prefill GEMM all seven (64-column slabs, 256 x 128 in 1 x 2, 2 x 2 on phases 6 and 8, phase 8 128
-    wide), then phase 8 in the width that fills its rounds where one does (``choose.fitted_width``: 176 at 2048 x
-    4096); with an fp32 C (dW) those a 16-bit C needs (epi_n=64, 256 x 128 at 4 stages) are left out. The model's own
-    pick never is one."""
+    -- at a bf16-out prefill GEMM all eight (64-column slabs, 256 x 128 in 1 x 2, 2 x 2 on phases 6 and 8, phase 8 128
+    wide, phase 7 with 4 staging buffers), then phase 8 in the width that fills its rounds where one does
+    (``choose.fitted_width``: 176 at 2048 x 4096); with an fp32 C (dW) those a 16-bit C needs (epi_n=64, 256 x 128 at
+    4 stages, 4 staging buffers) are left out. The model's own pick never is one."""
     bf16, fp32 = Operands.of("nt", "bf16", "bf16"), Operands.of("tn", "bf16", "fp32")
     p = Problem(2048, 4096, 4096)
     top = tune.candidates("sm90", p, 2, bf16)
@@ -202,10 +202,10 @@ def test_explore_adds_the_untimed_configs_that_take_the_shape_and_best_never_pic
     explored = [(e.phase, cfg) for e, cfg, _, _ in more[2:]]
     untimed = {(ph, registry.get("sm90", ph).configured(over)) for ph, over in choose.EXPLORE["sm90"]}
     fitted = ("8", registry.get("sm90", "8").configured(choose.fitted_width("sm90", p.m, p.n, p.k, bf16)))
-    assert fitted[1].bn == 176 and len(explored) == len(untimed) + 1 == 8 and set(explored) == untimed | {fitted}
+    assert fitted[1].bn == 176 and len(explored) == len(untimed) + 1 == 9 and set(explored) == untimed | {fitted}
     assert all(e.make(cfg, bf16).can_implement(p.m, p.n, p.k) == [] for e, cfg, _, _ in more)
     dw = [cfg for e, cfg, _, _ in tune.candidates("sm90", Problem(4096, 4096, 2048), 2, fp32, explore=True)[2:]]
-    assert dw and all(cfg.epi_n == 32 and cfg.bm == 128 for cfg in dw)
+    assert dw and all(cfg.epi_n == 32 and cfg.bm == 128 and cfg.epi_stages == 2 for cfg in dw)
     for shape, ops in ((p, bf16), (Problem(4096, 4096, 2048), fp32), (Problem(1024, 11008, 4096), bf16)):
         row = choose.explain("sm90", shape.m, shape.n, shape.k, ops)[0]
         assert (row["phase"], row["config"]) not in untimed

@@ -15,6 +15,7 @@
 #   prefill-cand-dx   6. as prefill-cand-fwd, the dX third (nn)
 #   prefill-fit       7. phase 8 in the widths that fill its rounds (144, 176: 16-column slabs; 160): tests, then timed
 #   early-turn        8. phase 8 handing the tensor pipe on when its wgmmas are issued (early_turn): tests, then timed
+#   p7-buffers        9. phase 7 with 4 C staging buffers (16-bit C) beside its 2, where best picks phase 7: tests, timed
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 prefill-base)
@@ -149,6 +150,26 @@ early-turn)
     # shellcheck disable=SC2086
     timeout 170 python3 -m cute_gemm bench --set "$set" $CFG --out "$OUT/turn_$set.json" > "$OUT/turn_$set.log" 2>&1
     grep -A6 "speed over the faster" "$OUT/turn_$set.log"
+  done
+  ;;
+p7-buffers)
+  # 9. (not yet run; built 2026-12-05, ninth session) phase 7's epilogue is exposed each tile round (both consumer
+  #    warpgroups store the tile while the tensor pipe waits; the model charges 0.8 us a round), and with 2 staging
+  #    buffers each slab's barrier waits until the previous slab's TMA store has read its buffer: 8 waits a tile, one
+  #    after another. quack's GEMM lets 5 stores read at once. With a 16-bit C, 4 buffers fit beside phase 7's ring
+  #    (epi_stages=4: each slab waits for the store three slabs back; choose.EXPLORE, PTX machine case
+  #    phase7-4-buffers). Its GPU tests (three layouts; with an fp32 C it is refused), then phase 7 with 2 and with
+  #    4 buffers beside best and the vendors on the training step's GEMMs (phase 7 is best's pick at N = 2048) and
+  #    the prefill set's dX third
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_phases.py \
+    -k "prefill_configs and epi_stages4" > "$OUT/p7_buffers_tests.log" 2>&1
+  tail -2 "$OUT/p7_buffers_tests.log"
+  CFG="--phases 7 --config 7:use_pdl=true --config 7:use_pdl=true,epi_stages=4
+       --best --peers cublas,cublaslt --cold-l2 --rounds 7 --quiet --no-plot"
+  for set in train-step prefill-dx; do
+    # shellcheck disable=SC2086
+    timeout 190 python3 -m cute_gemm bench --set "$set" $CFG --out "$OUT/p7buf_$set.json" > "$OUT/p7buf_$set.log" 2>&1
+    grep -A6 "speed over the faster" "$OUT/p7buf_$set.log"
   done
   ;;
 *)

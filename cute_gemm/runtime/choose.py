@@ -192,12 +192,15 @@ _PERSISTENT_PHASES = frozenset(phase for cands in PERSISTENT.values() for phase,
 # which checks and times them beside the model's candidates and keeps the fastest. sm90: 64-column C slabs (16-bit C);
 # cuBLAS's prefill arrangement, 256 x 128 tiles of two warpgroups in clusters of 1 x 2 sharing A; 2 x 2 clusters
 # sharing both operands; phase 8 128 wide in a 6-stage ring, where N = 2048 splits into whole tiles (and, per shape,
-# phase 8 in the width that fills its rounds: ``fitted_width``). sm100: two pairs along N sharing A
+# phase 8 in the width that fills its rounds: ``fitted_width``); phase 7 with 4 C staging buffers (16-bit C), so a
+# slab's barrier waits for the store three slabs back, not the one before (its epilogue is exposed each round).
+# sm100: two pairs along N sharing A
 EXPLORE = {
     "sm90": (("7", {"epi_n": 64, **_PDL}), ("8", {"epi_n": 64, "epi_stages": 3, **_PDL}),
              ("6", {"bm": 256, "bn": 128, "cluster_m": 1, "cluster_n": 2, **_PDL}),
              ("6", {"bm": 256, "bn": 128, "stages": 3, "cluster_m": 1, "cluster_n": 2, "epi_n": 64, **_PDL}),
-             ("6", {"cluster_n": 2, **_PDL}), ("8", {"cluster_n": 2, **_PDL}), ("8", {"bn": 128, "stages": 6, **_PDL})),
+             ("6", {"cluster_n": 2, **_PDL}), ("8", {"cluster_n": 2, **_PDL}), ("8", {"bn": 128, "stages": 6, **_PDL}),
+             ("7", {"epi_stages": 4, **_PDL})),
     "sm100": (("6", {"cluster_n": 2, **_PDL}),),
 }
 
