@@ -649,3 +649,27 @@ def test_torch_compile_fullgraph_training_with_an_activation(monkeypatch):
     assert "aten.gelu_backward.default" in bw and "cute_gemm.linear_dx.default" in bw
     for got, ref in zip((x.grad, w.grad, b.grad), eager):
         torch.testing.assert_close(got, ref, atol=0, rtol=0)
+
+
+def test_the_fused_rounds_charge_moves_a_short_k_pick_from_phase_7_to_8(monkeypatch):
+    """``Machine.fused_round_us``: with an activation, sm90's phases 6-7 pay it each tile round (their epilogue's
+    arithmetic runs while the tensor pipe waits; phase 8's under the other warpgroup's MMAs). Off (0) the fused pick is
+    the plain model's first row that takes the epilogue: phase 7 at 2048x8192x1024; charged 1.5 us a round (4 rounds),
+    phase 8 -- the H100's order there, fused (54.1 against 63.0 us). A bias alone is not charged, and phase 8's rows
+    never are."""
+    ops = Operands.of("nt", "bf16", "bf16")
+
+    def pick(charge, activation):
+        monkeypatch.setattr(choose, "MACHINE", dataclasses.replace(choose.MACHINE, fused_round_us=charge))
+        choose.machine.cache_clear()
+        choose.pick_epilogue.cache_clear()
+        return choose.pick_epilogue("sm90", 2048, 8192, 1024, ops, True, activation)[0]
+
+    try:
+        assert choose.MACHINE.fused_round_us == 0.0
+        assert pick(0.0, "gelu") == "7" == choose.explain("sm90", 2048, 8192, 1024, ops)[0]["phase"]
+        assert pick(1.5, "gelu") == "8" and pick(1.5, "none") == "7"
+    finally:
+        monkeypatch.undo()
+        choose.machine.cache_clear()
+        choose.pick_epilogue.cache_clear()

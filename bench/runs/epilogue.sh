@@ -92,7 +92,9 @@ epi-stalls)
   done
   ;;
 epi-spread)
-  # 7. (not yet run; built 2026-12-05, ninth session) ptxas puts all of a tile's epilogue arithmetic (bias + gelu:
+  # 7. (ran 2026-12-05 on an H100, ninth session: GPU tests 4 passed; phase 8 with epi_spread 0-3% faster, about
+  #    the noise, quack's fused GEMM still 3-5% ahead; phase 7 3-6% faster with it) ptxas puts all of a tile's
+  #    epilogue arithmetic (bias + gelu:
   #    about 1,300 instructions a thread) in one burst right after the wgmma wait, as the other warpgroup starts its
   #    mainloop; its cost grows with the tiles an SM runs, not with K (docs/results.md, run17). `epi_spread` pins each
   #    slab's arithmetic below the previous slab's barrier, so it runs between the slabs' stores, as quack's does.

@@ -83,6 +83,9 @@ class Machine:
     # each tile round but the last of sm90's phases 6-7, whose consumer warpgroups store their tile before the next
     # one's MMAs; phase 8's ping-pong hides it under the other warpgroup's (what K-short prefill tiles measured)
     epilogue_round_us: float = 0.8
+    # ... and with a fused activation (or gated pairs) each of their rounds pays its arithmetic, which phase 8 hides
+    # (``pick_epilogue`` charges it): 0 until a run on the H200 fits it (docs/best.md)
+    fused_round_us: float = 0.0
     # co-resident clusters per size (GPCs of unequal size: 39 of 3, not 44): a 3-way split of 40 tiles is two waves
     clusters_that_fit: tuple = ((1, 132), (2, 66), (3, 39), (4, 30), (6, 17), (8, 15))
     fitted: bool = True  # False: constants from a datasheet, not fitted to measured candidates (``machine``)
@@ -479,19 +482,23 @@ def modelled_us(kernel, m: int, n: int, k: int, factor: float = 1.0, mc: Machine
         # a split costs more than its reduce: a split CTA's k-loop runs slower than a whole one's (Machine.split_body)
         body *= 1 + mc.split_body * (split > 1)
         return fixed + body + reduce
-    # the persistent phases: tile rounds of the busiest cluster (a split last round counts half)
-    sched = kernel.schedule(m, n, k)
-    if len(sched) == 3:  # stream-K: data-parallel tiles, split tiles, clusters launched
-        dp, sk, clusters = sched
-    else:  # plain persistent: tiles, clusters launched
-        (dp, clusters), sk = sched, 0
-    rounds = _ceil(dp, clusters) + (0.5 if sk else 0.0)
+    rounds = tile_rounds(kernel, m, n, k)
     mma = rounds * 2 * cfg.bm * cfg.bn * k / mc.mma_flop_per_us * factor
     memory = memory_bytes / mc.hbm_bytes_per_us
     pdl = getattr(cfg, "use_pdl", False)
     launch = mc.persistent_one_round_us if rounds == 1 and pdl else mc.persistent_launch_us  # see Machine
     exposed = (rounds - 1) * mc.epilogue_round_us if kernel.arch == "sm90" and kernel.phase in ("6", "7") else 0.0
     return launch + (not pdl) * mc.no_pdl_us + max(mma, memory) + mc.overlap * min(mma, memory) + exposed
+
+
+def tile_rounds(kernel, m: int, n: int, k: int) -> float:
+    """A persistent phase's tile rounds at (m, n, k): those of its busiest cluster (a split last round counts half)."""
+    sched = kernel.schedule(m, n, k)
+    if len(sched) == 3:  # stream-K: data-parallel tiles, split tiles, clusters launched
+        dp, sk, clusters = sched
+    else:  # plain persistent: tiles, clusters launched
+        (dp, clusters), sk = sched, 0
+    return _ceil(dp, clusters) + (0.5 if sk else 0.0)
 
 
 def _candidates(arch: str, m: int, n: int, k: int, accumulate: bool = False):
@@ -734,13 +741,33 @@ def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activa
 
 def _epilogue_pick_row(arch: str, m, n, k, operands, bias, activation, residual, gated, rows=None):
     """(phase, config, modelled us) of ``pick_epilogue``, or None where no row takes the epilogue; ``rows``:
-    ``explain``'s rows of the shape where the caller has them."""
+    ``explain``'s rows of the shape where the caller has them. With an activation or the gated pairs, the rows of
+    sm90's phases 6-7 pay ``Machine.fused_round_us`` each tile round (their epilogue's arithmetic is exposed) and the
+    rows are ranked again; phase 10's large-M rows stay the fallback."""
     rows = explain(arch, m, n, k, operands) if rows is None else rows
-    for row in [*rows, *phase10_rows(arch, m, n, k, operands)]:
+    arithmetic = activation != "none" or gated
+    ranked = []
+    for row in rows:
+        pick = _epilogue_row(arch, row["phase"], row["config"], m, n, k, operands, bias, activation, residual, gated)
+        if pick is not None:
+            ranked.append((*pick, row["cost"] + (_fused_rounds_us(arch, row, m, n, k, operands) if arithmetic else 0)))
+    if ranked:
+        return min(ranked, key=lambda r: rank(r[2], r[0]))
+    for row in phase10_rows(arch, m, n, k, operands):
         pick = _epilogue_row(arch, row["phase"], row["config"], m, n, k, operands, bias, activation, residual, gated)
         if pick is not None:
             return (*pick, row["cost"])
     return None
+
+
+def _fused_rounds_us(arch: str, row: dict, m: int, n: int, k: int, operands) -> float:
+    """What a fused activation adds to ``row``'s modelled time: ``Machine.fused_round_us`` per tile round for sm90's
+    phases 6-7, whose consumer warpgroups run it while the tensor pipe waits; nothing for the others."""
+    if arch != "sm90" or row["phase"] not in ("6", "7"):
+        return 0.0
+    mc, entry = machine(arch), registry.get(arch, row["phase"])
+    cfg = dataclasses.replace(row["config"], sm_count=kern_slots(entry, row["config"], mc))
+    return tile_rounds(entry.make(cfg, operands), m, n, k) * mc.fused_round_us
 
 
 @lru_cache(maxsize=4096)
