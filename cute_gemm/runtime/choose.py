@@ -745,7 +745,7 @@ def _epilogue_pick_row(arch: str, m, n, k, operands, bias, activation, residual,
     sm90's phases 6-7 pay ``Machine.fused_round_us`` each tile round (their epilogue's arithmetic is exposed) and the
     rows are ranked again; phase 10's large-M rows stay the fallback."""
     rows = explain(arch, m, n, k, operands) if rows is None else rows
-    arithmetic = activation != "none" or gated
+    arithmetic = (activation != "none" or gated) and machine(arch).fused_round_us > 0
     ranked = []
     for row in rows:
         pick = _epilogue_row(arch, row["phase"], row["config"], m, n, k, operands, bias, activation, residual, gated)
