@@ -797,8 +797,9 @@ def pick_epilogue(arch: str, m: int, n: int, k: int, operands=None, bias: bool =
     (m, n, k) with ``operands`` whose phase takes the epilogue (``_epilogue_row``: phase 10's as phase 11, the
     persistent phases' with their fields; phase 7's stream-K and phase 9's unswapped tiles do not), else the
     cheapest of ``phase10_rows`` (phase 10's large-M fallback) as phase 11; LookupError if none. The epilogue is
-    not in the cost (a few loads and FMAs per stored value), but for ``Machine.fused_round_us``. ``gated`` (the gated pairs, (m, n, k) the GEMM's: n
-    counts gate and up): the same rows, where their phase takes the pairs (sm90's persistent phases and 11)."""
+    not in the cost (a few loads and FMAs per stored value), but for ``Machine.fused_round_us``. ``gated`` (the
+    gated pairs, (m, n, k) the GEMM's: n counts gate and up): the same rows, where their phase takes the pairs
+    (sm90's persistent phases and 11)."""
     row = _epilogue_pick_row(arch, m, n, k, operands, bias, activation, residual, gated)
     if row is not None:
         return row[:2]
