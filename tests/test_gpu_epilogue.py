@@ -347,7 +347,7 @@ def test_linear_with_an_activation_inference_and_training(act):
 @pytest.mark.gpu
 @pytest.mark.parametrize("residual", [True, False], ids=["residual", "no-residual"])
 @pytest.mark.parametrize("gated", [False, True], ids=["bias+gelu", "gated+bias+silu"])
-@pytest.mark.parametrize("phase", ["6", "7", "8", "8+epi_spread"])
+@pytest.mark.parametrize("phase", ["6", "7", "8", "8+epi_spread", "8+bias_smem"])
 def test_persistent_phases_take_the_fused_epilogue(phase, gated, residual):
     """sm90's persistent phases with bias + gelu, or SwiGLU's pairs + bias (C [M, N/2] staged in (BM, 16) slabs),
     with and without a residual (without one a tile loads its bias once, before its slabs), in their own configs at
@@ -355,7 +355,8 @@ def test_persistent_phases_take_the_fused_epilogue(phase, gated, residual):
     phase 7's last round along K in each pair (12 split tiles; at M = 100 every tile), so the epilogue is checked on
     the summed halves; 1000x264x520 (gated 1000x528x520) is a partial tile in every mode. float64 reference, the
     check's tolerance (the gated pairs': carried through the product), a repeat bit-identical. "8+epi_spread": phase 8
-    with each slab's arithmetic held below the previous slab's barrier (``epi_spread``)."""
+    with each slab's arithmetic held below the previous slab's barrier (``epi_spread``); "8+bias_smem": the tile's bias
+    copied to smem as its mainloop starts (with a residual the field is inert: the slabs load the bias beside it)."""
     if FAMILY != "sm90":
         pytest.skip("the sm90 ladder's persistent phases")
     import torch

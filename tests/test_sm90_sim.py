@@ -197,6 +197,14 @@ RING_TURN = {
     # phase 7 with 4 C staging buffers (choose.EXPLORE): 8 slabs cycling through 4, a split tile's half through them too
     "phase7-4-buffers": ("7", 200, 520, 200, {"sm_count": 4, "epi_stages": 4, "use_pdl": True},
                          Operands.of("nt", "bf16", "bf16")),
+    # the tile's bias through smem (bias_smem): cp.async as each tile's mainloop starts, ld.shared slab by slab; N = 200
+    # ends in a partial tile (its chunks past N copy the last whole one), and each warpgroup's buffer is reused
+    "phase8-bias-smem": ("8", 520, 200, 72, {"stages": 5, "group_m": 16, "sm_count": 2, "bias": True,
+                                             "activation": "gelu", "bias_smem": True},
+                         Operands.of("nt", "bf16", "bf16")),
+    "phase8-bias-smem-gated": ("8", 260, 208, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "silu",
+                                                   "gated": True, "bias_smem": True},
+                               Operands.of("nt", "bf16", "bf16")),
     # the fused epilogue's arithmetic slab by slab behind each slab's barrier.red (epi_spread), a residual included
     "phase8-epi-spread": ("8", 260, 200, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "gelu",
                                               "residual": True, "epi_spread": True}, Operands.of("nt", "bf16", "bf16")),
@@ -233,6 +241,26 @@ CLUSTER_N = {
     "phase6-bm256-1x2": ("6", 300, 328, 72, {"bm": 256, "bn": 128, "stages": 2, "sm_count": 2, "cluster_m": 1,
                                              "cluster_n": 2, "epi_n": 64}, Operands.of("nt", "bf16", "bf16")),
 }
+
+
+def test_bias_smem_takes_a_bias_without_a_residual_and_two_tiles_of_smem():
+    """Phase 8's ``bias_smem`` is in effect only with a bias and no residual (its slabs read the tile's bias at the
+    tile's own coordinates; a residual's slabs load their bias beside it), and inert otherwise, so a config may carry it
+    into any fused call (``cute-gemm bench --epilogue ... --config 8:bias_smem=true``). In effect it adds one tile's
+    bias per consumer warpgroup to the smem (2 x 192 bf16 values; RING5 with it: 218 KiB of the 227)."""
+    e8 = registry.get("sm90", "8")
+    base = dataclasses.replace(e8.default_config(), bias_smem=True, stages=5)
+    assert not e8.config_problems(base)
+    on = dataclasses.replace(base, bias=True, activation="gelu")
+    assert on.bias_in_smem() and not base.bias_in_smem()
+    assert not dataclasses.replace(on, residual=True).bias_in_smem()
+    from cute_gemm.runtime.compile import compile_kernel
+
+    ops = Operands.of("nt", "bf16", "bf16")
+    off, with_it = (compile_kernel(e8.make(c, ops), "sm_90a").kernel for c in (dataclasses.replace(on, residual=True),
+                                                                              on))
+    assert (with_it.bias_smem_elems(), off.bias_smem_elems()) == (384, 0)  # with a residual: inert
+    assert 384 * 2 <= with_it.smem_bytes - off.smem_bytes <= 384 * 2 + 1024  # the struct keeps its 1 KiB alignment
 
 
 @pytest.mark.parametrize("case", list(CLUSTER_N))

@@ -16,6 +16,7 @@
 #   epi-gpu-full      5. the fused epilogue's whole GPU product: every epilogue x C dtype x layout, gated, persistent
 #   epi-stalls        6. where phase 8's warps wait, plain and with a bias or gelu, at 4096x8192x1024 (ncu, per SASS line)
 #   epi-spread        7. phase 8's fused epilogue slab by slab (epi_spread) beside its arithmetic all at once, short K
+#   bias-smem         8. phase 8 with the tile's bias copied to smem as its mainloop starts (bias_smem): tests, timed
 # Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
 # quack's gemm_act / gemm_gated fingerprint the DSL's functions as installed code only where their path holds
 # "site-packages"; a DSL unpacked elsewhere and put on PYTHONPATH (the device's /tmp/site) makes quack raise "epilogue
@@ -112,6 +113,20 @@ epi-spread)
     --config 8:stages=5,group_m=16,use_pdl=true,epi_spread=true,epi_stages=3 \
     --config 8:stages=5,group_m=16,use_pdl=true,epi_spread=true,epi_n=16,epi_stages=6 \
     --config 7:use_pdl=true --config 7:use_pdl=true,epi_spread=true
+  ;;
+bias-smem)
+  # 8. (built 2026-12-06, tenth session; not run yet) a device timeline of phase 8's warpgroups (docs/results.md, "A
+  #    timeline of the two warpgroups") put the fused epilogue's cost at 0.095 x its length, and its first 1.7 us at
+  #    4096x8192x1024 as the wait for the tile's bias loads, issued when its wgmmas complete. `bias_smem` copies the
+  #    tile's bias to smem (cp.async) as its mainloop starts; each slab reads it there. Its GPU tests (bias + gelu and
+  #    SwiGLU, ragged, nt bf16 and nn fp32), then phase 8's RING5 without and with it beside best's and quack's fused
+  #    calls at the short-K shapes of the prefill set
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py -k "persistent and bias_smem" \
+    2>&1 | tail -4 | tee "$OUT/bias_smem_gpu_tests.log"
+  epi bias_smem_bias_gelu 400 --epilogue bias,gelu --shapes 2048,8192,1024 4096,8192,1024 8192,8192,1024 \
+    4096,8192,2048 1024,11008,4096 8192,5632,2048 --config 8:stages=5,group_m=16,use_pdl=true \
+    --config 8:stages=5,group_m=16,use_pdl=true,bias_smem=true \
+    --config 8:stages=5,group_m=16,use_pdl=true,bias_smem=true,epi_spread=true
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2

@@ -347,7 +347,25 @@ def slab_epilogue(epi, j: int):
     return epi.at(epi.coords[(None, j), None, 0], None if epi.bias_groups is None else epi.bias_groups[j])
 
 
-def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: int, preload_bias: bool = True):
+@cute.jit
+def bias_to_smem(mBias, sBias, n_tile, bn: cutlass.Constexpr, tidx):
+    """Tile column ``n_tile``'s ``bn`` bias values -> ``sBias`` (phase 8's ``bias_smem``), asynchronously: threads
+    0 .. bn / 8 - 1 each issue one 16-B ``cp.async`` (8 values) and go on without waiting; the epilogue waits for it
+    (``cp_async_wait_group``) before the barrier that opens it. Called as the tile's mainloop starts, so the loads'
+    latency passes under the tile's MMAs instead of at the epilogue's start, and no register holds a value meanwhile.
+    ``mBias``: the bias seen with C's shape (``phases.epilogue.bias_view``); a chunk past N (a partial tile) copies
+    the last whole chunk instead (N is a multiple of 8): its values reach only columns the TMA store clips."""
+    row = mBias[0, None]  # the bias vector (stride 0 along M)
+    atom = cute.make_copy_atom(cpasync.CopyG2SOp(cache_mode=cpasync.LoadCacheMode.GLOBAL), row.element_type,
+                               num_bits_per_copy=128)
+    if tidx < bn // 8:
+        chunk = cutlass.min(n_tile * (bn // 8) + tidx, row.shape[0] // 8 - 1)
+        cute.copy(atom, cute.local_tile(row, (8,), (chunk,)), cute.local_tile(sBias, (8,), (tidx,)))
+    cute.arch.cp_async_commit_group()
+
+
+def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: int, preload_bias: bool = True,
+                  sBias=None):
     """The persistent phases' ``phases.epilogue.EpilogueArgs`` of tile (m_tile, n_tile), or None when the config has no fused
     epilogue (nothing is traced for it). The coordinates are the MMA's partition of an identity tensor over the
     GEMM's (M, N) ``mn`` (C's shape, or with the gated pairs twice its columns), divided into slabs as
@@ -358,16 +376,25 @@ def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: i
     Not with a residual: its loads are one per register pair, slab by slab, and the tile's bias registers (24 at 192
     wide) held across them spill (ptxas, phase 8); there each slab loads its own bias beside its residual. Nor with
     ``preload_bias=False``: a caller that picks its slabs by a run-time index (phase 7's split tile) cannot index the
-    preloaded list, and its slabs load their own."""
+    preloaded list, and its slabs load their own.
+
+    ``sBias`` (phase 8's ``bias_smem``): the tile's bias is in smem (``bias_to_smem``), and each slab reads its values
+    there (``ld.shared``, after the previous slab's barrier): the coordinates are then the tile's own, (0, 0) at its
+    corner, and C's shape the tile's."""
     if not cfg.epilogue_active():
         return None
+    spread = getattr(cfg, "epi_spread", False)
+    if sBias is not None:
+        local = thr_mma.partition_C(cute.make_identity_tensor(tile_mn))
+        coords = cute.logical_divide(local, (cute.make_layout((2, 2, epi_n // 8)),))
+        view = cute.make_tensor(sBias.iterator, cute.make_layout(tile_mn, stride=(0, 1)))
+        return epilogue.EpilogueArgs(coords, tile_mn, view, None, cfg.activation, cfg.gated, None, spread)
     c_tile = cute.local_tile(cute.make_identity_tensor(mn), tile_mn, (m_tile, n_tile))
     coords = cute.logical_divide(thr_mma.partition_C(c_tile), (cute.make_layout((2, 2, epi_n // 8)),))
     bias = None
     if preload_bias and mBias is not None and mD is None:
         bias = [epilogue.load_bias(mBias, coords[(None, j), None, 0], mn, 2, pair_column(epi_n))
                 for j in range(tile_mn[1] // epi_n)]
-    spread = getattr(cfg, "epi_spread", False)
     return epilogue.EpilogueArgs(coords, mn, mBias, mD, cfg.activation, cfg.gated, bias, spread)
 
 

@@ -78,8 +78,9 @@ class Sm90Phase6Config(ct.TmaConfig, epilogue.EpilogueFields):
     epi_spread: bool = False
 
 
-def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout, types):
-    """Phase 5's smem struct (full/empty mbarriers, A and B rings) + the C staging buffers."""
+def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout, types, bias_elems: int = 0):
+    """Phase 5's smem struct (full/empty mbarriers, A and B rings) + the C staging buffers; with ``bias_elems``, a
+    bias buffer of that many elements of A's type after them (phase 8's ``bias_smem``)."""
 
     @cute.struct
     class SharedStorage:
@@ -88,7 +89,18 @@ def make_shared_storage(stages: int, sA_layout, sB_layout, sC_layout, types):
         sB: cute.struct.Align[cute.struct.MemRange[types.ab, cute.cosize(sB_layout)], common.SMEM_ALIGN]
         sC: cute.struct.Align[cute.struct.MemRange[types.c, cute.cosize(sC_layout)], common.SMEM_ALIGN]
 
-    return SharedStorage
+    if not bias_elems:
+        return SharedStorage
+
+    @cute.struct
+    class SharedStorageBias:
+        full_empty: cute.struct.MemRange[cutlass.Int64, 2 * stages]
+        sA: cute.struct.Align[cute.struct.MemRange[types.ab, cute.cosize(sA_layout)], common.SMEM_ALIGN]
+        sB: cute.struct.Align[cute.struct.MemRange[types.ab, cute.cosize(sB_layout)], common.SMEM_ALIGN]
+        sC: cute.struct.Align[cute.struct.MemRange[types.c, cute.cosize(sC_layout)], common.SMEM_ALIGN]
+        sBias: cute.struct.Align[cute.struct.MemRange[types.ab, bias_elems], 16]
+
+    return SharedStorageBias
 
 
 class Sm90Phase6(GemmPhase):
@@ -163,6 +175,10 @@ class Sm90Phase6(GemmPhase):
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         return super().can_implement(m, n, k) + self.cfg.shape_problems(n, self.divisibility()[1])
 
+    def bias_smem_elems(self) -> int:
+        """Elements of the smem bias buffer (0: none; phase 8's ``bias_smem``)."""
+        return 0
+
     def c_per_acc(self) -> int:
         """Accumulator columns per C column: 2 with the gated pairs (C [M, N / 2]), else 1."""
         return 2 if self.cfg.gated else 1
@@ -185,7 +201,9 @@ class Sm90Phase6(GemmPhase):
         self.sC_layout = sm90_utils.make_smem_layout_epi(
             self.types.c, LayoutEnum.ROW_MAJOR, (cfg.bm, self.epi_n // self.c_per_acc()), cfg.epi_stages
         )
-        self.shared_storage = self.storage_struct(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout, self.types)
+        extra = {"bias_elems": self.bias_smem_elems()} if self.bias_smem_elems() else {}
+        self.shared_storage = self.storage_struct(cfg.stages, self.sA_layout, self.sB_layout, self.sC_layout,
+                                                  self.types, **extra)
         self.smem_bytes = self.shared_storage.size_in_bytes()
         assert self.smem_bytes <= SMEM_OPT_IN_MAX, f"{self.smem_bytes} B of smem: fewer stages or epi_stages"
         self.threads = common.WARPGROUP_THREADS * (1 + self.consumer_warpgroups)  # producer + consumers

@@ -66,6 +66,13 @@ class Sm90Phase8Config(Sm90Phase6Config):
     bn: int = 192
     # hand the tensor pipe to the other warpgroup once this tile's last wgmmas are issued (False: once they complete)
     early_turn: bool = True
+    # with a bias (no residual): copy the tile's bias to smem as its mainloop starts; the epilogue reads it there
+    bias_smem: bool = False
+
+    def bias_in_smem(self) -> bool:
+        """``bias_smem`` in effect: with a bias and no residual (a residual's loads are C's coordinates, slab by slab,
+        and its slabs load their bias beside it); otherwise the field changes nothing."""
+        return self.bias_smem and self.bias and not self.residual
 
 
 class Sm90Phase8(Sm90Phase6):
@@ -92,6 +99,10 @@ class Sm90Phase8(Sm90Phase6):
     def _setup_attributes(self):
         assert self.cfg.bm == 2 * common.WGMMA_M, "a warpgroup's tile is two wgmma row blocks"
         super()._setup_attributes()
+
+    def bias_smem_elems(self) -> int:
+        """``bias_smem``: one tile's bias per consumer warpgroup (2 x bn values)."""
+        return 2 * self.cfg.bn if self.cfg.bias_in_smem() else 0
 
     def make_tiled_mma(self):
         """One warpgroup per tile: it issues m64n192k16 twice per k16 step (BM=128)."""
@@ -140,6 +151,9 @@ class Sm90Phase8(Sm90Phase6):
         sA = storage.sA.get_tensor(sA_layout.outer, swizzle=sA_layout.inner)  # (BM, BK, NSTAGES)
         sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)  # (BN, BK, NSTAGES)
         sC = storage.sC.get_tensor(sC_layout.outer, swizzle=sC_layout.inner)  # (BM, 32, EPI_STAGES)
+        sBias = None
+        if cutlass.const_expr(cfg.bias_in_smem()):
+            sBias = storage.sBias.get_tensor(cute.make_layout((BN, 2)))  # one tile's bias per consumer warpgroup
 
         # the A/B ring, its full/empty mbarriers cluster-wide (empty: one warpgroup reads a stage: its warps, in both CTAs),
         # and B's multicast mask
@@ -209,6 +223,10 @@ class Sm90Phase8(Sm90Phase6):
             release_state.advance(wg * k_tiles)
             for tile in cutlass.range(cluster_id + wg * clusters, cluster_tiles, 2 * clusters, unroll=1):
                 m_tile, n_tile = ct.cluster_tile_coord(tile, tiles_m, tiles_n, cfg, cta_rank)
+                my_bias = None
+                if cutlass.const_expr(cfg.bias_in_smem()):  # its loads fly under the mainloop
+                    my_bias = sBias[None, wg]
+                    ct.bias_to_smem(mBias, my_bias, n_tile, BN, wg_tidx)
                 acc.fill(0.0)
                 my_mma_turn.arrive_and_wait()
                 read_state, release_state = ct.mma_k_tiles(
@@ -221,7 +239,10 @@ class Sm90Phase8(Sm90Phase6):
 
                 # ---- epilogue: registers -> smem slab buffers -> asynchronous TMA stores ----
                 # (the fused epilogue's bias loads are issued first: they fly while the other warpgroup's epilogue ends)
-                epi = ct.epilogue_args(cfg, thr_mma, (M, N), mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n)
+                epi = ct.epilogue_args(cfg, thr_mma, (M, N), mBias, mD, m_tile, n_tile, (BM, BN), self.epi_n,
+                                       sBias=my_bias)
+                if cutlass.const_expr(cfg.bias_in_smem()):
+                    cute.arch.cp_async_wait_group(0)  # this thread's bias copy landed; the barrier shows it to all
                 my_epi_turn.arrive_and_wait()
                 bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n // PAIR)
                 ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,

@@ -305,6 +305,15 @@ MUTANTS = [
        "barrier.red.popc.u32 z, {barrier_id}, {num_threads}, p;", "barrier.red.popc.u32 z, {barrier_id}, "
        "{num_threads - 32}, p;", select="epi_spread",
        note="the slab barrier that returns 0 counts one warp too few: a warp runs on before the slab is staged"),
+    # --- phase 8's bias through smem (bias_smem) ---------------------------------------------------------
+    _m("bias-smem-no-copy-wait", "epilogue loads", "8", P + "phase8_pingpong.py",
+       "                    cute.arch.cp_async_wait_group(0)  # this thread's bias copy landed; the barrier shows it "
+       "to all\n", "                    pass\n",
+       note="the epilogue reads the tile's bias from smem without waiting for its cp.async to land"),
+    _m("bias-smem-first-tile-only", "epilogue loads", "8", CT,
+       "        chunk = cutlass.min(n_tile * (bn // 8) + tidx, row.shape[0] // 8 - 1)",
+       "        chunk = cutlass.min(tidx, row.shape[0] // 8 - 1)",
+       note="every tile copies the first tile column's bias (the tile's offset along N dropped)"),
     # --- registers and the pair's exit ------------------------------------------------------------------
     _m("setmaxnreg-over-budget", "setmaxnreg", "3", P + "phase3_wide.py",
        "    consumer_regs = 232\n", "    consumer_regs = 240\n",

@@ -142,10 +142,14 @@ def _params(kernel, ptx_kernel, maps: dict, shapes: dict, strides: dict, bases: 
     A TMA atom parameter is its 128-B descriptor; the tensor after it is the TMA's coordinate tensor
     (its shape only); a plain tensor is (pointer, shape, the strides that are not 0 or 1). The fused
     epilogue's ``mBias`` is the bias seen with C's shape (stride 0 along the other mode: C's shape in the
-    parameter), ``mD`` the residual; a config without them has no such parameter."""
+    parameter; the persistent phases' gated pairs: the GEMM's, twice C's columns), ``mD`` the residual; a config
+    without them has no such parameter."""
     sig = inspect.signature(type(kernel).kernel.__wrapped__)
     names = [p for p in sig.parameters if p != "self"]
-    shapes = dict(shapes, bias=bias_shape(kernel, shapes))
+    bias = bias_shape(kernel, shapes)
+    if not getattr(kernel, "swap_ab", False) and hasattr(kernel, "c_per_acc") and kernel.c_per_acc() == 2:
+        bias = (bias[0], bias[1] * 2)  # the persistent phases see it with the GEMM's (M, N): gated, twice C's columns
+    shapes = dict(shapes, bias=bias)
     out, tmaps = {}, {}
     ptx_params = list(ptx_kernel.params)
     tma_operands = {nm[-1].upper() for nm in names if nm.startswith("tma_atom_")}
