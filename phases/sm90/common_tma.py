@@ -384,13 +384,14 @@ def epilogue_args(cfg, thr_mma, mn, mBias, mD, m_tile, n_tile, tile_mn, epi_n: i
     if not cfg.epilogue_active():
         return None
     spread = getattr(cfg, "epi_spread", False)
+    if sBias is not None:  # the tile's own coordinates
+        c_tile = cute.make_identity_tensor(tile_mn)
+    else:
+        c_tile = cute.local_tile(cute.make_identity_tensor(mn), tile_mn, (m_tile, n_tile))
+    coords = cute.logical_divide(thr_mma.partition_C(c_tile), (cute.make_layout((2, 2, epi_n // 8)),))
     if sBias is not None:
-        local = thr_mma.partition_C(cute.make_identity_tensor(tile_mn))
-        coords = cute.logical_divide(local, (cute.make_layout((2, 2, epi_n // 8)),))
         view = cute.make_tensor(sBias.iterator, cute.make_layout(tile_mn, stride=(0, 1)))
         return epilogue.EpilogueArgs(coords, tile_mn, view, None, cfg.activation, cfg.gated, None, spread)
-    c_tile = cute.local_tile(cute.make_identity_tensor(mn), tile_mn, (m_tile, n_tile))
-    coords = cute.logical_divide(thr_mma.partition_C(c_tile), (cute.make_layout((2, 2, epi_n // 8)),))
     bias = None
     if preload_bias and mBias is not None and mD is None:
         bias = [epilogue.load_bias(mBias, coords[(None, j), None, 0], mn, 2, pair_column(epi_n))
