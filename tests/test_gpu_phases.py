@@ -301,6 +301,9 @@ PREFILL_CONFIGS = [
     # phase 8's first form of the turn: handed on once the tile's wgmmas have completed (the default hands it on
     # when they are issued, CUTLASS's ping-pong order)
     ("8", {"stages": 5, "group_m": 16, "early_turn": False, "use_pdl": True}),
+    # each slab's arithmetic while the previous slab's store reads smem (``store_overlap``), in both rings
+    ("8", {"store_overlap": True, "use_pdl": True}),
+    ("8", {"stages": 5, "group_m": 16, "store_overlap": True, "use_pdl": True}),
     # 128 wide in a 6-stage ring (choose.EXPLORE): N = 2048 in whole tiles
     ("8", {"bn": 128, "stages": 6, "use_pdl": True}),
     # phase 7 with 4 C staging buffers (choose.EXPLORE; 16-bit C): a slab waits for the store three slabs back

@@ -218,6 +218,23 @@ RING_TURN = {
     # ... and with the bias preloaded (no residual), which then carries the barrier's value: SwiGLU's pairs
     "phase8-epi-spread-gated": ("8", 130, 208, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "silu",
                                                     "gated": True, "epi_spread": True}, Operands.of("nt", "bf16", "bf16")),
+    # each slab computed while the previous slab's store reads smem (store_overlap): two barriers a slab, the wait for
+    # the store epi_stages slabs back; plain in 2 buffers (an fp32 C too), 3, and 11 of 16 columns (176 wide), the fused
+    # bias + gelu through smem, SwiGLU's pairs
+    "phase8-store-overlap": ("8", 520, 200, 136, {"stages": 5, "group_m": 16, "sm_count": 2, "store_overlap": True},
+                             Operands.of("nt", "bf16", "bf16")),
+    "phase8-store-overlap-fp32": ("8", 260, 200, 72, {"sm_count": 2, "store_overlap": True},
+                                  Operands.of("nn", "bf16", "fp32")),
+    "phase8-store-overlap-3-buffers": ("8", 260, 200, 72, {"stages": 5, "sm_count": 2, "epi_stages": 3,
+                                                           "store_overlap": True}, Operands.of("nt", "bf16", "bf16")),
+    "phase8-store-overlap-bn176": ("8", 300, 360, 72, {"bn": 176, "epi_n": 16, "epi_stages": 11, "sm_count": 2,
+                                                       "store_overlap": True}, Operands.of("nt", "bf16", "bf16")),
+    "phase8-store-overlap-bias-smem": ("8", 520, 200, 72, {"stages": 5, "sm_count": 2, "bias": True,
+                                                           "activation": "gelu", "bias_smem": True,
+                                                           "store_overlap": True}, Operands.of("nt", "bf16", "bf16")),
+    "phase8-store-overlap-gated": ("8", 260, 208, 72, {"stages": 5, "sm_count": 2, "bias": True, "activation": "silu",
+                                                       "gated": True, "residual": True, "store_overlap": True},
+                                   Operands.of("nt", "bf16", "bf16")),
 }
 
 

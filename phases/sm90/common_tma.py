@@ -237,7 +237,8 @@ def mma_k_tiles(ab_pipeline, read_state, release_state, tiled_mma, acc, tCrA, tC
 
 @cute.jit
 def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, store_thread,
-               epi_stages: cutlass.Constexpr, epi=None, after=None, hand_on: cutlass.Constexpr = False):
+               epi_stages: cutlass.Constexpr, epi=None, after=None, hand_on: cutlass.Constexpr = False,
+               overlap: cutlass.Constexpr = False):
     """One C slab: registers -> its smem staging buffer -> an asynchronous TMA store.
 
     Every consumer thread writes its values of the slab (``src`` -> ``tCsC_slab``, st.shared; rounded to
@@ -251,6 +252,10 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
     without those, to every register) before the epilogue's arithmetic reads them, so that arithmetic stays below
     that barrier. ``hand_on``: this slab's barrier returns such a value (``common.barrier_zero``) for the next slab;
     otherwise it returns None.
+    ``overlap`` (phase 8's ``store_overlap``): the slab's values are computed and rounded first, while the previous
+    slab's store still reads smem; then the store thread waits only for the store ``epi_stages`` slabs back (the one
+    that read this slab's buffer) and a first barrier tells every thread the buffer is free. Without it the wait comes
+    after the write, for the previous slab's store: each slab then waits out the latency of the store just issued.
     """
     if cutlass.const_expr(epi is not None):
         fence, bias_groups = common.fence_register, epi.bias_groups
@@ -261,10 +266,16 @@ def store_slab(src, tCsC_slab, bSG_sC_buf, bSG_gC_box, tma_atom_c, epi_barrier, 
         # a wgmma fragment's registers come in column pairs of one row: the bias and residual load a pair at a time
         epilogue.apply_at(src, epi.coords, epi.c_shape, epi.bias, epi.residual, epi.activation,
                           fence=fence, group=2, gated=epi.gated, bias_groups=bias_groups)
-    cute.autovec_copy(common.to_c_type(src, tCsC_slab.element_type), tCsC_slab)
+    values = common.to_c_type(src, tCsC_slab.element_type)
+    if cutlass.const_expr(overlap):
+        if store_thread:  # the store epi_stages slabs back read this buffer; the later ones may still be reading
+            cute.arch.cp_async_bulk_wait_group(epi_stages - 1, read=True)
+        epi_barrier.arrive_and_wait()  # this slab's buffer is free
+    cute.autovec_copy(values, tCsC_slab)
     cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)
-    if store_thread:
-        cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)
+    if cutlass.const_expr(not overlap):
+        if store_thread:
+            cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)
     zero = None
     if cutlass.const_expr(hand_on):
         zero = common.barrier_zero(epi_barrier.barrier_id, epi_barrier.num_threads)
@@ -327,16 +338,17 @@ def tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, bm: int, epi_n: int):
 
 @cute.jit
 def store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
-               slabs: cutlass.Constexpr, epi_stages: cutlass.Constexpr, epi=None):
+               slabs: cutlass.Constexpr, epi_stages: cutlass.Constexpr, epi=None, overlap: cutlass.Constexpr = False):
     """The epilogue of one tile: every slab j through buffer j % epi_stages (``store_slab``). Nobody
     waits for the last stores: they drain while the next tile's mainloop runs. ``epi``: the fused epilogue's
-    arguments for this tile (``epilogue_args``: its ``coords`` and bias values sliced per slab here), or None."""
+    arguments for this tile (``epilogue_args``: its ``coords`` and bias values sliced per slab here), or None.
+    ``overlap``: each slab's arithmetic runs while the previous slab's store reads smem (``store_slab``)."""
     after = None  # with ``epi.spread``: the previous slab's barrier value, which the next slab's arithmetic waits for
     for j in cutlass.range_constexpr(slabs):
         after = store_slab(
             acc_slabs[(None, j), None, 0], tCsC_slabs[(None, j), None, 0], bSG_sC[(None, j % epi_stages)],
             bSG_gC[(None, (0, j))], tma_atom_c, epi_barrier, store_thread, epi_stages, slab_epilogue(epi, j), after,
-            epi is not None and epi.spread and j < slabs - 1,
+            epi is not None and epi.spread and j < slabs - 1, overlap,
         )
 
 

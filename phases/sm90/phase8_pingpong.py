@@ -68,6 +68,8 @@ class Sm90Phase8Config(Sm90Phase6Config):
     early_turn: bool = True
     # with a bias (no residual): copy the tile's bias to smem as its mainloop starts; the epilogue reads it there
     bias_smem: bool = False
+    # a slab's arithmetic and rounding before the wait for its buffer, while the previous slab's store reads smem
+    store_overlap: bool = False
 
     def bias_in_smem(self) -> bool:
         """``bias_smem`` in effect: with a bias and no residual (a residual's loads are C's coordinates, slab by slab,
@@ -246,7 +248,7 @@ class Sm90Phase8(Sm90Phase6):
                 my_epi_turn.arrive_and_wait()
                 bSG_sC, bSG_gC = ct.tma_store_boxes(tma_atom_c, sC, gC, m_tile, n_tile, BM, self.epi_n // PAIR)
                 ct.store_tile(acc_slabs, tCsC_slabs, bSG_sC, bSG_gC, tma_atom_c, epi_barrier, store_thread,
-                              SLABS, EPI_STAGES, epi)
+                              SLABS, EPI_STAGES, epi, cfg.store_overlap)
                 # the other warpgroup's epilogue rewrites the staging buffers: they must have been read
                 if store_thread:
                     cute.arch.cp_async_bulk_wait_group(0, read=True)

@@ -71,7 +71,9 @@ def _m(id, kind, phase, path, old, new, fast="", extra=(), select="", note="", p
 
 P = "phases/sm90/"
 CT = P + "common_tma.py"
-# store_slab's barrier: the plain one, or one that returns 0 for the next slab's arithmetic (epi_spread)
+# store_slab's wait for the previous slab's store (without store_overlap) and its barrier: the plain one, or one that returns 0 for the next slab's arithmetic (epi_spread)
+_SLAB_WAIT = ("    if cutlass.const_expr(not overlap):\n        if store_thread:\n"
+              "            cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)\n")
 _SLAB_BARRIER = ("    zero = None\n    if cutlass.const_expr(hand_on):\n"
                  "        zero = common.barrier_zero(epi_barrier.barrier_id, epi_barrier.num_threads)\n    else:\n"
                  "        epi_barrier.arrive_and_wait()  # the slab is in smem, and the next slab's buffer is free\n")
@@ -88,9 +90,7 @@ MUTANTS = [
     # --- the two races of the independent run: proxy fence after the barrier, wgmma wait depth -----------
     _m("store-fence-after-barrier", "fence.proxy.async (TMA store)", "6", CT,
        '    cute.arch.fence_proxy("async.shared", space="cta")  # st.shared -> visible to the TMA (async proxy)\n'
-       "    if store_thread:\n        cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)\n" + _SLAB_BARRIER,
-       "    if store_thread:\n        cute.arch.cp_async_bulk_wait_group(epi_stages - 2, read=True)\n" + _SLAB_BARRIER
-       + '    cute.arch.fence_proxy("async.shared", space="cta")\n',
+       + _SLAB_WAIT + _SLAB_BARRIER, _SLAB_WAIT + _SLAB_BARRIER + '    cute.arch.fence_proxy("async.shared", space="cta")\n',
        fast="rule:proxy_fence", note="the async-proxy fence of the C staging placed after the barrier instead of before it"),
     _m("release-before-wgmma-wait", "wgmma wait depth", "9", CT,
        "        warpgroup.commit_group()\n        warpgroup.wait_group(1)\n        if kt > 0:\n"
@@ -314,6 +314,14 @@ MUTANTS = [
        "        chunk = cutlass.min(n_tile * (bn // 8) + tidx, row.shape[0] // 8 - 1)",
        "        chunk = cutlass.min(tidx, row.shape[0] // 8 - 1)",
        note="every tile copies the first tile column's bias (the tile's offset along N dropped)"),
+    # --- phase 8's slabs computed while the previous slab's store reads smem (store_overlap) -------------
+    _m("store-overlap-wait-depth", "TMA store wait", "8", CT,
+       "            cute.arch.cp_async_bulk_wait_group(epi_stages - 1, read=True)",
+       "            cute.arch.cp_async_bulk_wait_group(epi_stages, read=True)",
+       note="with store_overlap, a slab is written into its buffer while the store that last read it may still read"),
+    _m("store-overlap-no-buffer-barrier", "TMA store wait", "8", CT,
+       "        epi_barrier.arrive_and_wait()  # this slab's buffer is free\n", "",
+       note="with store_overlap, the threads write a slab before the store thread has seen its buffer read"),
     # --- registers and the pair's exit ------------------------------------------------------------------
     _m("setmaxnreg-over-budget", "setmaxnreg", "3", P + "phase3_wide.py",
        "    consumer_regs = 232\n", "    consumer_regs = 240\n",
