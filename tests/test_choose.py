@@ -537,7 +537,7 @@ def test_the_model_says_where_it_cannot_rank_two_phases():
     """Phases whose cheapest candidates lie within CLOSE_CALL of the pick are named (``cute-gemm tune`` settles them);
     a clear pick names none, and the pick itself is never among them."""
     bf = Operands.of("nt", "bf16", "bf16")
-    for shape in ((1024, 11008, 4096), (2048, 4096, 4096), (16, 4096, 4096), (4096, 8192, 1024)):
+    for shape in ((1024, 11008, 4096), (1024, 4096, 4096), (2048, 4096, 4096), (16, 4096, 4096), (4096, 8192, 1024)):
         rows = choose.explain("sm90", *shape, bf)
         close = choose.close_calls("sm90", *shape, bf)
         assert rows[0]["label"] not in close
@@ -547,8 +547,10 @@ def test_the_model_says_where_it_cannot_rank_two_phases():
         expect = [r["label"] for p, r in cheapest.items()
                   if p != rows[0]["phase"] and r["cost"] <= rows[0]["cost"] * (1 + choose.CLOSE_CALL)]
         assert sorted(close) == sorted(expect), shape
-    assert choose.close_calls("sm90", 1024, 11008, 4096, bf) == ["7 use_pdl=True"]
+    assert choose.close_calls("sm90", 1024, 4096, 4096, bf) == ["9 bn=256 stages=4 split_k=1 use_pdl=True"]
     assert choose.close_calls("sm90", 2048, 4096, 4096, bf) == []
+    # phase 8 in its fitted width is picked only where it is CLOSE_CALL ahead: nothing is close to it
+    assert choose.close_calls("sm90", 1024, 11008, 4096, bf) == []
 
 
 def test_fitted_width_is_phase_8_where_its_rounds_hold_less_work():
@@ -570,5 +572,29 @@ def test_fitted_width_is_phase_8_where_its_rounds_hold_less_work():
     assert choose.fitted_width("sm90", 1024, 11008, 4096) is None
     for bn in choose.FITTED_WIDTHS:
         assert not e8.config_problems(e8.configured(choose.fitted_overrides(bn)))
-    picks = {choose.pick("sm90", 1024, 11008, 4096, Operands.of("nt", "bf16", "bf16"))[1].bn}
-    assert 176 not in picks  # offered to tune --explore; best does not pick it until a GPU has timed it
+
+
+def test_best_picks_a_fitted_width_only_where_the_model_ranks_it_ahead_beyond_its_resolution():
+    """``fitted_row``: phase 8 in its fitted width joins ``explain`` (and so ``pick``) where the width is 160 or 176
+    and its modelled cost is CLOSE_CALL below every other candidate's. On an H100 (prefill-fit) that held at the two
+    nt shapes where the width ran faster than best's pick (1024x11008x4096 at 176: 97.6% of the vendor against 93.2;
+    2048x3584x18944 at 160: 95.3 against 88.4) and nowhere it ran slower (2048x4096x4096, 16384x1280x8192, 144 wide
+    at 4096x8192x1024). Elsewhere the width stays ``explore``'s, and the pick is the other candidates' cheapest."""
+    nt = Operands.of("nt", "bf16", "bf16")
+    picks = {shape: choose.pick("sm90", *shape, nt) for shape in
+             [(1024, 11008, 4096), (2048, 3584, 18944), (2048, 4096, 4096), (16384, 1280, 8192), (4096, 8192, 1024)]}
+    assert picks[(1024, 11008, 4096)][0] == "8" and picks[(1024, 11008, 4096)][1].bn == 176
+    assert picks[(2048, 3584, 18944)][0] == "8" and picks[(2048, 3584, 18944)][1].bn == 160
+    for shape in [(2048, 4096, 4096), (16384, 1280, 8192), (4096, 8192, 1024)]:
+        cfg = picks[shape][1]
+        assert cfg is None or cfg.bn not in choose.FITTED_WIDTHS, shape
+        assert choose.fitted_width("sm90", *shape, nt) is not None, shape  # offered, not picked
+    for shape, bn in [((1024, 11008, 4096), 176), ((2048, 3584, 18944), 160)]:
+        rows = choose.explain("sm90", *shape, nt)
+        assert rows[0]["config"].bn == bn and rows[0]["cost"] <= rows[1]["cost"] * (1 - choose.CLOSE_CALL)
+        assert bn not in {r["config"].bn for r in choose.explore("sm90", *shape, nt) if r["phase"] == "8"}
+        assert choose.fitted_row("sm90", rows[1:], *shape, nt)["config"] == rows[0]["config"]
+    # B N-major (dX's nn) and sm100: no fitted row; with accumulate (C += A @ B) the fitted pick keeps it on
+    assert choose.pick("sm90", 1024, 11008, 4096, Operands.of("nn", "bf16", "bf16"))[1].bn not in choose.FITTED_WIDTHS
+    acc = choose.pick("sm90", 1024, 11008, 4096, nt, accumulate=True)[1]
+    assert acc.bn == 176 and acc.accumulate

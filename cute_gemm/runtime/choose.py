@@ -182,9 +182,11 @@ PDL_MAX_FLOP = 40e9  # above this, programmatic dependent launch measured no bet
 _PDL = {"use_pdl": True}
 RING5 = {"stages": 5, **_PDL}
 WIDE_BAND, WIDE_BAND_MAX_K = {"group_m": 16}, 4096
+# phase 8's factor against phase 7 (its two warpgroups keep the tensor pipe busier: best.md)
+PHASE8_FACTOR = 0.98
 PERSISTENT = {
     "sm90": (("7", _PDL, 1.0), ("7", {"bn": 192, **_PDL}, 1.03), ("7", {"bn": 128, "stages": 6, **_PDL}, 1.08),
-             ("8", RING5, 0.98), ("8", _PDL, 0.98)),
+             ("8", RING5, PHASE8_FACTOR), ("8", _PDL, PHASE8_FACTOR)),
     # sm100 (unfitted): phase 6 (clusters of 2: more fit than phase 7's of 4), phase 7, and phase 7's 128-wide pair
     # tile with sm90's factor for it
     "sm100": (("7", _PDL, 1.0), ("6", _PDL, 1.0), ("7", {"bn": 128, **_PDL}, 1.08)),
@@ -530,8 +532,25 @@ def refused(entry, cfg, kern, m: int, n: int, k: int) -> bool:
 
 def explain(arch: str, m: int, n: int, k: int, operands=None, accumulate: bool = False) -> list[dict]:
     """Every candidate that takes (m, n, k) with ``operands`` (None: the worklog's) with its modelled
-    time in microseconds (``cost``), cheapest first; ``accumulate``: those that can add into C."""
-    return _rows(arch, _candidates(arch, m, n, k, accumulate), m, n, k, operands)
+    time in microseconds (``cost``), cheapest first; ``accumulate``: those that can add into C. Phase 8 in its
+    ``fitted_width`` is one of them where ``fitted_row`` says so."""
+    rows = _rows(arch, _candidates(arch, m, n, k, accumulate), m, n, k, operands)
+    fitted = fitted_row(arch, rows, m, n, k, operands, accumulate)
+    return [fitted] + rows if fitted else rows
+
+
+def fitted_row(arch: str, rows: list[dict], m: int, n: int, k: int, operands=None, accumulate: bool = False):
+    """``explain``'s row of phase 8 in the ``fitted_width`` of (m, n), priced with phase 8's factor, where that width
+    is one of ``PICKED_WIDTHS`` and its cost is ``CLOSE_CALL`` below the cheapest of ``rows`` (the other candidates):
+    where the model ranks it ahead by more than it can resolve. None elsewhere (``explore`` offers it to
+    ``cute-gemm tune --explore``)."""
+    fitted = fitted_width(arch, m, n, k, operands)
+    if not fitted or fitted["bn"] not in PICKED_WIDTHS or not rows:
+        return None
+    entry = registry.get(arch, "8")
+    cfg = dataclasses.replace(entry.default_config(), **fitted, **({"accumulate": True} if accumulate else {}))
+    row = _rows(arch, [(entry, cfg, PHASE8_FACTOR)], m, n, k, operands)
+    return row[0] if row and row[0]["cost"] <= rows[0]["cost"] * (1 - CLOSE_CALL) else None
 
 
 def explore(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
@@ -540,7 +559,8 @@ def explore(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
     (``cute-gemm tune --explore`` times them)."""
     entries = [(registry.get(arch, phase), over) for phase, over in EXPLORE[arch]]
     fitted = fitted_width(arch, m, n, k, operands)
-    entries += [(registry.get(arch, "8"), fitted)] if fitted else []
+    picked = fitted_row(arch, _rows(arch, _candidates(arch, m, n, k), m, n, k, operands), m, n, k, operands)
+    entries += [(registry.get(arch, "8"), fitted)] if fitted and not picked else []
     return _rows(arch, [(e, dataclasses.replace(e.default_config(), **over), 1.0) for e, over in entries], m, n, k,
                  operands)
 
@@ -552,6 +572,9 @@ def explore(arch: str, m: int, n: int, k: int, operands=None) -> list[dict]:
 # dW's tn layouts, against up to 1.07 of it in the forward's nt: docs/results.md)
 FITTED_WIDTHS = (144, 160, 176)
 FITTED_GAIN = 0.04  # offered where the busiest SM's work (tile rounds x width) is at least this much below 192's
+# the widths best may pick (``fitted_row``): 144 ran slowest wherever it was offered (H100, 2026-12-05: 0.93 of 192
+# at 4096x8192x1024), and has not been through the GPU checks a pick needs
+PICKED_WIDTHS = (160, 176)
 
 
 def fitted_width(arch: str, m: int, n: int, k: int, operands=None) -> dict | None:
