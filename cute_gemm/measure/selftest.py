@@ -51,7 +51,7 @@ RAGGED_GATED = (Problem(1000, 3024, 520), "ragged, N a multiple of 16 (gated: C 
 # where best's classes live: one token to prefill, N and K multiples of 8 but not of the tiles (ragged)
 PROBES = ((1, 4104, 4104), (13, 2056, 6152), (40, 5128, 3080), (72, 4104, 1032), (100, 11008, 4104),
           (120, 11008, 4096), (200, 4104, 2056), (236, 5128, 5128), (250, 8200, 1032), (300, 4104, 8200),
-          (480, 2056, 2056), (1000, 3000, 520), (3000, 5128, 2056), (5000, 8200, 4104))
+          (480, 2056, 2056), (1000, 3000, 520), (3000, 5128, 2056), (5000, 8200, 4104), (1000, 11008, 4104))
 # the operands the classes turn through: every C dtype, every layout (x @ W.T in bf16 among them)
 OPERANDS = ("nn:fp16:fp32", "nt:bf16:bf16", "tn:fp16:fp16", "tt:bf16:fp32", "nt:fp16:fp16", "nn:bf16:bf16")
 BENCH_SHAPES = ("16,4096,4096", "128,11008,4096", "4096,4096,4096")  # decode, a fitted tile width, big
@@ -145,12 +145,29 @@ def best_cases(arch: str, phases: list[str] | None = None) -> list[tuple]:
     out = []
     for cls, (row, p, offered, ops_text) in seen.items():
         entry = registry.get(arch, row["phase"])
-        kern = entry.make(row["config"], operands_of(ops_text))
-        if kern.can_implement(p.m, p.n, p.k) or choose.sm100_build_problems(kern):
+        if not _offered_with(arch, entry, row["config"], p, ops_text, epilogue=False):
             ops_text = offered  # the turn's operands do not take it: those it was offered with
         over = registry.overrides_label(entry.overrides(row["config"])).replace(" ", ",")
         out.append((f"{entry.key} {over}".strip(), p, f"best's class {row['label']}", None, ops_text))
     return out
+
+
+def _offered_with(arch: str, entry, cfg, p, ops_text: str, epilogue: bool) -> bool:
+    """Whether ``best`` may run ``entry`` with ``cfg`` at ``p`` with the operands ``ops_text``: the kernel takes them,
+    and the model offers that config with them (phase 8's fitted width only with B K-major): ``explain``'s rows, with
+    ``epilogue`` those that run ``BEST_EPILOGUE`` (``choose._epilogue_row``, phase 10's large-M rows too)."""
+    from cute_gemm.runtime import choose
+
+    ops = operands_of(ops_text)
+    kern = entry.make(cfg, ops)
+    if kern.can_implement(p.m, p.n, p.k) or choose.sm100_build_problems(kern):
+        return False
+    rows = choose.explain(arch, p.m, p.n, p.k, ops)
+    if not epilogue:
+        return any(r["phase"] == entry.phase and r["config"] == cfg for r in rows)
+    rows += choose.phase10_rows(arch, p.m, p.n, p.k, ops)
+    return (entry.phase, cfg) in [choose._epilogue_row(arch, r["phase"], r["config"], p.m, p.n, p.k, ops,
+                                                       **BEST_EPILOGUE) for r in rows]
 
 
 # the epilogue best's classes are checked with: the fullest kind (a class is the tile, split and cluster it runs in)
@@ -180,8 +197,7 @@ def best_epilogue_cases(arch: str, phases: list[str] | None = None) -> list[tupl
     out = []
     for (phase, cfg), label, p, offered, ops_text in seen.values():
         entry = registry.get(arch, phase)
-        kern = entry.make(cfg, operands_of(ops_text))
-        if kern.can_implement(p.m, p.n, p.k) or choose.sm100_build_problems(kern):
+        if not _offered_with(arch, entry, cfg, p, ops_text, epilogue=True):
             ops_text = offered
         over = registry.overrides_label(entry.overrides(cfg)).replace(" ", ",")
         out.append((f"{entry.key} {over}", p, f"best's epilogue class {label}", None, ops_text))
