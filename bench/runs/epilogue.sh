@@ -115,7 +115,8 @@ epi-spread)
     --config 7:use_pdl=true --config 7:use_pdl=true,epi_spread=true
   ;;
 bias-smem)
-  # 8. (built 2026-12-06, tenth session; not run yet) a device timeline of phase 8's warpgroups (docs/results.md, "A
+  # 8. (built 2026-12-06, tenth session; not run as a case: its GPU tests passed and the field was timed by the eleventh
+  #    session's epi_probe.py on an H100, no gain beyond the run's spread) a device timeline of phase 8's warpgroups (docs/results.md, "A
   #    timeline of the two warpgroups") put the fused epilogue's cost at 0.095 x its length, and its first 1.7 us at
   #    4096x8192x1024 as the wait for the tile's bias loads, issued when its wgmmas complete. `bias_smem` copies the
   #    tile's bias to smem (cp.async) as its mainloop starts; each slab reads it there. Its GPU tests (bias + gelu and
