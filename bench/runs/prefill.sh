@@ -45,7 +45,8 @@ prefill-model)
   ;;
 prefill-criteria)
   # 3. (ran 2026-12-05, fifth session, H200: prefill 1.005 and 1.005, lowest 0.890 at 1024x11008x4096 fwd; held-out
-  #    1.006; sustained 0.978 and 0.913: not met) issue 45's criteria: the prefill set twice (best, phases 7 and 8
+  #    1.006; sustained 0.978 and 0.913: not met; 2026-12-06 on an H100, the prefill set once: 1.003, lowest 0.944;
+  #    sustained 0.967 and 0.951) issue 45's criteria: the prefill set twice (best, phases 7 and 8
   #    with and without PDL, both vendors), the held-out set once, 2048x4096x4096 and 1024x11008x4096 sustained
   CFG="--phases 7,8 --config 7:use_pdl=true --config 8:use_pdl=true --peers cublas,cublaslt --cold-l2 --quiet --no-plot"
   for run in prefill_A prefill_B prefill-heldout_A; do

@@ -56,7 +56,8 @@ train-gemms)
   tail -40 "$OUT/train_step.log"
   ;;
 train-median)
-  # 5. (ran 2026-12-05 on an H100, seventh session: medians S 0.987, M 1.002, L 1.004; built 2026-12-05, sixth
+  # 5. (ran 2026-12-05 on an H100, seventh session: medians S 0.987, M 1.002, L 1.004; 2026-12-06 on an H100, twelfth:
+  #    S 0.999, M 1.003, L 1.007; built 2026-12-05, sixth
   #    session) the step's ratio to nn.Linear moved 3% between two runs of the
   #    same kernels (fifth session: S 0.983 then 1.016), so the criterion is read as the median of three runs of its
   #    command on one warm machine; the first as stated (200 loss steps, quack beside), the others the timing alone
