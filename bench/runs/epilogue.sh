@@ -17,6 +17,7 @@
 #   epi-stalls        6. where phase 8's warps wait, plain and with a bias or gelu, at 4096x8192x1024 (ncu, per SASS line)
 #   epi-spread        7. phase 8's fused epilogue slab by slab (epi_spread) beside its arithmetic all at once, short K
 #   bias-smem         8. phase 8 with the tile's bias copied to smem as its mainloop starts (bias_smem): tests, timed
+#   epi-addr          9. the bias loads' addresses by a shift: the persistent phases' fused GPU tests, then timed beside quack
 # Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
 # quack's gemm_act / gemm_gated fingerprint the DSL's functions as installed code only where their path holds
 # "site-packages"; a DSL unpacked elsewhere and put on PYTHONPATH (the device's /tmp/site) makes quack raise "epilogue
@@ -128,6 +129,18 @@ bias-smem)
     4096,8192,2048 1024,11008,4096 8192,5632,2048 --config 8:stages=5,group_m=16,use_pdl=true \
     --config 8:stages=5,group_m=16,use_pdl=true,bias_smem=true \
     --config 8:stages=5,group_m=16,use_pdl=true,bias_smem=true,epi_spread=true
+  ;;
+epi-addr)
+  # 9. (built 2026-12-06, twelfth session; not yet run) Nsight Compute beside quack (docs/results.md, "Where the fused
+  #    epilogue's time goes") found phase 8's fused epilogue adding 2.6 times quack's integer instructions, most of them
+  #    each bias load's address (a signed floor division by 2), while the other warpgroup's tensor pipe idled 2% of the
+  #    cycles (quack's 0.1%). `_group_at` now shifts. Its GPU tests first (the persistent phases' fused epilogue: every
+  #    kind, ragged), then phase 8's RING5 fused beside best, the unfused sequence and quack's gemm_act at the shapes
+  #    where quack was ahead (the twelfth session's d4: 2.7-20.2 us)
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
+    -k "persistent_phases_take_the_fused_epilogue" 2>&1 | tail -4 | tee "$OUT/epi_addr_gpu_tests.log"
+  epi epi_addr_bias_gelu 400 --epilogue bias,gelu --shapes 4096,8192,1024 8192,8192,1024 1024,11008,4096 \
+    8192,5632,2048 4096,8192,4096 8192,18944,3584 --config 8:stages=5,group_m=16,use_pdl=true
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
