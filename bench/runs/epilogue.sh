@@ -136,11 +136,13 @@ epi-addr)
   #    each bias load's address (a signed floor division by 2), while the other warpgroup's tensor pipe idled 2% of the
   #    cycles (quack's 0.1%). `_group_at` now shifts. Its GPU tests first (the persistent phases' fused epilogue: every
   #    kind, ragged), then phase 8's RING5 fused beside best, the unfused sequence and quack's gemm_act at the shapes
-  #    where quack was ahead (the twelfth session's d4: 2.7-20.2 us)
+  #    where quack was ahead (the twelfth session's d4: 2.7-20.2 us), and with the tile's bias through smem (bias_smem:
+  #    one load a tile, as quack does)
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
     -k "persistent_phases_take_the_fused_epilogue" 2>&1 | tail -4 | tee "$OUT/epi_addr_gpu_tests.log"
   epi epi_addr_bias_gelu 400 --epilogue bias,gelu --shapes 4096,8192,1024 8192,8192,1024 1024,11008,4096 \
-    8192,5632,2048 4096,8192,4096 8192,18944,3584 --config 8:stages=5,group_m=16,use_pdl=true
+    8192,5632,2048 4096,8192,4096 8192,18944,3584 --config 8:stages=5,group_m=16,use_pdl=true \
+    --config 8:stages=5,group_m=16,use_pdl=true,bias_smem=true
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
