@@ -196,9 +196,9 @@ _PERSISTENT_PHASES = frozenset(phase for cands in PERSISTENT.values() for phase,
 # shapes and not yet through the GPU checks a pick needs): never ``pick``'s, offered to ``cute-gemm tune --explore``,
 # which checks and times them beside the model's candidates and keeps the fastest. sm90: 64-column C slabs (16-bit C);
 # cuBLAS's prefill arrangement, 256 x 128 tiles of two warpgroups in clusters of 1 x 2 sharing A; 2 x 2 clusters
-# sharing both operands; phase 8 128 wide in a 6-stage ring, where N = 2048 splits into whole tiles (through the GPU
-# checks; faster than phase 7 on the H200 at 8192x2048x2048, slower on an H100: docs/results.md) (and, per shape,
-# phase 8 in the width that fills its rounds: ``fitted_width``); phase 7 with 4 C staging buffers (16-bit C), so a
+# sharing both operands; phase 8 128 wide in a 6-stage ring, where N = 2048 splits into whole tiles (it passed the GPU
+# checks, and ran ahead of phase 7 on the H200 and behind it on an H100: docs/results.md); per shape, phase 8 in the
+# width that fills its rounds (``fitted_width``); phase 7 with 4 C staging buffers (16-bit C), so a
 # slab's barrier waits for the store three slabs back, not the one before (its epilogue is exposed each round).
 # sm100: two pairs along N sharing A
 EXPLORE = {
