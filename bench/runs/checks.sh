@@ -211,7 +211,8 @@ fit-checks)
   #     passed; the sanitizers 0 errors in our kernels, the stress run 400 calls 0 wrong, nt bf16 -> bf16 -- with
   #     fp32 C the 176 config is refused, hence the operands below; best then picks phase 8 at 176 and 160 where the
   #     model ranks the width CLOSE_CALL ahead, 1024x11008x4096 and 2048x3584x18944 nt; there best ran 0.959 and 0.945
-  #     of the vendor, phase 8 at 192 0.919 and 0.874) choose.fitted_width's widths best
+  #     of the vendor, phase 8 at 192 0.919 and 0.874; the twelfth session then found phase 7 at 0.982 at the second,
+  #     and choose.fitted_factor now leaves it phase 7's: prefill.sh fit-factor) choose.fitted_width's widths best
   #     picks -- phase 8 at 176 in 16-column C slabs (11 staging buffers), 160 in 5 -- their GPU tests (plain in the
   #     three layouts, 176 with the fused epilogue), the four sanitizers at a ragged shape (the last tile 8 columns
   #     wide at 176) and the stress run; then best at the two shapes beside phase 8 at 192 and the vendors

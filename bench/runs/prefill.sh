@@ -16,6 +16,7 @@
 #   prefill-fit       7. phase 8 in the widths that fill its rounds (144, 176: 16-column slabs; 160): tests, then timed
 #   early-turn        8. phase 8 handing the tensor pipe on when its wgmmas are issued (early_turn): tests, then timed
 #   p7-buffers        9. phase 7 with 4 C staging buffers (16-bit C) beside its 2, where best picks phase 7: tests, timed
+#   fit-factor       10. phase 8's fitted widths priced by their smem reads (fitted_factor): the five moved picks, old beside new
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 case "${1:-}" in
 prefill-base)
@@ -174,6 +175,21 @@ p7-buffers)
     timeout 190 python3 -m cute_gemm bench --set "$set" $CFG --out "$OUT/p7buf_$set.json" > "$OUT/p7buf_$set.log" 2>&1
     grep -A6 "speed over the faster" "$OUT/p7buf_$set.log"
   done
+  ;;
+fit-factor)
+  # 10. (built 2026-12-06, twelfth session; not yet run) best's fitted widths are priced with choose.fitted_factor: phase
+  #     8's factor times the smem operand bytes a MAC reads at that width over 192's (160: 1.08, 176: 1.04). On an
+  #     H100 (the twelfth session's d7) best's 160 at 2048x3584x18944 ran 0.932 of the vendor and phase 7's 128x256
+  #     0.982; the H200 had run phase 7 128 wide there at 1.02 (fifth session). Among the named sets' shapes in the
+  #     forward's nt layout five picks move: 2048x3584x18944 and 512x14336x4096 from 8 at 160 to 7 at 128 (6 stages),
+  #     512x28672x8192 and 498x28672x3072 from 8 at 176 to 7 at 256; 1024x11008x4096 keeps 176. Each beside the old
+  #     pick, cold L2, 7 rounds
+  timeout 280 python3 -m cute_gemm bench --shapes 2048,3584,18944 512,14336,4096 512,28672,8192 498,28672,3072 \
+    1024,11008,4096 --layout nt --dtype bf16 --out-dtype bf16 --best --phases 7 --config 7:use_pdl=true \
+    --config 7:bn=128,stages=6,use_pdl=true --config 8:bn=160,epi_stages=5,use_pdl=true \
+    --config 8:bn=176,epi_n=16,epi_stages=11,use_pdl=true --peers cublas,cublaslt --cold-l2 --rounds 7 --quiet \
+    --no-plot --out "$OUT/fit_factor.json" > "$OUT/fit_factor.log" 2>&1
+  grep -v -i warn "$OUT/fit_factor.log" | grep -E "^[0-9]|best|phase|cuBLAS" | head -60
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2

@@ -540,8 +540,19 @@ def explain(arch: str, m: int, n: int, k: int, operands=None, accumulate: bool =
     return [fitted] + rows if fitted else rows
 
 
+def fitted_factor(bn: int) -> float:
+    """Phase 8's time factor at width ``bn``: ``PHASE8_FACTOR`` times the shared-memory operand bytes a MAC reads at
+    ``bn`` over those at its default 192. Each k-step's wgmmas read the tile's 128 rows of A and ``bn`` of B, so a MAC
+    reads (1/bn + 1/128) of an element: 8% more at 160 than at 192, 4% more at 176. The tensor pipe waits on those
+    reads (Nsight Compute: the shared pipe ~99% busy in these kernels), so a narrower tile runs slower per MAC. It
+    does not show where rounds set the time (1024x11008x4096: 176 ran 5% ahead of 192), but it does at long K
+    (2048x3584x18944: 160 ran 0.93 of the vendor and phase 7's 128x256 0.98; docs/results.md)."""
+    default_bn = registry.get("sm90", "8").default_config().bn
+    return PHASE8_FACTOR * (1 / bn + 1 / 128) / (1 / default_bn + 1 / 128)
+
+
 def fitted_row(arch: str, rows: list[dict], m: int, n: int, k: int, operands=None, accumulate: bool = False):
-    """``explain``'s row of phase 8 in the ``fitted_width`` of (m, n), priced with phase 8's factor, where that width
+    """``explain``'s row of phase 8 in the ``fitted_width`` of (m, n), priced with ``fitted_factor``, where that width
     is one of ``PICKED_WIDTHS`` and its cost is ``CLOSE_CALL`` below the cheapest of ``rows`` (the other candidates):
     where the model ranks it ahead by more than it can resolve. None elsewhere (``explore`` offers it to
     ``cute-gemm tune --explore``)."""
@@ -550,7 +561,7 @@ def fitted_row(arch: str, rows: list[dict], m: int, n: int, k: int, operands=Non
         return None
     entry = registry.get(arch, "8")
     cfg = dataclasses.replace(entry.default_config(), **fitted, **({"accumulate": True} if accumulate else {}))
-    row = _rows(arch, [(entry, cfg, PHASE8_FACTOR)], m, n, k, operands)
+    row = _rows(arch, [(entry, cfg, fitted_factor(cfg.bn))], m, n, k, operands)
     return row[0] if row and row[0]["cost"] <= rows[0]["cost"] * (1 - CLOSE_CALL) else None
 
 
