@@ -137,12 +137,24 @@ epi-addr)
   #    cycles (quack's 0.1%). `_group_at` now shifts. Its GPU tests first (the persistent phases' fused epilogue: every
   #    kind, ragged), then phase 8's RING5 fused beside best, the unfused sequence and quack's gemm_act at the shapes
   #    where quack was ahead (the twelfth session's d4: 2.7-20.2 us), and with the tile's bias through smem (bias_smem:
-  #    one load a tile, as quack does)
+  #    one load a tile, as quack does); then the same counters as then, plain, fused and fused with bias_smem
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
     -k "persistent_phases_take_the_fused_epilogue" 2>&1 | tail -4 | tee "$OUT/epi_addr_gpu_tests.log"
   epi epi_addr_bias_gelu 400 --epilogue bias,gelu --shapes 4096,8192,1024 8192,8192,1024 1024,11008,4096 \
     8192,5632,2048 4096,8192,4096 8192,18944,3584 --config 8:stages=5,group_m=16,use_pdl=true \
     --config 8:stages=5,group_m=16,use_pdl=true,bias_smem=true
+  # the counters that showed the cost (one launch each, clocks free): is the tensor pipe still idle while it runs?
+  M=sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.max
+  M=$M,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,smsp__inst_executed_pipe_alu.sum
+  NCU="timeout 90 ncu --profile-from-start off --clock-control none --cache-control all --metrics $M python3
+       bench/stall_sites.py --launch --shape 8192,18944,3584 --phase 8 --layout nt --dtype bf16 --out-dtype bf16"
+  $NCU --config stages=5,group_m=16,use_pdl=true > "$OUT/ncu_addr_plain.txt" 2>&1
+  $NCU --config stages=5,group_m=16,use_pdl=true --epilogue bias,gelu > "$OUT/ncu_addr_fused.txt" 2>&1
+  $NCU --config stages=5,group_m=16,use_pdl=true,bias_smem=true --epilogue bias,gelu \
+    > "$OUT/ncu_addr_fused_bias_smem.txt" 2>&1
+  for f in plain fused fused_bias_smem; do
+    echo "== ncu $f"; grep -E "^ +(sm__|l1tex__|smsp__)" "$OUT/ncu_addr_$f.txt"
+  done
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
