@@ -547,8 +547,12 @@ def fitted_factor(bn: int) -> float:
     reads (Nsight Compute: the shared pipe ~99% busy in these kernels), so a narrower tile runs slower per MAC. It
     does not show where rounds set the time (1024x11008x4096: 176 ran 5% ahead of 192), but it does at long K
     (2048x3584x18944: 160 ran 0.93 of the vendor and phase 7's 128x256 0.98; docs/results.md)."""
-    default_bn = registry.get("sm90", "8").default_config().bn
-    return PHASE8_FACTOR * (1 / bn + 1 / 128) / (1 / default_bn + 1 / 128)
+    default = registry.get("sm90", "8").default_config()
+
+    def reads(width: int) -> float:  # smem operand elements a MAC reads: A's tile rows and B's per k-step
+        return 1 / width + 1 / default.bm
+
+    return PHASE8_FACTOR * reads(bn) / reads(default.bn)
 
 
 def fitted_row(arch: str, rows: list[dict], m: int, n: int, k: int, operands=None, accumulate: bool = False):
