@@ -602,7 +602,7 @@ def test_the_run_file_lists_its_cases():
     mine = [line.split() for line in r.stdout.splitlines() if line.split()[1:2] == ["epilogue.sh"]]
     assert r.returncode == 0 and [m[0] for m in mine] == ["epi-decode", "epi-prefill", "epi-gated", "epi-residual",
                                                           "epi-gpu-tests", "epi-gpu-full", "epi-stalls",
-                                                          "epi-spread", "bias-smem"]
+                                                          "epi-spread", "bias-smem", "epi-addr", "epi-counters"]
     assert "epilogue.sh" in open(os.path.join(ROOT, "bench", "run_h200.sh")).read()  # in the dispatcher's index
 
 
@@ -613,25 +613,26 @@ def test_every_run_case_fits_one_device_command():
     text = open(os.path.join(ROOT, "bench", "runs", "epilogue.sh")).read()
     cases = dict(re.findall(r"^((?:epi|bias)-[a-z]+)\)\n(.*?)\n  ;;", text, flags=re.S | re.M))
     assert list(cases) == ["epi-decode", "epi-prefill", "epi-gated", "epi-residual", "epi-stalls", "epi-spread",
-                           "bias-smem"]
+                           "bias-smem", "epi-addr", "epi-counters"]
     for name, body in cases.items():
         if name == "epi-stalls":  # one ncu probe per epilogue of its loop ("" bias gelu), each under one timeout
             items = re.search(r"^\s*for e in (.*); do$", body, flags=re.M).group(1).split()
             limits = [int(x) for x in re.findall(r"timeout (\d+) ", body)] * len(items)
         else:
             limits = [int(x) for x in re.findall(r"^\s*epi \S+ (\d+) ", body, flags=re.M)]
+            limits += [int(x) for x in re.findall(r"timeout (\d+) ", body)]  # its other commands (tests, ncu)
         assert limits and sum(limits) <= 560, (name, limits)
 
 
 def test_the_run_file_cases_parse_and_cover_the_brief():
     cmds = _bench_commands()
-    assert len(cmds) == 10
+    assert len(cmds) == 11
     parser = cli.build_parser(["bench"])
     seen = set()
     for argv in cmds:
         args = parser.parse_args(["bench", *argv])
-        if args.config:  # epi-spread, bias-smem: configs side by side at their own shapes, not one of the brief's sets
-            assert not args.set and len(args.shapes) >= 5 and len(args.config) >= 3, argv
+        if args.config:  # epi-spread, bias-smem, epi-addr: configs side by side at their own shapes, not the brief's sets
+            assert not args.set and len(args.shapes) >= 5 and len(args.config) >= 2, argv
             continue
         seen.add((args.epilogue.text(), args.set))
         assert args.set in ("decode", "prefill-fwd") and not args.layout  # the default nt bf16->bf16

@@ -18,6 +18,7 @@
 #   epi-spread        7. phase 8's fused epilogue slab by slab (epi_spread) beside its arithmetic all at once, short K
 #   bias-smem         8. phase 8 with the tile's bias copied to smem as its mainloop starts (bias_smem): tests, timed
 #   epi-addr          9. the bias loads' addresses by a shift: the persistent phases' fused GPU tests, then timed beside quack
+#   epi-counters     10. after epi-addr: the Nsight Compute counters of phase 8 plain, fused, fused with bias_smem
 # Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
 # quack's gemm_act / gemm_gated fingerprint the DSL's functions as installed code only where their path holds
 # "site-packages"; a DSL unpacked elsewhere and put on PYTHONPATH (the device's /tmp/site) makes quack raise "epilogue
@@ -137,13 +138,18 @@ epi-addr)
   #    cycles (quack's 0.1%). `_group_at` now shifts. Its GPU tests first (the persistent phases' fused epilogue: every
   #    kind, ragged), then phase 8's RING5 fused beside best, the unfused sequence and quack's gemm_act at the shapes
   #    where quack was ahead (the twelfth session's d4: 2.7-20.2 us), and with the tile's bias through smem (bias_smem:
-  #    one load a tile, as quack does); then the same counters as then, plain, fused and fused with bias_smem
-  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
+  #    one load a tile, as quack does); epi-counters then takes the counters that showed the cost
+  timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
     -k "persistent_phases_take_the_fused_epilogue" 2>&1 | tail -4 | tee "$OUT/epi_addr_gpu_tests.log"
   epi epi_addr_bias_gelu 400 --epilogue bias,gelu --shapes 4096,8192,1024 8192,8192,1024 1024,11008,4096 \
     8192,5632,2048 4096,8192,4096 8192,18944,3584 --config 8:stages=5,group_m=16,use_pdl=true \
     --config 8:stages=5,group_m=16,use_pdl=true,bias_smem=true
-  # the counters that showed the cost (one launch each, clocks free): is the tensor pipe still idle while it runs?
+  ;;
+epi-counters)
+  # 10. (built 2026-12-06, twelfth session; not yet run) after epi-addr: the Nsight Compute counters that showed the
+  #     fused epilogue's cost (docs/results.md, "Where the fused epilogue's time goes"), one launch each, clocks free,
+  #     at 8192x18944x3584: is the other warpgroup's tensor pipe still idle 2% of the cycles while the epilogue runs?
+  #     Plain, fused, and fused with the tile's bias through smem
   M=sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.max
   M=$M,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,smsp__inst_executed_pipe_alu.sum
   NCU="timeout 90 ncu --profile-from-start off --clock-control none --cache-control all --metrics $M python3

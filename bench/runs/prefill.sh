@@ -182,10 +182,10 @@ fit-factor)
   #     H100 (the twelfth session's d7) best's 160 at 2048x3584x18944 ran 0.932 of the vendor and phase 7's 128x256
   #     0.982; the H200 had run phase 7 128 wide there at 1.02 (fifth session). Among the named sets' shapes in the
   #     forward's nt layout five picks move: 2048x3584x18944 and 512x14336x4096 from 8 at 160 to 7 at 128 (6 stages),
-  #     512x28672x8192 and 498x28672x3072 from 8 at 176 to 7 at 256; 1024x11008x4096 keeps 176. Each beside the old
-  #     pick, cold L2, 7 rounds
-  timeout 280 python3 -m cute_gemm bench --shapes 2048,3584,18944 512,14336,4096 512,28672,8192 498,28672,3072 \
-    1024,11008,4096 --layout nt --dtype bf16 --out-dtype bf16 --best --phases 7 --config 7:use_pdl=true \
+  #     512x28672x8192 and 498x28672x3072 from 8 at 176 to 7 at 256; 1024x11008x4096 keeps 176 and 1024x5120x4096
+  #     160 (the rule's other side). Each beside the old pick, cold L2, 7 rounds
+  timeout 300 python3 -m cute_gemm bench --shapes 2048,3584,18944 512,14336,4096 512,28672,8192 498,28672,3072 \
+    1024,11008,4096 1024,5120,4096 --layout nt --dtype bf16 --out-dtype bf16 --best --phases 7 --config 7:use_pdl=true \
     --config 7:bn=128,stages=6,use_pdl=true --config 8:bn=160,epi_stages=5,use_pdl=true \
     --config 8:bn=176,epi_n=16,epi_stages=11,use_pdl=true --peers cublas,cublaslt --cold-l2 --rounds 7 --quiet \
     --no-plot --out "$OUT/fit_factor.json" > "$OUT/fit_factor.log" 2>&1

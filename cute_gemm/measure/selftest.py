@@ -51,7 +51,8 @@ RAGGED_GATED = (Problem(1000, 3024, 520), "ragged, N a multiple of 16 (gated: C 
 # where best's classes live: one token to prefill, N and K multiples of 8 but not of the tiles (ragged)
 PROBES = ((1, 4104, 4104), (13, 2056, 6152), (40, 5128, 3080), (72, 4104, 1032), (100, 11008, 4104),
           (120, 11008, 4096), (200, 4104, 2056), (236, 5128, 5128), (250, 8200, 1032), (300, 4104, 8200),
-          (480, 2056, 2056), (1000, 3000, 520), (3000, 5128, 2056), (5000, 8200, 4104), (1000, 11008, 4104))
+          (480, 2056, 2056), (1000, 3000, 520), (3000, 5128, 2056), (5000, 8200, 4104), (1000, 11008, 4104),
+          (1000, 5128, 4104))
 # the operands the classes turn through: every C dtype, every layout (x @ W.T in bf16 among them)
 OPERANDS = ("nn:fp16:fp32", "nt:bf16:bf16", "tn:fp16:fp16", "tt:bf16:fp32", "nt:fp16:fp16", "nn:bf16:bf16")
 BENCH_SHAPES = ("16,4096,4096", "128,11008,4096", "4096,4096,4096")  # decode, a fitted tile width, big
