@@ -282,7 +282,8 @@ def test_best_runs_phase_11_with_the_tile_phase_10_would_run(shape, compiled):
 def test_best_past_decode_takes_the_persistent_phases_epilogue():
     """Past 512 tokens the plain pick is a persistent phase: the epilogue's pick is the model's cheapest row whose
     phase takes the epilogue (sm90 6 or 8, sm100 6: the same fields) -- never phase 7's stream-K, which refuses it --
-    with the fields set and the rest of that row's config kept, on both ladders."""
+    with the fields set and the rest of that row's config kept, on both ladders (sm90's phase 8 with its slabs
+    spread: ``choose.spread_slabs``)."""
     ops = Operands.of("nn", "fp16", "fp32")
     for arch in ("sm90", "sm100"):
         for m, n, k in [(1000, 3000, 520), (4096, 4096, 4096), (2048, 4096, 4096)]:
@@ -293,8 +294,10 @@ def test_best_past_decode_takes_the_persistent_phases_epilogue():
             entry = registry.get(arch, phase)
             assert not entry.make(cfg, ops).can_implement(m, n, k) and not entry.config_problems(cfg)
             row = next(r for r in choose.explain(arch, m, n, k, ops) if r["phase"] in choose.EPILOGUE_PERSISTENT[arch])
-            assert (row["phase"], row["config"]) == (phase, dataclasses.replace(cfg, bias=False, activation="none",
-                                                                               residual=False))
+            want = dataclasses.replace(row["config"], bias=True, activation="silu", residual=True)
+            if (arch, phase) == ("sm90", "8"):
+                want = choose.spread_slabs(want)
+            assert (row["phase"], want) == (phase, cfg)
 
 
 def test_the_persistent_phases_take_the_epilogue(compiled):
@@ -673,3 +676,29 @@ def test_the_fused_rounds_charge_moves_a_short_k_pick_from_phase_7_to_8(monkeypa
         monkeypatch.undo()
         choose.machine.cache_clear()
         choose.pick_epilogue.cache_clear()
+
+
+def test_best_spreads_phase_8s_fused_arithmetic_over_half_width_slabs():
+    """sm90 phase 8's fused epilogue runs while the other warpgroup's wgmmas run, and its arithmetic slows them less
+    spread thin: best's pick takes ``choose.spread_slabs`` -- each slab's arithmetic after the previous slab's
+    barrier, 16-column slabs through twice the buffers (the same staging bytes), the tile's bias through smem -- for
+    any epilogue (a bias alone, an activation, the gated pairs, a residual); a config already in 16-column slabs (the
+    176-wide fitted tile) keeps its slabs. The plain pick at the same shape is untouched, and so are phase 7's
+    fused picks."""
+    ops = Operands.of("nt", "bf16", "bf16")
+    plain = choose.pick("sm90", 8192, 18944, 3584, ops)
+    assert plain[0] == "8" and (plain[1].epi_n, plain[1].epi_stages, plain[1].epi_spread) == (32, 2, False)
+    for epi in ({"bias": True}, {"bias": True, "activation": "gelu"}, {"activation": "silu", "gated": True},
+                {"residual": True}):
+        phase, cfg = choose.pick_epilogue("sm90", 8192, 18944, 3584, ops, **epi)
+        assert phase == "8" and cfg.bn == 192, epi
+        assert (cfg.epi_n, cfg.epi_stages, cfg.epi_spread, cfg.bias_smem) == (16, 4, True, True), epi
+        assert cfg == choose.spread_slabs(dataclasses.replace(plain[1], **{"activation": "none", **epi})), epi
+        entry = registry.get("sm90", "8")
+        assert not entry.config_problems(cfg) and not entry.make(cfg, ops).can_implement(8192, 18944, 3584)
+    wide = choose.pick_epilogue("sm90", 1024, 11008, 4096, ops, bias=True, activation="gelu")[1]
+    assert (wide.bn, wide.epi_n, wide.epi_stages, wide.epi_spread, wide.bias_smem) == (176, 16, 11, True, True)
+    # phase 7 runs its own epilogue as configured (its split tile stores its slabs without the spread)
+    e7 = registry.get("sm90", "7")
+    seven = choose._epilogue_row("sm90", "7", e7.default_config(), 4096, 4096, 4096, ops, True, "gelu", False)
+    assert seven[0] == "7" and not seven[1].epi_spread and seven[1].epi_n == e7.default_config().epi_n

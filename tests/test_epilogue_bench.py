@@ -602,7 +602,8 @@ def test_the_run_file_lists_its_cases():
     mine = [line.split() for line in r.stdout.splitlines() if line.split()[1:2] == ["epilogue.sh"]]
     assert r.returncode == 0 and [m[0] for m in mine] == ["epi-decode", "epi-prefill", "epi-gated", "epi-residual",
                                                           "epi-gpu-tests", "epi-gpu-full", "epi-stalls",
-                                                          "epi-spread", "bias-smem", "epi-addr", "epi-counters"]
+                                                          "epi-spread", "bias-smem", "epi-addr", "epi-counters",
+                                                          "spread-slabs"]
     assert "epilogue.sh" in open(os.path.join(ROOT, "bench", "run_h200.sh")).read()  # in the dispatcher's index
 
 
@@ -626,13 +627,13 @@ def test_every_run_case_fits_one_device_command():
 
 def test_the_run_file_cases_parse_and_cover_the_brief():
     cmds = _bench_commands()
-    assert len(cmds) == 11
+    assert len(cmds) == 13
     parser = cli.build_parser(["bench"])
     seen = set()
     for argv in cmds:
         args = parser.parse_args(["bench", *argv])
-        if args.config:  # epi-spread, bias-smem, epi-addr: configs side by side at their own shapes, not the brief's sets
-            assert not args.set and len(args.shapes) >= 5 and len(args.config) >= 2, argv
+        if args.config:  # epi-spread, bias-smem, epi-addr, spread-slabs: configs beside best's fused pick at their own
+            assert not args.set and len(args.shapes) >= 5 and len(args.config) >= 1, argv  # shapes, not the sets
             continue
         seen.add((args.epilogue.text(), args.set))
         assert args.set in ("decode", "prefill-fwd") and not args.layout  # the default nt bf16->bf16

@@ -54,6 +54,15 @@ CASES = [
      {"bn": 128, "sm_count": 4}),
     ("sm90", "6", {"bias": True, "activation": "gelu", "residual": True, "epi_spread": True}, NT_BF16, 300, 120, 72,
      {"bn": 128, "stages": 2, "sm_count": 2}),
+    # best's phase 8 with a fused epilogue (``choose.spread_slabs``): the spread in 16-column slabs, 4 buffers (8
+    # slabs of a 128-wide tile), the tile's bias through smem; the gated pairs' slab is then 8 columns of C, (BM, 8)
+    # staged; with a residual the bias comes slab by slab beside it (bias_smem inert)
+    ("sm90", "8", {"bias": True, "activation": "gelu", "epi_spread": True, "epi_n": 16, "epi_stages": 4,
+                   "bias_smem": True}, NT_BF16, 520, 120, 72, {"bn": 128, "sm_count": 2}),
+    ("sm90", "8", {"bias": True, "activation": "silu", "gated": True, "epi_spread": True, "epi_n": 16,
+                   "epi_stages": 4, "bias_smem": True}, NT_BF16, 520, 272, 72, {"bn": 128, "sm_count": 2}),
+    ("sm90", "8", {"bias": True, "activation": "relu", "residual": True, "epi_spread": True, "epi_n": 16,
+                   "epi_stages": 4, "bias_smem": True}, NN_FP16, 200, 136, 72, {"bn": 128, "sm_count": 2}),
     ("sm100", "6", {"bias": True, "activation": "gelu", "residual": True}, NT_BF16, 300, 136, 72,
      {"bn": 128, "stages": 2, "sm_count": 2, "epi_warps": 4}),
     ("sm100", "6", {"activation": "silu", "residual": True}, NT_FP32, 260, 72, 72,
@@ -63,7 +72,9 @@ CASES = [
 
 def case_id(case) -> str:
     ladder, phase, epi, ops, m, n, k, _ = case
-    return f"{ladder}-{phase}-{'+'.join(f'{a}' if v is True else str(v) for a, v in epi.items())}-{ops.c}C-{m}x{n}x{k}"
+    def word(a, v):  # a switch by its name, an activation by its own, a number with its field's name
+        return a if v is True else v if isinstance(v, str) else f"{a}={v}"
+    return f"{ladder}-{phase}-{'+'.join(word(a, v) for a, v in epi.items())}-{ops.c}C-{m}x{n}x{k}"
 
 
 def run(ladder, phase, epi, ops, m, n, k, tile, **kw):

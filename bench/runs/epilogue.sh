@@ -19,6 +19,7 @@
 #   bias-smem         8. phase 8 with the tile's bias copied to smem as its mainloop starts (bias_smem): tests, timed
 #   epi-addr          9. the bias loads' addresses by a shift: the persistent phases' fused GPU tests, then timed beside quack
 #   epi-counters     10. after epi-addr: the Nsight Compute counters of phase 8 plain, fused, fused with bias_smem
+#   spread-slabs     11. best's phase 8 fused in 16-column slabs, spread, bias in smem (choose.spread_slabs): tests, timed
 # Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
 # quack's gemm_act / gemm_gated fingerprint the DSL's functions as installed code only where their path holds
 # "site-packages"; a DSL unpacked elsewhere and put on PYTHONPATH (the device's /tmp/site) makes quack raise "epilogue
@@ -132,21 +133,23 @@ bias-smem)
     --config 8:stages=5,group_m=16,use_pdl=true,bias_smem=true,epi_spread=true
   ;;
 epi-addr)
-  # 9. (built 2026-12-06, twelfth session; not yet run) Nsight Compute beside quack (docs/results.md, "Where the fused
+  # 9. (ran 2026-12-06, thirteenth session, H100: 0.97 of quack, bias_smem no gain; the tests stopped at 22 of 28 at
+  #    their 120 s, now 160; built 2026-12-06, twelfth session) Nsight Compute beside quack (docs/results.md, "Where the fused
   #    epilogue's time goes") found phase 8's fused epilogue adding 2.6 times quack's integer instructions, most of them
   #    each bias load's address (a signed floor division by 2), while the other warpgroup's tensor pipe idled 2% of the
   #    cycles (quack's 0.1%). `_group_at` now shifts. Its GPU tests first (the persistent phases' fused epilogue: every
   #    kind, ragged), then phase 8's RING5 fused beside best, the unfused sequence and quack's gemm_act at the shapes
   #    where quack was ahead (the twelfth session's d4: 2.7-20.2 us), and with the tile's bias through smem (bias_smem:
   #    one load a tile, as quack does); epi-counters then takes the counters that showed the cost
-  timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
+  timeout 160 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py \
     -k "persistent_phases_take_the_fused_epilogue" 2>&1 | tail -4 | tee "$OUT/epi_addr_gpu_tests.log"
   epi epi_addr_bias_gelu 400 --epilogue bias,gelu --shapes 4096,8192,1024 8192,8192,1024 1024,11008,4096 \
     8192,5632,2048 4096,8192,4096 8192,18944,3584 --config 8:stages=5,group_m=16,use_pdl=true \
     --config 8:stages=5,group_m=16,use_pdl=true,bias_smem=true
   ;;
 epi-counters)
-  # 10. (built 2026-12-06, twelfth session; not yet run) after epi-addr: the Nsight Compute counters that showed the
+  # 10. (ran 2026-12-06, thirteenth session, H100: shared pipe 99.45% plain, 97.39% fused, 97.55% with bias_smem;
+  #     built 2026-12-06, twelfth session) after epi-addr: the Nsight Compute counters that showed the
   #     fused epilogue's cost (docs/results.md, "Where the fused epilogue's time goes"), one launch each, clocks free,
   #     at 8192x18944x3584: is the other warpgroup's tensor pipe still idle 2% of the cycles while the epilogue runs?
   #     Plain, fused, and fused with the tile's bias through smem
@@ -161,6 +164,22 @@ epi-counters)
   for f in plain fused fused_bias_smem; do
     echo "== ncu $f"; grep -E "^ +(sm__|l1tex__|smsp__)" "$OUT/ncu_addr_$f.txt"
   done
+  ;;
+spread-slabs)
+  # 11. (ran 2026-12-06, thirteenth session, H100: 9 tests passed; bias + gelu 1.000 of quack, 1.03 over the old
+  #     config; gated silu 1.045 of quack, 1.32x unfused) Nsight Compute on an H100 (docs/results.md, thirteenth session): phase
+  #     8's fused epilogue slows the other warpgroup's wgmmas in proportion to its arithmetic (bias alone +1.3% of the
+  #     cycles at 8192x18944x3584, gelu alone +0.9%, both +2.1%; at K = 1024 +9.1%), and less the more it is spread:
+  #     epi_spread +1.8% / +6.3%, epi_spread in 16-column slabs through 4 buffers +0.8% / +4.7%, and with the tile's
+  #     bias through smem +0.1% / +3.6%. best now runs phase 8's fused epilogue so (choose.spread_slabs; the first run
+  #     of this case had it without bias_smem). Its GPU tests (the persistent phases' variant and the linear
+  #     layers through best), then bias + gelu timed beside the old config and quack where quack was ahead, and the
+  #     gated silu over the prefill set's forward GEMMs
+  timeout 180 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py -k "spread_slabs or linear" \
+    2>&1 | tail -4 | tee "$OUT/spread_slabs_gpu_tests.log"
+  epi spread_slabs_bias_gelu 140 --epilogue bias,gelu --shapes 4096,8192,1024 8192,8192,1024 1024,11008,4096 \
+    8192,5632,2048 4096,8192,4096 8192,18944,3584 --config 8:stages=5,group_m=16,use_pdl=true
+  epi spread_slabs_gated 200 --epilogue gated,silu --set prefill-fwd
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2

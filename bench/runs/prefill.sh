@@ -177,7 +177,9 @@ p7-buffers)
   done
   ;;
 fit-factor)
-  # 10. (built 2026-12-06, twelfth session; not yet run) best's fitted widths are priced with choose.fitted_factor: phase
+  # 10. (ran 2026-12-06, thirteenth session, H100: the moved picks 0.900, 0.991, 0.932, 0.923 where the old ran
+  #     0.956, 0.970, 0.967, 0.926; the H200 ranks these tiles otherwise, model kept; built 2026-12-06, twelfth
+  #     session) best's fitted widths are priced with choose.fitted_factor: phase
   #     8's factor times the smem operand bytes a MAC reads at that width over 192's (160: 1.08, 176: 1.04). On an
   #     H100 (the twelfth session's d7) best's 160 at 2048x3584x18944 ran 0.932 of the vendor and phase 7's 128x256
   #     0.982; the H200 had run phase 7 128 wide there at 1.02 (fifth session). Among the named sets' shapes in the

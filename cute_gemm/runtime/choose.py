@@ -774,8 +774,29 @@ def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activa
         return (EPILOGUE_PHASE, cfg) if _epilogue_fits(arch, cfg, m, n, k, operands) else None
     if phase in EPILOGUE_PERSISTENT.get(arch, ()):
         cfg = dataclasses.replace(config, bias=bias, activation=activation, residual=residual, gated=gated)
+        if (arch, phase) == ("sm90", "8") and (bias or residual or gated or activation != "none"):
+            spread = spread_slabs(cfg)
+            if _epilogue_fits(arch, spread, m, n, k, operands, phase):
+                return phase, spread
         return (phase, cfg) if _epilogue_fits(arch, cfg, m, n, k, operands, phase) else None
     return None
+
+
+def spread_slabs(cfg):
+    """Phase 8's config for a fused epilogue: its arithmetic spread over half-width slabs, each slab's after the
+    previous slab's barrier (``epi_spread``, ``epi_n`` 32 -> 16 with twice the buffers: the same staging bytes), and
+    the tile's bias read from smem (``bias_smem``: one copy a tile as its mainloop starts; inert with a residual).
+
+    Why: a ping-pong warpgroup's epilogue runs while the other warpgroup's wgmmas run, on the same SM sub-partitions.
+    Left where ptxas puts it, the whole tile's arithmetic is one dense burst, and the other warpgroup's tensor pipe
+    idles beside it: bias + gelu took 2.1% more cycles than the plain kernel at 8192x18944x3584 and 9.1% at K = 1024
+    (Nsight Compute). Spread over twelve slabs, 0.8% and 4.7%; with the bias from smem too, 0.1% and 3.6%
+    (docs/results.md, thirteenth session). Configs already in 16-column slabs get the rest."""
+    over = {"epi_spread": True, "bias_smem": True}
+    slabs = cfg.bn // 16 if cfg.bn % 16 == 0 else 0
+    if cfg.epi_n == 32 and slabs and slabs % (2 * cfg.epi_stages) == 0:
+        over.update(epi_n=16, epi_stages=2 * cfg.epi_stages)
+    return dataclasses.replace(cfg, **over)
 
 
 def _epilogue_pick_row(arch: str, m, n, k, operands, bias, activation, residual, gated, rows=None):
