@@ -56,8 +56,7 @@ def test_phase7_full_tiles_spread_too():
 
 def test_best_fused_phase_8_runs_its_arithmetic_in_twelve_short_bursts():
     """What ``phase="best"`` runs for a fused call on phase 8 (``choose.spread_slabs`` of RING5): 16-column slabs,
-    each slab's 16 ``MUFU.TANH`` below the previous slab's barrier, the bias read from smem (``LDS``) slab by slab --
-    the spread that took the fused epilogue's cost from 2.1% to 0.1% of the cycles at 8192x18944x3584."""
+    each slab's 16 ``MUFU.TANH`` below the previous slab's barrier, the bias read from smem (``LDS``) slab by slab."""
     from cute_gemm.runtime import choose, registry
 
     cfg = choose.spread_slabs(registry.get("sm90", "8").configured({**FUSED, "group_m": 16}))

@@ -788,10 +788,10 @@ def spread_slabs(cfg):
     the tile's bias read from smem (``bias_smem``: one copy a tile as its mainloop starts; inert with a residual).
 
     Why: a ping-pong warpgroup's epilogue runs while the other warpgroup's wgmmas run, on the same SM sub-partitions.
-    Left where ptxas puts it, the whole tile's arithmetic is one dense burst, and the other warpgroup's tensor pipe
-    idles beside it: bias + gelu took 2.1% more cycles than the plain kernel at 8192x18944x3584 and 9.1% at K = 1024
-    (Nsight Compute). Spread over twelve slabs, 0.8% and 4.7%; with the bias from smem too, 0.1% and 3.6%
-    (docs/results.md, thirteenth session). Configs already in 16-column slabs get the rest."""
+    Left where ptxas puts it, the whole tile's arithmetic is one dense burst right when the other warpgroup starts its
+    tile, and that warpgroup's tensor pipe idles beside it. The same instructions in short bursts (twelve at 192 wide)
+    between the slab stores, the bias reads pinned below each slab's barrier, leave it nearly as busy as with none
+    (docs/lessons.md, "The pieces together"). Configs already in 16-column slabs get the rest."""
     over = {"epi_spread": True, "bias_smem": True}
     slabs = cfg.bn // 16 if cfg.bn % 16 == 0 else 0
     if cfg.epi_n == 32 and slabs and slabs % (2 * cfg.epi_stages) == 0:
