@@ -151,7 +151,8 @@ class Sm90Phase6(GemmPhase):
         elif c.sm_count < self.cluster_ctas:
             why.append(f"sm_count={c.sm_count}: at least one cluster of {self.cluster_ctas} CTAs")
         if not why:
-            why += common.ring_problems(c, extra=c.epi_stages * c.bm * self.epi_n * 2)  # at a 16-bit C
+            # the C staging at a 16-bit C, and a tile's bias where it goes through smem (phase 8's bias_smem)
+            why += common.ring_problems(c, extra=c.epi_stages * c.bm * self.epi_n * 2 + self.bias_smem_elems() * 2)
         why += c.epilogue_problems()
         if c.accumulate and c.epilogue_active():
             why.append("accumulate with bias/activation/residual: C += act(A @ B + bias) is not a GEMM epilogue anyone "
