@@ -20,6 +20,7 @@ from cute_gemm import cli
 from cute_gemm.cli import steps
 from cute_gemm.measure import epilogue_bench as eb
 from cute_gemm.measure import power, results, timing
+from cute_gemm.runtime import plan
 from cute_gemm.runtime.problem import Problem
 from phases.operands import Operands
 from synthetic_doc import ENV
@@ -64,7 +65,6 @@ def test_the_activations_are_the_kernels():
 def no_gpu(monkeypatch):
     """No GPU, and nothing may compile or look for one further."""
     from cute_gemm.runtime import compile as compile_mod
-    from cute_gemm.runtime import plan
 
     def refuse(*args, **kwargs):
         raise AssertionError("compiled")
@@ -455,6 +455,8 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     monkeypatch.setattr(power.Telemetry, "open", classmethod(lambda cls: cls(reason="test: no NVML")))
     monkeypatch.setattr("cute_gemm.measure.environment.record", lambda: ENV)
+    monkeypatch.setattr(plan, "device_target", lambda device: "sm_90a")  # best's pick: the sm90 model's
+    monkeypatch.setattr(plan, "device_name", lambda device: None)
     return state
 
 
@@ -477,7 +479,18 @@ def test_the_variants_are_timed_interleaved(fake_gpu):
             assert row["timing"]["rounds"] == 3 and row["operands"]["label"] == "nt bf16->bf16"
     assert by[("fused", "16x4096x4096")]["phase"] == "best" and by[("unfused", "16x4096x4096")]["kind"] == "peer"
     assert by[("fused", "16x4096x4096")]["library_kernels"] == ["nvjet", "epilogue"]
+    # the fused row names what best ran: phase 11 at 16 tokens, phase 7 at 512 (the model's picks), not the call's
+    # epilogue fields, which the run's spec says
+    assert by[("fused", "16x4096x4096")]["label"] == "fused (best: 11)"
+    assert by[("fused", "512x14336x4096")]["label"] == "fused (best: 7 bn=128 stages=6 use_pdl=True)"
     assert by[("fused", "16x4096x4096")]["bytes"] == 2 * (16 * 4096 + 4096 * 4096) + 2 * 16 * 4096 + 2 * 4096
+
+
+def test_the_fused_row_names_best_s_phase_8_pick_with_its_spread_slabs(fake_gpu):
+    doc = eb.run(eb.parse_spec("gated,silu"), [Problem(8192, 18944, 3584)], rounds=1, progress=False)
+    fused = next(r for r in doc["results"] if r["key"] == "fused")
+    assert fused["label"] == ("fused (best: 8 stages=5 group_m=16 epi_stages=4 epi_n=16 use_pdl=True epi_spread=True "
+                              "bias_smem=True)")
 
 
 def test_the_speedups_and_the_document(fake_gpu, monkeypatch):
@@ -509,7 +522,8 @@ def test_the_speedups_and_the_document(fake_gpu, monkeypatch):
     assert doc["protocol"]["cold_l2"] is True and doc["protocol"]["rounds"] == 2
     assert doc["protocol"]["check"] == eb.CHECK and doc["telemetry"]["reason"] == "test: no NVML"
     lines = eb.table(doc)
-    assert lines[2].split() == ["16x4096x4096", "10.0", "20.0", "12.5", "2.00x", "1.25x"]
+    assert lines[2].split() == ["16x4096x4096", "10.0", "20.0", "12.5", "2.00x", "1.25x", "11"]  # best ran phase 11
+    assert lines[3].split()[-4:] == ["7", "bn=128", "stages=6", "use_pdl=True"] and epi["shapes"][1]["fused_pick"]
     assert lines[4].split()[:3] == ["geomean", f"{math.sqrt(2.2):.2f}x", "1.00x"]
 
 

@@ -291,6 +291,28 @@ def fused(spec: Spec, arch: str | None = None, config: str | None = None):
     return make
 
 
+def best_pick(spec: Spec, p, ops: Operands, arch: str | None = None) -> str | None:
+    """What ``phase="best"`` runs for the fused call at GEMM shape ``p`` on this GPU, as a row label names it ('8
+    epi_n=16 epi_spread=True ...', ' tuned' where ``cute-gemm tune`` picked it), or None where no phase takes it."""
+    from cute_gemm.runtime import arch as arch_mod
+    from cute_gemm.runtime import choose, plan, registry
+
+    fam = arch_mod.family(arch) if arch else arch_mod.family(plan.device_target(0))
+    try:
+        phase, cfg, how = choose.resolve_epilogue(fam, p.m, p.n, p.k, ops, plan.device_name(0), spec.bias,
+                                                  spec.activation, spec.residual, spec.gated)
+    except LookupError:
+        return None
+    entry = registry.get(fam, phase)
+    fields = entry.overrides(cfg or entry.default_config())
+    return choose.label(phase, {k: v for k, v in fields.items() if k not in EPILOGUE_FIELDS}) + (
+        " tuned" if how == "tuned" else "")
+
+
+# a fused config's epilogue fields: the call's, said by the row's spec rather than in its pick's label
+EPILOGUE_FIELDS = ("bias", "activation", "residual", "gated")
+
+
 def config_key(config: str) -> str:
     """The variant key (and row key) of a ``--config`` spec: 'config 8:epi_spread=true'."""
     return f"config {config}"
@@ -430,7 +452,8 @@ def describe_variants(spec: Spec, arch: str | None = None, configs=()) -> dict:
     from cute_gemm.runtime import registry
 
     out = {
-        "fused": f'cute_gemm.gemm(A, B, phase="best", out=C{arch_kw}, {kws}): one launch (phase 11\'s epilogue)',
+        "fused": f'cute_gemm.gemm(A, B, phase="best", out=C{arch_kw}, {kws}): one launch, the epilogue fused in '
+                 f'best\'s pick (phase 11 at few tokens, a persistent phase past them; the row\'s label names it)',
         "unfused": unfused_ops(spec),
         "quack": f"{quack}, its heuristic config",
     }
@@ -535,6 +558,8 @@ def run(spec: Spec, shapes, ops: Operands = DEFAULT_OPERANDS, *, data: str = "ra
             for p in shapes:  # every fused kernel compiled and checked before quack is imported
                 for key, make in ours.items():
                     row = _row(key, p, ops, how[key])
+                    if key == "fused" and (pick := best_pick(spec, p, ops, arch)):
+                        row.update(label=f"fused (best: {pick})", pick=pick)
                     if _checked(row, check(make, p, ops, spec, repeat=True)):
                         row["library_kernels"] = _kernels(make, p, ops, spec)
                     fused_rows[p, key] = row
@@ -591,7 +616,7 @@ def shape_summary(p, by_key: dict, configs=()) -> dict:
     """One shape's line of the ``epilogue`` section: each variant's median microseconds (None: not timed, with
     its status and reason), and the fused call's speedups over the others; ``configs``: one entry each, its time
     and best's fused time over it (> 1: the config is faster than best's pick)."""
-    out = {"shape": str(p), "m": p.m, "n": p.n, "k": p.k}
+    out = {"shape": str(p), "m": p.m, "n": p.n, "k": p.k, "fused_pick": by_key["fused"].get("pick")}
     for key in VARIANTS:
         r = by_key[key]
         out[f"{key}_us"] = r["timing"]["ms_median"] * 1e3 if r.get("timing") else None
@@ -645,10 +670,10 @@ def table(doc: dict) -> list[str]:
     lines = [f"epilogue {epi['spec']} ({ops}, {'cold' if doc['protocol']['cold_l2'] else 'warm'} L2): median "
              f"microseconds per call over {doc['protocol']['rounds']} interleaved rounds; speedup = the other's "
              f"time / fused (> 1: fused is faster)",
-             f"{'shape':<18} {'fused':>9} {'unfused':>9} {'quack':>9} {'vs unfused':>11} {'vs quack':>9}"]
+             f"{'shape':<18} {'fused':>9} {'unfused':>9} {'quack':>9} {'vs unfused':>11} {'vs quack':>9}  best's pick"]
     for s in epi["shapes"]:
         lines.append(f"{s['shape']:<18} {_us(s['fused_us']):>9} {_us(s['unfused_us']):>9} {_us(s['quack_us']):>9} "
-                     f"{_x(s['speedup_vs_unfused']):>11} {_x(s['speedup_vs_quack']):>9}")
+                     f"{_x(s['speedup_vs_unfused']):>11} {_x(s['speedup_vs_quack']):>9}  {s.get('fused_pick') or '-'}")
     lines.append(f"{'geomean':<48} {_x(epi['geomean_speedup_vs_unfused']):>11} "
                  f"{_x(epi['geomean_speedup_vs_quack']):>9}   ({epi['shapes_vs_unfused']} / {epi['shapes_vs_quack']}"
                  f" shapes)")
