@@ -22,7 +22,10 @@ How the vectors reach the epilogue: the compile face hands the kernel ``bias`` a
 C's (kernel) shape -- the bias a broadcast view (stride 0 along M), the residual transposed with C where a
 plan stores C^T (swap-AB) -- so the epilogue reads element (m, n) of each at the same coordinates as the C
 element it stores, whatever the orientation, and loads them straight to registers (a 16-B C vector's bias is
-one 8-B load of 16-bit values; no smem: each value is used by one thread once).
+one 8-B load of 16-bit values; no smem: each value is used by one thread once). sm90's ping-pong phase 8 is the
+exception best makes (``cute_gemm.runtime.choose.spread_slabs``): there one warpgroup's epilogue runs beside the
+other's wgmmas, which a dense burst of arithmetic slows, so a tile's bias goes to smem as its mainloop starts
+(``bias_smem``) and each slab's arithmetic waits for the previous slab's barrier (``epi_spread``).
 
 The activations use the SFU's approximate ``tanh.approx.f32`` (relative error about 2^-11, below a bf16 ulp):
 gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) and silu(x) = x sigmoid(x) = x/2 (1 + tanh(x/2)).
