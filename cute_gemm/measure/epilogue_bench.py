@@ -293,9 +293,9 @@ def fused(spec: Spec, arch: str | None = None, config: str | None = None):
 
 def best_pick(spec: Spec, p, ops: Operands, arch: str | None = None) -> str | None:
     """What ``phase="best"`` runs for the fused call at GEMM shape ``p`` on this GPU, as a row label names it ('8
-    epi_n=16 epi_spread=True ...', ' tuned' where ``cute-gemm tune`` picked it), or None where no phase takes it."""
+    epi_n=16 epi_spread=True ...', ``choose.pick_label``), or None where no phase takes it."""
     from cute_gemm.runtime import arch as arch_mod
-    from cute_gemm.runtime import choose, plan, registry
+    from cute_gemm.runtime import choose, plan
 
     fam = arch_mod.family(arch) if arch else arch_mod.family(plan.device_target(0))
     try:
@@ -303,10 +303,7 @@ def best_pick(spec: Spec, p, ops: Operands, arch: str | None = None) -> str | No
                                                   spec.activation, spec.residual, spec.gated)
     except LookupError:
         return None
-    entry = registry.get(fam, phase)
-    fields = entry.overrides(cfg or entry.default_config())
-    return choose.label(phase, {k: v for k, v in fields.items() if k not in EPILOGUE_FIELDS}) + (
-        " tuned" if how == "tuned" else "")
+    return choose.pick_label(fam, phase, cfg, how, drop=EPILOGUE_FIELDS)
 
 
 # a fused config's epilogue fields: the call's, said by the row's spec rather than in its pick's label

@@ -64,8 +64,7 @@ def check_phases(entries, p: Problem, config=None, step=None, best_arch: str | N
             phase = None
         if phase is not None:
             entry = registry.get(best_arch, phase)
-            pick = choose.label(phase, entry.overrides(cfg or entry.default_config())) + (" tuned" if how == "tuned" else "")
-            pick += " unfitted" if how == "model" and not choose.fitted(best_arch) else ""  # datasheet constants (sm100)
+            pick = choose.pick_label(best_arch, phase, cfg, how)
             close = [] if how == "tuned" else choose.close_calls(best_arch, p.m, p.n, p.k, operands)
             adds = f'phase="best" picked phase {pick}' + (
                 f" (close call with {', '.join(close)}: within {choose.CLOSE_CALL:.0%} in the model; "

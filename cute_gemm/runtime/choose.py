@@ -672,6 +672,15 @@ def label(phase: str, over: dict) -> str:
     return " ".join(filter(None, [phase, registry.overrides_label(over)]))
 
 
+def pick_label(arch: str, phase: str, cfg, how: str, drop=()) -> str:
+    """A ``resolve`` / ``resolve_epilogue`` answer as a table names it: ``label`` of its config's overrides (less the
+    fields in ``drop``), then ' tuned' (``cute-gemm tune`` picked it) or ' unfitted' (the model rests on datasheet
+    constants: sm100)."""
+    entry = registry.get(arch, phase)
+    over = {k: v for k, v in entry.overrides(cfg or entry.default_config()).items() if k not in drop}
+    return label(phase, over) + (" tuned" if how == "tuned" else " unfitted" if not fitted(arch) else "")
+
+
 @lru_cache(maxsize=4096)
 def pick(arch: str, m: int, n: int, k: int, operands=None, accumulate: bool = False):
     """(phase, config) that ``phase="best"`` runs for (m, n, k) with ``operands`` (None: the worklog's)
