@@ -696,6 +696,8 @@ def test_best_spreads_phase_8s_fused_arithmetic_over_half_width_slabs():
         assert cfg == choose.spread_slabs(dataclasses.replace(plain[1], **{"activation": "none", **epi})), epi
         entry = registry.get("sm90", "8")
         assert not entry.config_problems(cfg) and not entry.make(cfg, ops).can_implement(8192, 18944, 3584)
+    sixty_four = dataclasses.replace(plain[1], epi_n=64, epi_stages=3, bias=True, activation="gelu")
+    assert choose.spread_slabs(sixty_four) == sixty_four  # a tuned 64-column config: as it was, untested spread
     wide = choose.pick_epilogue("sm90", 1024, 11008, 4096, ops, bias=True, activation="gelu")[1]
     assert (wide.bn, wide.epi_n, wide.epi_stages, wide.epi_spread, wide.bias_smem) == (176, 16, 11, True, True)
     # phase 7 runs its own epilogue as configured (its split tile stores its slabs without the spread)
