@@ -783,7 +783,7 @@ def _epilogue_row(arch: str, phase: str, config, m, n, k, operands, bias, activa
         return (EPILOGUE_PHASE, cfg) if _epilogue_fits(arch, cfg, m, n, k, operands) else None
     if phase in EPILOGUE_PERSISTENT.get(arch, ()):
         cfg = dataclasses.replace(config, bias=bias, activation=activation, residual=residual, gated=gated)
-        if (arch, phase) == ("sm90", "8") and (bias or residual or gated or activation != "none"):
+        if (arch, phase) == ("sm90", "8") and cfg.epilogue_active():
             spread = spread_slabs(cfg)
             if _epilogue_fits(arch, spread, m, n, k, operands, phase):
                 return phase, spread
