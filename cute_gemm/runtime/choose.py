@@ -544,9 +544,9 @@ def fitted_factor(bn: int) -> float:
     """Phase 8's time factor at width ``bn``: ``PHASE8_FACTOR`` times the shared-memory operand bytes a MAC reads at
     ``bn`` over those at its default 192. Each k-step's wgmmas read the tile's 128 rows of A and ``bn`` of B, so a MAC
     reads (1/bn + 1/128) of an element: 8% more at 160 than at 192, 4% more at 176. The tensor pipe waits on those
-    reads (Nsight Compute: the shared pipe ~99% busy in these kernels), so a narrower tile runs slower per MAC. It
-    does not show where rounds set the time (1024x11008x4096: 176 ran 5% ahead of 192), but it does at long K
-    (2048x3584x18944: 160 ran 0.93 of the vendor and phase 7's 128x256 0.98; docs/results.md)."""
+    reads (the shared pipe is nearly always busy in these kernels), so a narrower tile runs slower per MAC. Where
+    the rounds set the time a width that fills them still wins; at long K the reads do (docs/best.md, "Phase 8 in
+    the width that fills its rounds")."""
     default = registry.get("sm90", "8").default_config()
 
     def reads(width: int) -> float:  # smem operand elements a MAC reads: A's tile rows and B's per k-step
