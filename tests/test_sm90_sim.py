@@ -309,6 +309,25 @@ def test_an_fp32_c_counts_its_staging_in_the_smem():
     assert not e6.make(dataclasses.replace(wide, stages=3), Operands.of("nt", "bf16", "fp32")).can_implement(8, 8, 8)
 
 
+def test_the_gated_pairs_count_half_a_slab_of_staging():
+    """The gated pairs store half a slab's accumulator columns (C [M, N/2]), so the smem rule counts half the staging:
+    phase 8's RING5 (200 KiB of ring) takes 64-column slabs through 3 buffers with SwiGLU's pairs (24 KiB of a 16-bit
+    C's staging) and refuses them for bias + gelu (48 KiB). A call's epilogue fields are set before the rule reads the
+    config (``plan.epilogue_config``), so the same overrides pass or fail as the call will build them."""
+    from cute_gemm.errors import UnsupportedError
+    from cute_gemm.runtime.plan import epilogue_config
+
+    e8 = registry.get("sm90", "8")
+    wide = dataclasses.replace(e8.default_config(), stages=5, group_m=16, epi_n=64, epi_stages=3, epi_spread=True)
+    assert not e8.config_problems(dataclasses.replace(wide, gated=True, activation="silu"))
+    why = e8.config_problems(dataclasses.replace(wide, bias=True, activation="gelu"))
+    assert len(why) == 1 and "248 KiB" in why[0], why
+    over = "stages=5,group_m=16,epi_n=64,epi_stages=3,epi_spread=true"
+    assert epilogue_config(e8, over, False, "silu", False, gated=True).epi_n == 64
+    with pytest.raises(UnsupportedError, match="248 KiB"):
+        epilogue_config(e8, over, True, "gelu", False)
+
+
 @pytest.mark.parametrize("case", list(MULTICAST))
 def test_simulation_token_tile_multicast(case):
     m, n, k, over = MULTICAST[case]

@@ -78,9 +78,11 @@ def refuse_unimplementable(entries, shapes, operands: Operands = WORKLOG):
                 raise UsageError(why)
 
 
-def parse_variant(spec: str, arch: str):
+def parse_variant(spec: str, arch: str, call: dict | None = None):
     """'8:bn=128,stages=5' -> (entry, config, 'bn=128 stages=5'); UsageError on a bad phase, field or value, or a
-    config the phase's rules refuse (``PhaseEntry.configured``) -- before anything compiles."""
+    config the phase's rules refuse (``PhaseEntry.configured``) -- before anything compiles. ``call``: config
+    fields the call itself sets (a fused epilogue's: the gated pairs halve the C staging the rules count), set
+    where the phase's config has them before the rules read it; the label is the spec's own."""
     from cute_gemm.errors import UnsupportedError
     from cute_gemm.runtime import registry
 
@@ -90,7 +92,8 @@ def parse_variant(spec: str, arch: str):
     try:
         entry = registry.get(arch, phase)
         over = registry.parse_overrides(fields)
-        cfg = entry.configured(over)
+        cfg = entry.configured({**over, **{f: v for f, v in (call or {}).items()
+                                           if f in entry.config_cls.__dataclass_fields__}})
     except (LookupError, ValueError, UnsupportedError) as exc:  # an InputError is a ValueError
         raise UsageError(f"--config {spec!r}: {exc}") from None
     return entry, cfg, registry.overrides_label(over)
@@ -114,9 +117,9 @@ def buildable_variant(spec: str, arch: str, operands=None):
     return entry, over
 
 
-def variants(specs, fams) -> list:
+def variants(specs, fams, call: dict | None = None) -> list:
     """``--config`` specs parsed for the first of ``fams`` that has the phase (the GPU's, when there is one): a
-    config that ladder refuses is refused, not tried on the next."""
+    config that ladder refuses is refused, not tried on the next; ``call``: as ``parse_variant``'s."""
     from cute_gemm.runtime import registry
 
     out = []
@@ -126,7 +129,7 @@ def variants(specs, fams) -> list:
             has = [f for f in fams if registry.parse_phase(phase) in registry.phase_ids(f)]
         except ValueError:  # an unknown phase id: parse_variant says so
             has = []
-        out.append(parse_variant(spec, (has or fams)[0]))
+        out.append(parse_variant(spec, (has or fams)[0], call))
     return out
 
 

@@ -72,6 +72,11 @@ class Spec:
         return {"bias": bias if self.bias else None, "activation": self.activation,
                 "residual": residual if self.residual else None, **({"gated": True} if self.gated else {})}
 
+    def config_fields(self) -> dict:
+        """The epilogue as the fields of an epilogue phase's config (``EpilogueFields``)."""
+        return {"bias": self.bias, "activation": self.activation or "none", "residual": self.residual,
+                "gated": self.gated}
+
     def c_cols(self, n: int) -> int:
         """C's columns for a GEMM N: N, or N / 2 with the gated pairs."""
         return n // 2 if self.gated else n

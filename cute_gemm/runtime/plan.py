@@ -314,8 +314,9 @@ GATED_PHASES = {"sm90": ("6", "7", "8", "11"), "sm100": ("11",)}
 def epilogue_config(entry: registry.PhaseEntry, config, bias: bool, activation: str, residual: bool,
                     gated: bool = False):
     """``config`` (None, a config or overrides) of an epilogue phase (``EPILOGUE_PHASES``) with the call's epilogue
-    fields set (what the call's tensors say, whatever the config had); UnsupportedError naming those phases for any
-    other phase, and naming ``GATED_PHASES`` for ``gated`` on any other phase."""
+    fields set (what the call's tensors say, whatever the config had), then checked (``PhaseEntry.configured``);
+    UnsupportedError naming those phases for any other phase, and naming ``GATED_PHASES`` for ``gated`` on any
+    other phase."""
     if gated and entry.phase not in GATED_PHASES.get(entry.arch, ()):
         has = ", ".join(GATED_PHASES.get(entry.arch, ()))
         raise UnsupportedError(f"{entry.key} has no gated pairs (gated=True: C [M, N/2] = act(gate) * up): {entry.arch} "
@@ -324,8 +325,9 @@ def epilogue_config(entry: registry.PhaseEntry, config, bias: bool, activation: 
         has = ", ".join(EPILOGUE_PHASES.get(entry.arch, ()))
         raise UnsupportedError(f"{entry.key} has no fused epilogue (bias=, activation=, residual=): {entry.arch} "
                                f"phases {has} have it (phase 11 has it), and phase=\"best\" picks among them")
-    return dataclasses.replace(entry.configured(config), bias=bias, activation=activation, residual=residual,
-                               gated=gated)
+    # checked with the epilogue's fields set: the gated pairs halve a slab's C staging, a bias may take smem
+    return entry.configured(dataclasses.replace(entry.configured(config, check=False), bias=bias,
+                                                activation=activation, residual=residual, gated=gated))
 
 
 def _epilogue_key(a, b, phase, out, config, arch, out_dtype, epi):

@@ -151,8 +151,10 @@ class Sm90Phase6(GemmPhase):
         elif c.sm_count < self.cluster_ctas:
             why.append(f"sm_count={c.sm_count}: at least one cluster of {self.cluster_ctas} CTAs")
         if not why:
-            # the C staging at a 16-bit C, and a tile's bias where it goes through smem (phase 8's bias_smem)
-            why += common.ring_problems(c, extra=c.epi_stages * c.bm * self.epi_n * 2 + self.bias_smem_elems() * 2)
+            # the C staging at a 16-bit C (a slab's C columns: half its accumulator columns with the gated pairs), and
+            # a tile's bias where it goes through smem (phase 8's bias_smem)
+            staging = c.epi_stages * c.bm * (self.epi_n // self.c_per_acc()) * 2
+            why += common.ring_problems(c, extra=staging + self.bias_smem_elems() * 2)
         why += c.epilogue_problems()
         if c.accumulate and c.epilogue_active():
             why.append("accumulate with bias/activation/residual: C += act(A @ B + bias) is not a GEMM epilogue anyone "

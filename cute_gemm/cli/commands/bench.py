@@ -80,7 +80,7 @@ def _epilogue(args) -> int:
     spec = args.epilogue
     tgt = steps.gpu_target()
     configs = list(args.config or ())  # each checked here (phase, fields, the phase's rules), with or without a GPU
-    variants(configs, [args.arch] if args.arch else [_arch.family(tgt)] if tgt else ["sm90"])
+    variants(configs, [args.arch] if args.arch else [_arch.family(tgt)] if tgt else ["sm90"], spec.config_fields())
     for c in configs:
         fields = registry.parse_overrides(registry.split_spec(c)[1])
         named = [f for f in fields if f in EpilogueFields.__dataclass_fields__]
