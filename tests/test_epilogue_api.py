@@ -682,9 +682,9 @@ def test_best_spreads_phase_8s_fused_arithmetic_over_half_width_slabs():
     """sm90 phase 8's fused epilogue runs while the other warpgroup's wgmmas run, and its arithmetic slows them less
     spread thin: best's pick takes ``choose.spread_slabs`` -- each slab's arithmetic after the previous slab's
     barrier, 16-column slabs through twice the buffers (the same staging bytes), the tile's bias through smem -- for
-    any epilogue (a bias alone, an activation, the gated pairs, a residual); a config already in 16-column slabs (the
-    176-wide fitted tile) keeps its slabs. The plain pick at the same shape is untouched, and so are phase 7's
-    fused picks."""
+    any epilogue (a bias alone, an activation, a residual); the gated pairs keep their 32-column slabs (16 columns of
+    C) and buffers; a config already in 16-column slabs (the 176-wide fitted tile) keeps its slabs. The plain pick at
+    the same shape is untouched, and so are phase 7's fused picks."""
     ops = Operands.of("nt", "bf16", "bf16")
     plain = choose.pick("sm90", 8192, 18944, 3584, ops)
     assert plain[0] == "8" and (plain[1].epi_n, plain[1].epi_stages, plain[1].epi_spread) == (32, 2, False)
@@ -692,7 +692,8 @@ def test_best_spreads_phase_8s_fused_arithmetic_over_half_width_slabs():
                 {"residual": True}):
         phase, cfg = choose.pick_epilogue("sm90", 8192, 18944, 3584, ops, **epi)
         assert phase == "8" and cfg.bn == 192, epi
-        assert (cfg.epi_n, cfg.epi_stages, cfg.epi_spread, cfg.bias_smem) == (16, 4, True, True), epi
+        slabs = (32, 2) if epi.get("gated") else (16, 4)
+        assert (cfg.epi_n, cfg.epi_stages, cfg.epi_spread, cfg.bias_smem) == (*slabs, True, True), epi
         assert cfg == choose.spread_slabs(dataclasses.replace(plain[1], **{"activation": "none", **epi})), epi
         entry = registry.get("sm90", "8")
         assert not entry.config_problems(cfg) and not entry.make(cfg, ops).can_implement(8192, 18944, 3584)

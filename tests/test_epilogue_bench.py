@@ -123,6 +123,16 @@ def test_without_a_gpu_the_plan_names_each_config(no_gpu, capsys, tmp_path):
     assert set(plan["variants"]) == {*eb.VARIANTS, "config 8:stages=5,epi_spread=true"}
 
 
+def test_a_config_is_checked_with_the_epilogue_it_will_run(no_gpu, capsys):
+    """``--config`` is checked with the epilogue's fields set, as the fused call builds it: 64-column slabs through 3
+    buffers on phase 8's RING5 fit with the gated pairs (half the staging) and not with bias + gelu."""
+    wide = "8:stages=5,group_m=16,epi_n=64,epi_stages=3,epi_spread=true"
+    assert cli.main(["bench", "--epilogue", "gated,silu", "--shapes", "4096,8192,1024", "--config", wide]) == 0
+    assert f"  config {wide}: cute_gemm.gemm(" in capsys.readouterr().out
+    assert cli.main(["bench", "--epilogue", "bias,gelu", "--shapes", "4096,8192,1024", "--config", wide]) == 2
+    assert "248 KiB of A/B ring" in capsys.readouterr().err
+
+
 def test_without_a_gpu_the_gated_plan_says_swiglu(no_gpu, capsys):
     assert cli.main(["bench", "--epilogue", "gated,silu", "--shapes", "16,8192,4096"]) == 0
     out = capsys.readouterr().out
@@ -487,10 +497,10 @@ def test_the_variants_are_timed_interleaved(fake_gpu):
 
 
 def test_the_fused_row_names_best_s_phase_8_pick_with_its_spread_slabs(fake_gpu):
-    doc = eb.run(eb.parse_spec("gated,silu"), [Problem(8192, 18944, 3584)], rounds=1, progress=False)
-    fused = next(r for r in doc["results"] if r["key"] == "fused")
-    assert fused["label"] == ("fused (best: 8 stages=5 group_m=16 epi_stages=4 epi_n=16 use_pdl=True epi_spread=True "
-                              "bias_smem=True)")
+    for spec, slabs in (("bias,gelu", "epi_stages=4 epi_n=16 "), ("gated,silu", "")):  # the pairs keep 32 columns
+        doc = eb.run(eb.parse_spec(spec), [Problem(8192, 18944, 3584)], rounds=1, progress=False)
+        fused = next(r for r in doc["results"] if r["key"] == "fused")
+        assert fused["label"] == f"fused (best: 8 stages=5 group_m=16 {slabs}use_pdl=True epi_spread=True bias_smem=True)"
 
 
 def test_the_speedups_and_the_document(fake_gpu, monkeypatch):

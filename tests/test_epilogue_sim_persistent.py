@@ -55,10 +55,13 @@ CASES = [
     ("sm90", "6", {"bias": True, "activation": "gelu", "residual": True, "epi_spread": True}, NT_BF16, 300, 120, 72,
      {"bn": 128, "stages": 2, "sm_count": 2}),
     # best's phase 8 with a fused epilogue (``choose.spread_slabs``): the spread in 16-column slabs, 4 buffers (8
-    # slabs of a 128-wide tile), the tile's bias through smem; the gated pairs' slab is then 8 columns of C, (BM, 8)
-    # staged; with a residual the bias comes slab by slab beside it (bias_smem inert)
+    # slabs of a 128-wide tile), the tile's bias through smem; the gated pairs keep 32-column slabs (16 columns of C);
+    # in 16-column ones (the 176-wide fitted tile's) their slab is 8 columns of C, (BM, 8) staged; with a residual
+    # the bias comes slab by slab beside it (bias_smem inert)
     ("sm90", "8", {"bias": True, "activation": "gelu", "epi_spread": True, "epi_n": 16, "epi_stages": 4,
                    "bias_smem": True}, NT_BF16, 520, 120, 72, {"bn": 128, "sm_count": 2}),
+    ("sm90", "8", {"bias": True, "activation": "silu", "gated": True, "epi_spread": True, "bias_smem": True},
+     NT_BF16, 520, 272, 72, {"bn": 128, "sm_count": 2}),
     ("sm90", "8", {"bias": True, "activation": "silu", "gated": True, "epi_spread": True, "epi_n": 16,
                    "epi_stages": 4, "bias_smem": True}, NT_BF16, 520, 272, 72, {"bn": 128, "sm_count": 2}),
     ("sm90", "8", {"bias": True, "activation": "relu", "residual": True, "epi_spread": True, "epi_n": 16,

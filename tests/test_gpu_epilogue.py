@@ -357,8 +357,8 @@ def test_persistent_phases_take_the_fused_epilogue(phase, gated, residual):
     the summed halves; 1000x264x520 (gated 1000x528x520) is a partial tile in every mode. float64 reference, the
     check's tolerance (the gated pairs': carried through the product), a repeat bit-identical. "8+epi_spread": phase 8
     with each slab's arithmetic held below the previous slab's barrier (``epi_spread``); "8+spread_slabs": that in
-    16-column slabs through 4 buffers with the bias through smem, what best runs phase 8's fused epilogue in
-    (``choose.spread_slabs``); "8+bias_smem": the tile's bias copied to smem as its mainloop starts (with a residual
+    16-column slabs through 4 buffers (the gated pairs: their 32-column slabs) with the bias through smem, what best
+    runs phase 8's fused epilogue in (``choose.spread_slabs``); "8+bias_smem": the tile's bias copied to smem as its mainloop starts (with a residual
     the field is inert: the slabs load the bias beside it);
     "8+w176": phase 8 176 wide in 16-column slabs (``choose.fitted_width``'s, which best picks at 1024x11008x4096; a
     16-bit C only: with an fp32 C its 11 staging buffers are over the smem); "8+store_overlap": each slab's arithmetic
@@ -373,13 +373,13 @@ def test_persistent_phases_take_the_fused_epilogue(phase, gated, residual):
 
     act, wide = ("silu", 3056) if gated else ("gelu", 3064)
     phase, _, switch = phase.partition("+")
-    extra = {"": "", "w176": ",bn=176,epi_n=16,epi_stages=11",
-             "spread_slabs": ",epi_spread=true,epi_n=16,epi_stages=4,bias_smem=true"}.get(switch, f",{switch}=true")
+    extra = {"": "", "w176": ",bn=176,epi_n=16,epi_stages=11"}.get(switch, f",{switch}=true")
     entry = registry.get("sm90", phase)
     if switch == "spread_slabs":  # best's rule gives these fields to phase 8's default config
         from cute_gemm.runtime import choose
-        spread = choose.spread_slabs(entry.default_config())
-        assert (spread.epi_spread, spread.epi_n, spread.epi_stages, spread.bias_smem) == (True, 16, 4, True)
+        s = choose.spread_slabs(dataclasses.replace(entry.default_config(), gated=gated))
+        assert (s.epi_spread, s.epi_n, s.epi_stages, s.bias_smem) == (True, *((32, 2) if gated else (16, 4)), True)
+        extra = f",epi_spread=true,epi_n={s.epi_n},epi_stages={s.epi_stages},bias_smem=true"
     cfg = entry.configured(f"bias=true,activation={act},residual={str(residual).lower()},gated={str(gated).lower()}"
                            + extra)
     if phase == "7":
