@@ -189,14 +189,22 @@ def test_best_runs_phase_11_with_phase_10s_tile_at_decode(shape, compiled):
 
 def test_best_with_gated_takes_the_persistent_phases_at_prefill_on_sm90():
     """Past decode sizes the plain epilogue's pick is a persistent phase; on sm90 those take the gated pairs too, so
-    "best" runs the same phase and tile with the gated field on."""
+    "best" runs the same phase and tile with the gated field on (on phase 8 in the pairs' own 32-column slabs, where
+    an activation alone gets 16-column ones: ``choose.spread_slabs``)."""
     ops = Operands.of("nt", "bf16", "bf16")
+    phases = set()
     for m, n, k in [(2048, 8192, 4096), (4096, 28672, 4096)]:
         plain = choose.pick_epilogue("sm90", m, n, k, ops, False, "silu", False)
         phase, cfg = choose.pick_epilogue("sm90", m, n, k, ops, False, "silu", False, True)
         assert phase == plain[0] in choose.EPILOGUE_PERSISTENT["sm90"] and cfg.gated
-        assert dataclasses.replace(cfg, gated=False) == plain[1]
+        same = dataclasses.replace(cfg, gated=False)
+        if phase == "8":
+            assert (cfg.epi_n, cfg.epi_stages, plain[1].epi_n, plain[1].epi_stages) == (32, 2, 16, 4)
+            same = dataclasses.replace(same, epi_n=16, epi_stages=4)
+        assert same == plain[1]
+        phases.add(phase)
         assert not registry.get("sm90", phase).config_problems(cfg)
+    assert "8" in phases  # the slabs' rule is exercised
 
 
 def test_best_with_gated_skips_sm100s_persistent_phase_at_prefill():

@@ -347,16 +347,17 @@ def test_linear_with_an_activation_inference_and_training(act):
 @pytest.mark.gpu
 @pytest.mark.parametrize("residual", [True, False], ids=["residual", "no-residual"])
 @pytest.mark.parametrize("gated", [False, True], ids=["bias+gelu", "gated+bias+silu"])
-@pytest.mark.parametrize("phase", ["6", "7", "8", "8+epi_spread", "8+spread_slabs", "8+bias_smem", "8+w176",
-                                   "8+store_overlap"])
+@pytest.mark.parametrize("phase", ["6", "7", "7+epi_spread", "8", "8+epi_spread", "8+spread_slabs", "8+bias_smem",
+                                   "8+w176", "8+store_overlap"])
 def test_persistent_phases_take_the_fused_epilogue(phase, gated, residual):
     """sm90's persistent phases with bias + gelu, or SwiGLU's pairs + bias (C [M, N/2] staged in (BM, 16) slabs),
     with and without a residual (without one a tile loads its bias once, before its slabs), in their own configs at
     ragged shapes: 3000xNx1000 and 100xNx1000 (N = 3064, gated 3056) split
     phase 7's last round along K in each pair (12 split tiles; at M = 100 every tile), so the epilogue is checked on
     the summed halves; 1000x264x520 (gated 1000x528x520) is a partial tile in every mode. float64 reference, the
-    check's tolerance (the gated pairs': carried through the product), a repeat bit-identical. "8+epi_spread": phase 8
-    with each slab's arithmetic held below the previous slab's barrier (``epi_spread``); "8+spread_slabs": that in
+    check's tolerance (the gated pairs': carried through the product), a repeat bit-identical. "7+epi_spread",
+    "8+epi_spread": phase 7 or 8 with each slab's arithmetic held below the previous slab's barrier (``epi_spread``;
+    phase 7's split tiles store theirs without it); "8+spread_slabs": that in
     16-column slabs through 4 buffers (the gated pairs: their 32-column slabs) with the bias through smem, what best
     runs phase 8's fused epilogue in (``choose.spread_slabs``); "8+bias_smem": the tile's bias copied to smem as its mainloop starts (with a residual
     the field is inert: the slabs load the bias beside it);

@@ -20,6 +20,7 @@
 #   epi-addr          9. the bias loads' addresses by a shift: the persistent phases' fused GPU tests, then timed beside quack
 #   epi-counters     10. after epi-addr: the Nsight Compute counters of phase 8 plain, fused, fused with bias_smem
 #   spread-slabs     11. best's phase 8 fused in 16-column slabs, spread, bias in smem (choose.spread_slabs): tests, timed
+#   gated-slabs      12. the gated pairs in their own 32-column slabs, spread (spread_slabs): tests, SwiGLU beside the old form
 # Each case is two bench calls of at most 270 s: within one device command's 600 s with the bundle's unpacking.
 # quack's gemm_act / gemm_gated fingerprint the DSL's functions as installed code only where their path holds
 # "site-packages"; a DSL unpacked elsewhere and put on PYTHONPATH (the device's /tmp/site) makes quack raise "epilogue
@@ -180,6 +181,18 @@ spread-slabs)
   epi spread_slabs_bias_gelu 140 --epilogue bias,gelu --shapes 4096,8192,1024 8192,8192,1024 1024,11008,4096 \
     8192,5632,2048 4096,8192,4096 8192,18944,3584 --config 8:stages=5,group_m=16,use_pdl=true
   epi spread_slabs_gated 200 --epilogue gated,silu --set prefill-fwd
+  ;;
+gated-slabs)
+  # 12. (ran 2026-12-06, fourteenth session, H100, as the tarball's d4 and d5: 9 tests passed; SwiGLU 1.02 and 1.07 of
+  #     quack, none below 1.00; the old 16-column form 0.90-0.99 of the new) Nsight Compute on an H100 (docs/results.md,
+  #     fourteenth session): spread_slabs' 16-column slabs leave the gated pairs 8 columns of C a slab, and cost phase 8
+  #     +4.8% of the plain kernel's cycles at 4096x8192x1024, where their own 32-column slabs spread cost -0.6% (quack's
+  #     gemm_gated +0.4%). spread_slabs now keeps the pairs' 32-column slabs. Its GPU tests, then SwiGLU over the
+  #     prefill set's forward GEMMs beside the old form
+  timeout 180 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_epilogue.py -k "spread_slabs or linear" \
+    2>&1 | tail -4 | tee "$OUT/gated_slabs_gpu_tests.log"
+  epi gated_slabs 260 --epilogue gated,silu --set prefill-fwd \
+    --config 8:stages=5,group_m=16,use_pdl=true,epi_n=16,epi_stages=4,epi_spread=true,bias_smem=true
   ;;
 *)
   echo "$0: no case '${1:-}' here (bash bench/run_h200.sh --list)" >&2
