@@ -801,10 +801,9 @@ def spread_slabs(cfg):
     tile, and that warpgroup's tensor pipe idles beside it. The same instructions in short bursts (twelve at 192 wide)
     between the slab stores, the bias reads pinned below each slab's barrier, leave it nearly as busy as with none
     (docs/lessons.md, "The pieces together"). The gated pairs keep their 32-column slabs: a slab's C is half its
-    accumulator columns, and 16 of them (32-B rows) store cheaper than twice as many slabs of 8 -- the 8-column form
-    cost phase 8 4.8% of its cycles at 4096x8192x1024 where the 16-column one cost none (docs/lessons.md). Configs
-    already in 16-column slabs get the rest; 64-column slabs (a config ``cute-gemm tune --explore`` may have kept)
-    stay as they are, the form no GPU has run spread."""
+    accumulator columns, and six stores of 16 C columns (32-B rows) cost less than twelve of 8; the spread alone
+    thins their burst (the same section). Configs already in 16-column slabs get the rest; 64-column slabs (a config
+    ``cute-gemm tune --explore`` may have kept) stay as they are, the form no GPU has run spread."""
     if cfg.epi_n not in (16, 32):
         return cfg
     over = {"epi_spread": True, "bias_smem": True}
