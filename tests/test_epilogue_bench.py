@@ -627,7 +627,7 @@ def test_the_run_file_lists_its_cases():
     assert r.returncode == 0 and [m[0] for m in mine] == ["epi-decode", "epi-prefill", "epi-gated", "epi-residual",
                                                           "epi-gpu-tests", "epi-gpu-full", "epi-stalls",
                                                           "epi-spread", "bias-smem", "epi-addr", "epi-counters",
-                                                          "spread-slabs"]
+                                                          "spread-slabs", "gated-slabs"]
     assert "epilogue.sh" in open(os.path.join(ROOT, "bench", "run_h200.sh")).read()  # in the dispatcher's index
 
 
@@ -636,9 +636,9 @@ def test_every_run_case_fits_one_device_command():
     import re
 
     text = open(os.path.join(ROOT, "bench", "runs", "epilogue.sh")).read()
-    cases = dict(re.findall(r"^((?:epi|bias)-[a-z]+)\)\n(.*?)\n  ;;", text, flags=re.S | re.M))
+    cases = dict(re.findall(r"^((?:epi|bias|spread|gated)-[a-z]+)\)\n(.*?)\n  ;;", text, flags=re.S | re.M))
     assert list(cases) == ["epi-decode", "epi-prefill", "epi-gated", "epi-residual", "epi-stalls", "epi-spread",
-                           "bias-smem", "epi-addr", "epi-counters"]
+                           "bias-smem", "epi-addr", "epi-counters", "spread-slabs", "gated-slabs"]
     for name, body in cases.items():
         if name == "epi-stalls":  # one ncu probe per epilogue of its loop ("" bias gelu), each under one timeout
             items = re.search(r"^\s*for e in (.*); do$", body, flags=re.M).group(1).split()
@@ -651,13 +651,14 @@ def test_every_run_case_fits_one_device_command():
 
 def test_the_run_file_cases_parse_and_cover_the_brief():
     cmds = _bench_commands()
-    assert len(cmds) == 13
+    assert len(cmds) == 14
     parser = cli.build_parser(["bench"])
     seen = set()
     for argv in cmds:
         args = parser.parse_args(["bench", *argv])
         if args.config:  # epi-spread, bias-smem, epi-addr, spread-slabs: configs beside best's fused pick at their own
-            assert not args.set and len(args.shapes) >= 5 and len(args.config) >= 1, argv  # shapes, not the sets
+            # shapes; gated-slabs: over the forward set
+            assert (args.set == "prefill-fwd" or not args.set and len(args.shapes) >= 5) and args.config, argv
             continue
         seen.add((args.epilogue.text(), args.set))
         assert args.set in ("decode", "prefill-fwd") and not args.layout  # the default nt bf16->bf16
