@@ -500,7 +500,8 @@ def test_the_fused_row_names_best_s_phase_8_pick_with_its_spread_slabs(fake_gpu)
     for spec, slabs in (("bias,gelu", "epi_stages=4 epi_n=16 "), ("gated,silu", "")):  # the pairs keep 32 columns
         doc = eb.run(eb.parse_spec(spec), [Problem(8192, 18944, 3584)], rounds=1, progress=False)
         fused = next(r for r in doc["results"] if r["key"] == "fused")
-        assert fused["label"] == f"fused (best: 8 stages=5 group_m=16 {slabs}use_pdl=True epi_spread=True bias_smem=True)"
+        assert fused["label"] == (f"fused (best: 8 stages=5 group_m=16 {slabs}use_pdl=True epi_spread=True "
+                                  "bias_smem=True)")
 
 
 def test_the_speedups_and_the_document(fake_gpu, monkeypatch):

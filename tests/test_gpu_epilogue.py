@@ -357,9 +357,9 @@ def test_persistent_phases_take_the_fused_epilogue(phase, gated, residual):
     the summed halves; 1000x264x520 (gated 1000x528x520) is a partial tile in every mode. float64 reference, the
     check's tolerance (the gated pairs': carried through the product), a repeat bit-identical. "7+epi_spread",
     "8+epi_spread": phase 7 or 8 with each slab's arithmetic held below the previous slab's barrier (``epi_spread``;
-    phase 7's split tiles store theirs without it); "8+spread_slabs": that in
-    16-column slabs through 4 buffers (the gated pairs: their 32-column slabs) with the bias through smem, what best
-    runs phase 8's fused epilogue in (``choose.spread_slabs``); "8+bias_smem": the tile's bias copied to smem as its mainloop starts (with a residual
+    phase 7's split tiles store theirs without it); "8+spread_slabs": that in 16-column slabs through 4 buffers (the
+    gated pairs: their 32-column slabs) with the bias through smem, what best runs phase 8's fused epilogue in
+    (``choose.spread_slabs``); "8+bias_smem": the tile's bias copied to smem as its mainloop starts (with a residual
     the field is inert: the slabs load the bias beside it);
     "8+w176": phase 8 176 wide in 16-column slabs (``choose.fitted_width``'s, which best picks at 1024x11008x4096; a
     16-bit C only: with an fp32 C its 11 staging buffers are over the smem); "8+store_overlap": each slab's arithmetic

@@ -151,10 +151,8 @@ class Sm90Phase6(GemmPhase):
         elif c.sm_count < self.cluster_ctas:
             why.append(f"sm_count={c.sm_count}: at least one cluster of {self.cluster_ctas} CTAs")
         if not why:
-            # the C staging at a 16-bit C (a slab's C columns: half its accumulator columns with the gated pairs), and
-            # a tile's bias where it goes through smem (phase 8's bias_smem)
-            staging = c.epi_stages * c.bm * (self.epi_n // self.c_per_acc()) * 2
-            why += common.ring_problems(c, extra=staging + self.bias_smem_elems() * 2)
+            # the C staging at a 16-bit C, and a tile's bias where it goes through smem (phase 8's bias_smem)
+            why += common.ring_problems(c, extra=self.staging_bytes(2) + self.bias_smem_elems() * 2)
         why += c.epilogue_problems()
         if c.accumulate and c.epilogue_active():
             why.append("accumulate with bias/activation/residual: C += act(A @ B + bias) is not a GEMM epilogue anyone "
@@ -170,13 +168,17 @@ class Sm90Phase6(GemmPhase):
             why.append(f"epi_n={c.epi_n} with an fp32 C: a slab row of {c.epi_n * 4} B is over the 128 B of the SW128 "
                        f"box; epi_n=32")
         elif c_bytes == 4 and not self.config_problems():
-            staging = c.epi_stages * c.bm * (self.epi_n // self.c_per_acc()) * 4
             why += [f"{w} (with an fp32 C: a 16-bit C fits)"
-                    for w in common.ring_problems(c, extra=staging + common.SMEM_ALIGN)]
+                    for w in common.ring_problems(c, extra=self.staging_bytes(4) + common.SMEM_ALIGN)]
         return why
 
     def can_implement(self, m: int, n: int, k: int) -> list[str]:
         return super().can_implement(m, n, k) + self.cfg.shape_problems(n, self.divisibility()[1])
+
+    def staging_bytes(self, c_bytes: int) -> int:
+        """The C staging buffers' bytes at ``c_bytes`` a C element: ``epi_stages`` slabs of BM rows by a slab's C
+        columns (half its accumulator columns with the gated pairs)."""
+        return self.cfg.epi_stages * self.cfg.bm * (self.epi_n // self.c_per_acc()) * c_bytes
 
     def bias_smem_elems(self) -> int:
         """Elements of the smem bias buffer (0: none; phase 8's ``bias_smem``)."""
